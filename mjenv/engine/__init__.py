@@ -1,0 +1,1 @@
+"""The batched numpy game core: state arrays, reset/step, legality, invariant checks."""

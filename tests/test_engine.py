@@ -1,0 +1,138 @@
+"""Engine behaviour over many games: random play under the validator for every ruleset and preset
+(3 and 4 players), batch-vs-single equivalence, illegal actions and bad walls, validator sanity."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from mjenv.encoding.actions import N_ACTIONS, action_id
+from mjenv.engine.core import Engine, IllegalActionError, WallError
+from mjenv.engine.validate import InvariantError, validate
+
+RULESETS = ["kwx004", "suizhou000", "qdjt001"]
+PRESETS = [None, "simple", "barbaric", "crazy"]
+
+
+def random_actions(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Uniformly random legal action per row."""
+    return (rng.random(mask.shape) * mask).argmax(1)
+
+
+def play_random(engine: Engine, hands: int, seed: int, check=True) -> list[dict]:
+    """Play until ``hands`` hands have finished, resetting finished tables; return their results."""
+    rng = np.random.default_rng(seed)
+    engine.reset(seed=seed)
+    results, next_id = [], engine.batch_size
+    while len(results) < hands:
+        engine.step(random_actions(engine.mask, rng))
+        if check:
+            validate(engine)
+        done = np.flatnonzero(engine.done)
+        if len(done):
+            results.extend(engine.results[b] for b in done)
+            ids = np.arange(next_id, next_id + len(done))
+            next_id += len(done)
+            engine.reset(seed=seed, tables=done, table_ids=ids)
+            if check:
+                validate(engine)
+    return results
+
+
+@pytest.mark.parametrize("variant", ["kawuxing3", "kawuxing4"])
+@pytest.mark.parametrize("ruleset", RULESETS)
+@pytest.mark.parametrize("preset", PRESETS)
+def test_random_games_keep_every_invariant(variant, ruleset, preset):
+    engine = Engine(variant, 128, ruleset=ruleset, preset=preset, record_events=False)
+    results = play_random(engine, 400, seed=zlib.crc32(f"{variant}/{ruleset}/{preset}".encode()) % 1000)
+    for r in results:
+        assert abs(sum(r["deltas"])) < 1e-9
+        assert abs(sum(r["settlement_deltas"])) < 1e-9
+    hows = {r["how"] for r in results}
+    assert {"draw", "self-draw", "discard"} <= hows
+
+
+def test_batch_equals_single_tables():
+    B = 6
+
+    def policy(mask_row, rng):
+        legal = np.flatnonzero(mask_row)
+        return legal[rng.integers(len(legal))]
+
+    batch = Engine("kawuxing3", B)
+    batch.reset(seed=42)
+    rngs = [np.random.default_rng(i) for i in range(B)]
+    while not batch.done.all():
+        acts = np.array([policy(batch.mask[i], rngs[i]) if not batch.done[i] else 0 for i in range(B)])
+        batch.step(acts)
+    for i in range(B):
+        single = Engine("kawuxing3", 1)
+        single.reset(seed=42, table_ids=[i])
+        rng = np.random.default_rng(i)
+        while not single.done[0]:
+            single.step(np.array([policy(single.mask[0], rng)]))
+        assert single.events[0] == batch.events[i]
+        assert single.results[0] == batch.results[i]
+
+
+def test_illegal_action_is_refused_and_changes_nothing():
+    e = Engine("kawuxing3", 3)
+    e.reset(seed=7)
+    before = e.state.copy()
+    mask = e.mask.copy()
+    acts = mask.argmax(1)
+    acts[1] = action_id("pong")
+    with pytest.raises(IllegalActionError, match=r"table 1, seat \d: action pong is not legal"):
+        e.step(acts)
+    acts[1] = N_ACTIONS + 5
+    with pytest.raises(IllegalActionError, match="table 1"):
+        e.step(acts)
+    for name in before.__dataclass_fields__:
+        assert np.array_equal(getattr(before, name), getattr(e.state, name)), name
+    assert np.array_equal(mask, e.mask)
+    with pytest.raises(ValueError, match="expected 3 actions"):
+        e.step(acts[:2])
+
+
+def test_bad_walls_are_refused():
+    e = Engine("kawuxing3", 1)
+    good = list(e.tiles)
+    with pytest.raises(WallError, match="84"):
+        e.reset(walls=[good[:-1]])
+    bad = good.copy()
+    bad[0] = 0  # 1m is not a Kawuxing-3p tile
+    with pytest.raises(WallError, match="1m: 1"):
+        e.reset(walls=[bad])
+    with pytest.raises(WallError, match="2 walls given for 1 tables"):
+        e.reset(walls=[good, good])
+    with pytest.raises(WallError, match="wall 0"):
+        e.reset(walls=["12q"])
+    with pytest.raises(ValueError, match="dealer"):
+        e.reset(walls=[good], dealer=3)
+
+
+def test_seeded_deal_is_documented_function_of_seed_and_index():
+    e = Engine("kawuxing3", 2)
+    e.reset(seed=5, table_ids=[10, 11])
+    want = np.random.default_rng([5, 11]).permutation(e.tiles)
+    assert np.array_equal(e.state.wall[1], want)
+    assert e.state.hand[1].sum() == 40 and e.state.hand[1, 0].sum() == 14
+
+
+def test_validator_catches_corruption():
+    e = Engine("kawuxing3", 2)
+    e.reset(seed=1)
+    validate(e)
+    e.state.hand[1, 1, 10] += 1
+    with pytest.raises(InvariantError, match="table 1: tiles not conserved"):
+        validate(e)
+    e.reset(seed=1)
+    e.state.money[0, 0] += 1
+    with pytest.raises(InvariantError, match="zero-sum"):
+        validate(e)
+    e.reset(seed=1)
+    e.mask[0, :] = False
+    with pytest.raises(InvariantError, match="empty legal mask"):
+        validate(e)
