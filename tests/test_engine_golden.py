@@ -186,3 +186,104 @@ def test_e24_crazy_liang_vs_liang_win():
     play(e, ["A liang:1s", "B liang:2p", "C discard:8s", "A win"])
     assert transfers(e) == [("B", "A", 4.0, "selfdraw"), ("C", "A", 2.0, "selfdraw")]
     assert deltas(e) == [6.0, -4.0, -2.0]
+
+
+E28_HANDS = {"A": "77p222s123p456s9s5z5p", "B": "999p7p2p4p6p3s5s7s9s77z", "C": "88p1p2p3p4p3s5s7s9s66z1s"}
+
+
+@pytest.mark.parametrize("preset, expected, gangkai", [("barbaric", [18.0, -9.0, -9.0], 4), (None, [14.0, -7.0, -7.0], 2)])
+def test_e28_gang_stack(preset, expected, gangkai):
+    e = deal(engine(preset=preset), E28_HANDS, front="3s6s8s7p", back="2s9s")
+    play(e, ["A discard:5z", "B discard:7p", "A pong", "A discard:5p", "B discard:6s", "C discard:8s", "A kong:7p", "A kong:2s", "A win"])
+    assert e.results[0]["winners"][0]["fans"] == {"gangkai": gangkai}
+    assert deltas(e) == expected
+
+
+DOUBLE_WIN = {"A": "5p123p789p234p66s6z9p", "B": "46p123s789s55z777z", "C": "46p123s789s666z55z"}
+
+
+def test_double_win_on_one_discard():
+    e = deal(engine(), DOUBLE_WIN)
+    play(e, ["A discard:5p", "B win", "C win"])
+    assert transfers(e) == [("A", "B", 2.0, "discard"), ("A", "C", 2.0, "discard")]
+    assert [w["seat"] for w in e.results[0]["winners"]] == [1, 2]
+    assert e.results[0]["next_dealer"] == 0  # two winners: the discarder deals
+
+
+def test_multi_win_off_keeps_the_nearest_winner():
+    e = deal(engine(options={"multi_win": "off"}), DOUBLE_WIN)
+    play(e, ["A discard:5p", "B win", "C win"])
+    assert transfers(e) == [("A", "B", 2.0, "discard")]
+    assert e.results[0]["next_dealer"] == 1
+
+
+def test_claims_resolve_after_every_reply():
+    # B could pong C's... here: B may pong A's 5p? No - B passes its win, C still wins: a pass never ends the window early.
+    e = deal(engine(), DOUBLE_WIN)
+    play(e, ["A discard:5p", "B pass", "C win"])
+    assert transfers(e) == [("A", "C", 2.0, "discard")]
+    assert e.state.lock[0, 1] == 2
+
+
+def test_last_tile_no_kong_and_last_discard_only_for_a_win():
+    hands = {"A": "55z1p2p4p5p7p8p1s2s4s5s7s8s", "B": "3p3p6p6p9p9p3s3s6s6s9s9s6z", "C": "777z5z1p2p4p5p7p8p1s2s4s"}
+    e = deal(engine(), hands, back="7z")
+    while int(e.wall_left()[0]) > 0 or e.state.phase[0] != 0 or e.state.cur[0] != 2:
+        a = PASS if e.state.phase[0] in (2, 3) else int(e.state.drawn[0])
+        e.step(np.array([a]))
+        validate(e)
+    assert e.state.hand[0, 2, 33] == 4  # C drew the last tile, the fourth 7z
+    assert not any(n.startswith("kong") for n in legal_names(e))
+    play(e, ["C discard:5z"])  # A holds 55z but may not pong the last discard
+    assert e.results[0]["how"] == "draw"
+    assert e.events[0][-2]["type"] == "discard"
+
+
+def test_e29_added_kong_only_with_the_tile_just_drawn():
+    e = deal(engine(), E28_HANDS, front="3s6s8s7p2p")
+    play(e, ["A discard:5z", "B discard:7p", "A pong", "A discard:5p", "B discard:6s", "C discard:8s"])
+    assert "kong:7p" in legal_names(e)
+    play(e, ["A discard:9s", "B discard:2p"])
+    e.step(np.array([int(e.state.drawn[0])]))  # C discards its draw
+    while e.state.phase[0] in (2, 3):
+        e.step(np.array([PASS]))
+    assert e.state.actor[0] == 0 and e.state.hand[0, 0, 15] == 1
+    assert "kong:7p" not in legal_names(e)
+
+
+@pytest.mark.parametrize("timing, later", [("deferrable", True), ("immediate", False)])
+def test_e29_concealed_kong_timing(timing, later):
+    hands = {"A": "5555z123p456p789s1s", "B": "11p22p33s44s66s77s6z", "C": "99p88p2s3s5s7s9s6z6z8s3p"}
+    e = deal(engine(options={"angang_timing": timing}), hands, front="4p4p1s")
+    assert "kong:5z" in legal_names(e)
+    play(e, ["A discard:1s", "B discard:4p", "C discard:4p"])
+    assert e.state.actor[0] == 0 and e.state.phase[0] == 0
+    assert ("kong:5z" in legal_names(e)) == later
+
+
+def test_no_kong_right_after_a_pong():
+    hands = {"A": "5555z123p456p78s11s", "B": "9p22p33s44s66s77s6z3p", "C": "99p88p2s3s5s7s9s6z6z8s4p"}
+    e = deal(engine(), hands, front="1s")
+    play(e, ["A discard:8s", "B discard:1s", "A pong"])
+    assert e.state.phase[0] == 1
+    assert not any(n.startswith("kong") for n in legal_names(e))
+
+
+@pytest.mark.parametrize("hand, hidden", [("777s88s123p456p99p5z", [24]), ("777s89s123p456p99p5z", [])])
+def test_e13_liang_keeps_unrelated_triplets_face_down(hand, hidden):
+    e = deal(engine(), {"A": hand, "B": "11p22p33p44s55s66s6z", "C": "55p66p11s22s33s6z7z7z"})
+    play(e, ["A liang:5z"])
+    assert np.flatnonzero(e.state.hidden[0, 0]).tolist() == hidden
+    reveal = next(ev for ev in e.events[0] if ev["type"] == "reveal")
+    assert reveal["face_down"] == 3 * len(hidden)
+
+
+@pytest.mark.parametrize("amount, paid", [("all_shares", 6.0), ("double", 4.0)])
+def test_e26_baohu_four_players(amount, paid):
+    e = deal(
+        engine("kawuxing4", options={"baohu_amount": amount}),
+        {"A": "234p567p345s66z78s1m", "B": "9s2m3m5m7m9m1p1p8p8p6z5z5z", "C": "2m3m5m7m9m9p9p8s8s2s2s7z7z", "D": "4m4m6m6m8m8m1s1s7z5z3p3p7p"},
+        front="1m",
+    )
+    play(e, ["A liang:1m", "B discard:9s", "A win"])
+    assert transfers(e) == [("B", "A", paid, "baohu")]

@@ -155,7 +155,6 @@ class Engine:
         st.actor[idx] = dealers
         st.phase[idx] = TURN
         st.drawn[idx] = fourteenth
-        st.first_turn[idx] = True
         for j, b in enumerate(idx):
             self.results[b] = None
             self.events[b] = []
@@ -272,7 +271,6 @@ class Engine:
         st.actor[idx] = seats
         st.phase[idx] = TURN
         st.after_kong[idx] = 0
-        st.first_turn[idx] = False
         if self.record_events:
             for b, s, t in zip(idx, seats, tiles):
                 self.events[b].append({"type": "draw", "seat": int(s), "tile": tile_name(t)})
@@ -289,7 +287,7 @@ class Engine:
         st.claim_kong_pos[idx] = st.after_kong[idx]
         st.after_kong[idx] = 0
         st.drawn[idx] = -1
-        st.first_turn[idx] = False
+        st.turns[idx, s] += 1
         if self.record_events:
             for b, seat, t, lg in zip(idx, s, tiles, liang):
                 self.events[b].append({"type": "discard", "seat": int(seat), "tile": tile_name(t), "liang": bool(lg)})
@@ -484,26 +482,25 @@ class Engine:
             return False
         st = self.state
         h = st.hand[b, s].astype(np.int8)
+        nm = int(st.n_melds[b, s])
         owned = h + st.melded[b, s]
-        before = h.copy()
-        if kind == "direct":
-            after = h.copy()
-            after[t] -= 3
-        else:
-            if st.drawn[b] >= 0:
-                before[st.drawn[b]] -= 1
-            after = h.copy()
-            after[t] -= 4 if kind == "concealed" else 1
-        w_after = self._waits(after, owned, n_melds_after=int(st.n_melds[b, s]) + (0 if kind == "added" else 1))
+        owned_after = owned.copy()
+        owned_after[t] = 4  # after the kong all four copies are the player's
+        after = h.copy()
+        after[t] -= {"direct": 3, "concealed": 4, "added": 1}[kind]
+        w_after = self._waits(after, owned_after, nm + (0 if kind == "added" else 1))
         if rule == "keep_ready":
             return bool(w_after.any())
-        w_before = self._waits(before, owned, n_melds_after=int(st.n_melds[b, s]))
+        before = h.copy()
+        if kind != "direct":
+            before[st.drawn[b]] -= 1  # the wait set the player revealed, before this turn's draw
+            owned[st.drawn[b]] -= 1
+        w_before = self._waits(before, owned, nm)
         return bool(w_after.any()) and bool(np.array_equal(w_before, w_after))
 
-    def _waits(self, concealed: np.ndarray, owned: np.ndarray, n_melds_after: int) -> np.ndarray:
-        return np.asarray(
-            H.wait_mask(concealed[None], seven_pairs=n_melds_after == 0, kinds=self.kinds, owned=owned[None])[0]
-        )
+    def _waits(self, concealed: np.ndarray, owned: np.ndarray, n_melds: int) -> np.ndarray:
+        """Wait set of one concealed hand held with ``n_melds`` declared melds."""
+        return np.asarray(H.wait_mask(concealed[None], seven_pairs=n_melds == 0, kinds=self.kinds, owned=owned[None])[0])
 
     def _self_kong(self, b: int, t: int) -> None:
         st = self.state
@@ -693,7 +690,7 @@ class Engine:
             if self.opts.angang_timing == "immediate":
                 onehot = np.zeros_like(four)
                 onehot[np.arange(len(kr)), drawn[kr]] = True
-                four &= onehot | st.first_turn[idx[kr], None]
+                four &= onehot | (st.turns[idx[kr], s[kr]] == 0)[:, None]
             added = np.zeros_like(four)
             pong = (st.meld_kind[idx[kr], s[kr]] == S.PONG_MELD) & (st.meld_tile[idx[kr], s[kr]] == drawn[kr, None])
             added[np.arange(len(kr)), drawn[kr]] = pong.any(1) & (h[kr, drawn[kr]] >= 1)

@@ -49,7 +49,7 @@ class State:
     actor: np.ndarray  # int8 [B] seat that must act now
     phase: np.ndarray  # int8 [B]
     drawn: np.ndarray  # int8 [B] tile drawn this turn (-1 after a claim)
-    first_turn: np.ndarray  # bool [B] the dealer's initial turn (for angang_timing: immediate)
+    turns: np.ndarray  # int8 [B, n] discards made this hand per seat (0 = still in its first turn; angang_timing)
     revealed: np.ndarray  # bool [B, n] declared 亮倒
     reveal_seq: np.ndarray  # int8 [B, n] order of 亮倒 declarations, -1 if not revealed
     hidden: np.ndarray  # bool [B, n, 34] concealed triplets kept face down after 亮倒
@@ -96,7 +96,7 @@ def allocate(batch: int, n: int, wall_size: int) -> State:
         actor=z(B, np.int8),
         phase=np.full(B, DONE, np.int8),
         drawn=np.full(B, -1, np.int8),
-        first_turn=z(B, bool),
+        turns=z((B, n), np.int8),
         revealed=z((B, n), bool),
         reveal_seq=np.full((B, n), -1, np.int8),
         hidden=z((B, n, 34), bool),
