@@ -136,3 +136,21 @@ def test_validator_catches_corruption():
     e.mask[0, :] = False
     with pytest.raises(InvariantError, match="empty legal mask"):
         validate(e)
+
+
+def test_match_of_several_hands_rotates_the_dealer():
+    e = Engine("kawuxing3", 4, record_events=False)
+    rng = np.random.default_rng(3)
+    e.reset(seed=9)
+    totals = np.zeros((4, 3))
+    for hand in range(3):
+        while not e.done.all():
+            e.step(random_actions(e.mask, rng))
+        totals += e.state.money
+        dealers = [r["next_dealer"] for r in e.results]
+        assert np.allclose(e.match_money, totals)
+        e.next_hand(seed=9, table_ids=np.arange(4) + 100 * (hand + 1))
+        assert e.state.dealer.tolist() == dealers
+        assert (e.hand_number == hand + 1).all()
+    with pytest.raises(ValueError, match="no finished hand"):
+        e.next_hand(tables=[0])

@@ -77,6 +77,8 @@ class Engine:
         self.results: list[dict | None] = [None] * self.batch_size
         self.mask = np.zeros((self.batch_size, A.N_ACTIONS), dtype=bool)
         self.n_decisions = 0
+        self.match_money = np.zeros((self.batch_size, self.n), dtype=np.float64)
+        self.hand_number = np.zeros(self.batch_size, dtype=np.int64)
 
     # ------------------------------------------------------------------ reset
     def reset(
@@ -87,8 +89,9 @@ class Engine:
         dealer: int | Sequence[int] | np.ndarray = 0,
         tables: Sequence[int] | np.ndarray | None = None,
         table_ids: Sequence[int] | np.ndarray | None = None,
+        continue_match: bool = False,
     ) -> None:
-        """Deal new hands on ``tables`` (default: all).
+        """Deal new hands on ``tables`` (default: all); a new match unless ``continue_match``.
 
         Give either ``seed`` (table ``i`` plays the wall of ``(seed, table_ids[i])``; ``table_ids``
         defaults to the table indices) or ``walls``: one wall per table as tile ids or a notation
@@ -108,8 +111,25 @@ class Engine:
         dealers = np.broadcast_to(np.asarray(dealer, dtype=np.int8), (k,)).copy()
         if np.any((dealers < 0) | (dealers >= self.n)):
             raise ValueError(f"dealer must be a seat 0..{self.n - 1}")
+        if not continue_match:
+            self.match_money[idx] = 0.0
+            self.hand_number[idx] = 0
+        else:
+            self.hand_number[idx] += 1
         self._deal(idx, wall_arr, dealers)
         self._advance()
+
+    def next_hand(self, seed: int | None = None, *, walls=None, tables=None, table_ids=None) -> None:
+        """Deal the next hand of each finished table's match (RULES.md §3.12 dealer rotation).
+
+        The dealer is the finished hand's ``next_dealer``; money accumulates in ``match_money``.
+        """
+        idx = np.flatnonzero(self.done) if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
+        unfinished = [int(b) for b in idx if self.results[b] is None]
+        if unfinished:
+            raise ValueError(f"tables {unfinished} have no finished hand to continue from")
+        dealers = np.array([self.results[b]["next_dealer"] for b in idx], dtype=np.int8)
+        self.reset(seed, walls=walls, dealer=dealers, tables=idx, table_ids=table_ids, continue_match=True)
 
     def _check_walls(self, walls, k: int) -> np.ndarray:
         if isinstance(walls, str):
@@ -620,6 +640,7 @@ class Engine:
             st.money[b, tr.payee] += tr.amount
         st.phase[b] = DONE
         st.claim_opts[b] = 0
+        self.match_money[b] += st.money[b]
         winners = [
             {
                 "seat": s,
