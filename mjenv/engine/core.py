@@ -41,11 +41,6 @@ class WallError(ValueError):
     """An explicit wall that is not exactly the variant's tile multiset."""
 
 
-def seven_pairs_shape(counts: np.ndarray) -> np.ndarray:
-    """Seven-pairs test on ``[N, 34]`` concealed counts (14 tiles, all counts even)."""
-    return (counts.sum(-1) == 14) & np.all(counts % 2 == 0, axis=-1)
-
-
 class Engine:
     """B tables of one variant.  See the module docstring for the stepping contract."""
 
@@ -66,6 +61,7 @@ class Engine:
         self.variant = variant
         self.n = n_players(variant)
         self.kinds = tile_kinds(variant, self.opts)
+        self.seven_pairs = True  # Kawuxing allows seven pairs (RULES.md §1.4); checked on 14 concealed tiles only
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), np.where(self.kinds, 4, 0))
         self.wall_size = len(self.tiles)
         self.batch_size = int(batch_size)
@@ -361,9 +357,7 @@ class Engine:
             h = st.hand[idx, s].astype(np.int8)
             cnt = h[rows, tiles]
             h[rows, tiles] += 1
-            comp = np.asarray(H.is_complete(h, False), dtype=bool) | (
-                (st.n_melds[idx, s] == 0) & seven_pairs_shape(h)
-            )
+            comp = H.is_complete(h, self.seven_pairs)
             opts = np.zeros(len(idx), np.int8)
             for j in np.flatnonzero(comp):
                 b, seat = int(idx[j]), int(s[j])
@@ -508,19 +502,19 @@ class Engine:
         owned_after[t] = 4  # after the kong all four copies are the player's
         after = h.copy()
         after[t] -= {"direct": 3, "concealed": 4, "added": 1}[kind]
-        w_after = self._waits(after, owned_after, nm + (0 if kind == "added" else 1))
+        w_after = self._waits(after, owned_after)
         if rule == "keep_ready":
             return bool(w_after.any())
         before = h.copy()
         if kind != "direct":
             before[st.drawn[b]] -= 1  # the wait set the player revealed, before this turn's draw
             owned[st.drawn[b]] -= 1
-        w_before = self._waits(before, owned, nm)
+        w_before = self._waits(before, owned)
         return bool(w_after.any()) and bool(np.array_equal(w_before, w_after))
 
-    def _waits(self, concealed: np.ndarray, owned: np.ndarray, n_melds: int) -> np.ndarray:
-        """Wait set of one concealed hand held with ``n_melds`` declared melds."""
-        return np.asarray(H.wait_mask(concealed[None], seven_pairs=n_melds == 0, kinds=self.kinds, owned=owned[None])[0])
+    def _waits(self, concealed: np.ndarray, owned: np.ndarray) -> np.ndarray:
+        """Wait set of one concealed hand (seven pairs only count with 13 concealed tiles)."""
+        return np.asarray(H.wait_mask(concealed, seven_pairs=self.seven_pairs, kinds=self.kinds, owned=owned))
 
     def _self_kong(self, b: int, t: int) -> None:
         st = self.state
@@ -725,32 +719,13 @@ class Engine:
         if turn.any():
             ti = np.flatnonzero(turn)
             hc = h[ti]
-            comp = np.asarray(H.is_complete(hc, False), dtype=bool) | ((nm[ti] == 0) & seven_pairs_shape(hc))
-            m[ti, A.WIN] = comp
+            m[ti, A.WIN] = H.is_complete(h[ti], self.seven_pairs)
         return m
 
     def _ready_after_discard(self, h: np.ndarray, melded: np.ndarray, nm: np.ndarray) -> np.ndarray:
         """bool [K, 34]: discarding t (held) leaves a ready hand (§3.6 D1)."""
-        out = np.zeros(h.shape, dtype=bool)
-        owned = (h + melded).astype(np.int8)
-        for sp in (False, True):
-            sel = np.flatnonzero((nm == 0) == sp)
-            if not len(sel):
-                continue
-            if hasattr(H, "wait_mask_after_discards"):
-                w = H.wait_mask_after_discards(h[sel], seven_pairs=sp, kinds=self.kinds, owned=owned[sel])
-                out[sel] = np.asarray(w).any(-1) & (h[sel] > 0)
-            else:
-                for t in range(34):
-                    rows = sel[h[sel, t] > 0]
-                    if not len(rows):
-                        continue
-                    hh = h[rows].astype(np.int8)
-                    hh[:, t] -= 1
-                    ow = owned[rows].copy()
-                    ow[:, t] -= 1
-                    out[rows, t] = np.asarray(H.wait_mask(hh, seven_pairs=sp, kinds=self.kinds, owned=ow)).any(-1)
-        return out
+        owned = h + melded
+        return np.asarray(H.ready_after_discards(h, seven_pairs=self.seven_pairs, kinds=self.kinds, owned=owned))
 
 
 def _transfer_dict(tr) -> dict:
