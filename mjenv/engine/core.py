@@ -24,10 +24,10 @@ import numpy as np
 
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
+from mjenv.engine.family import family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, ROB, TURN, State, allocate
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
-from mjenv.rules.scoring import kawuxing as K
 from mjenv.tiles import Meld, NotationError, format_counts, parse_tiles, tile_name
 
 KONG_KIND_NAMES = {S.CONCEALED_KONG: "concealed", S.ADDED_KONG: "added", S.DIRECT_KONG: "direct"}
@@ -61,7 +61,6 @@ class Engine:
         self.variant = variant
         self.n = n_players(variant)
         self.kinds = tile_kinds(variant, self.opts)
-        self.seven_pairs = True  # Kawuxing allows seven pairs (RULES.md §1.4); checked on 14 concealed tiles only
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), np.where(self.kinds, 4, 0))
         self.wall_size = len(self.tiles)
         self.batch_size = int(batch_size)
@@ -74,6 +73,8 @@ class Engine:
         self.mask = np.zeros((self.batch_size, A.N_ACTIONS), dtype=bool)
         self.n_decisions = 0
         self.match_money = np.zeros((self.batch_size, self.n), dtype=np.float64)
+        self.family = family_for(self)
+        self.seven_pairs = self.family.seven_pairs
         self.hand_number = np.zeros(self.batch_size, dtype=np.int64)
 
     # ------------------------------------------------------------------ reset
@@ -315,7 +316,7 @@ class Engine:
         st = self.state
         st.reveal_seq[b, s] = int(st.revealed[b].sum())
         st.revealed[b, s] = True
-        hidden = K.hideable_triplets(st.hand[b, s], self.opts, self.kinds) if self.opts.liang_hide_triplets == "on" else ()
+        hidden = self.family.hideable_triplets(st.hand[b, s])
         st.hidden[b, s] = False
         for t in hidden:
             st.hidden[b, s, t] = True
@@ -328,19 +329,6 @@ class Engine:
             )
 
     # ------------------------------------------------------------------ claim windows
-    def _win_ctx(self, b: int, s: int, rob: bool) -> K.WinContext:
-        st = self.state
-        frm = int(st.claim_from[b])
-        return K.WinContext(
-            how="rob" if rob else "discard",
-            revealed=bool(st.revealed[b, s]),
-            kong_position=0 if rob else int(st.claim_kong_pos[b]),
-            last_tile=(not rob) and bool(st.front[b] >= st.back[b]),
-            winner_has_konged=bool(st.kong_count[b, s] > 0),
-            discarder_revealed=bool(st.revealed[b, frm]),
-            missed_win_lock=int(st.lock[b, s]) or None,
-        )
-
     def _open_window(self, idx: np.ndarray, tiles: np.ndarray, frm: np.ndarray, rob: bool) -> None:
         """Find who may claim ``tiles`` discarded (or added-konged) by ``frm``; ask them or move on."""
         st = self.state
@@ -361,7 +349,7 @@ class Engine:
             opts = np.zeros(len(idx), np.int8)
             for j in np.flatnonzero(comp):
                 b, seat = int(idx[j]), int(s[j])
-                score = self._score(b, seat, int(tiles[j]), self._win_ctx(b, seat, rob), exclude_win=False)
+                score = self._claim_score(b, seat, int(tiles[j]), rob)
                 if score.legal:
                     opts[j] |= 1
                     st.claim_value[b, seat] = score.value_d
@@ -398,7 +386,7 @@ class Engine:
         missed = ((st.claim_opts[idx, s] & 1) > 0) & (a != A.WIN)
         if missed.any():
             mb, ms = idx[missed], s[missed]
-            st.lock[mb, ms] = np.maximum(st.lock[mb, ms], st.claim_value[mb, ms])
+            st.lock[mb, ms] = np.maximum(st.lock[mb, ms], np.maximum(st.claim_value[mb, ms], 1))
         if self.record_events:
             for b, seat, act in zip(idx, s, a):
                 self.events[b].append({"type": "reply", "seat": int(seat), "action": A.action_name(act)})
@@ -424,7 +412,7 @@ class Engine:
             order = [(int(st.claim_from[b]) + k) % self.n for k in range(1, self.n)]
             winners = [s for s in order if st.claim_reply[b, s] == A.WIN]
             if winners:
-                if self.opts.multi_win == "off":
+                if self.family.single_winner:
                     winners = winners[:1]
                 self._claim_win(b, winners)
                 continue
@@ -479,7 +467,7 @@ class Engine:
     def _kong_position(self, b: int, s: int, direct: bool) -> int:
         """Chain position of a kong now made by ``s`` (RULES.md §3.5 linking; self_consecutive when off)."""
         st = self.state
-        mode = self.opts.gangshanggang
+        mode = getattr(self.opts, "gangshanggang", "off")
         link = "self_consecutive" if mode == "off" else mode
         if link == "per_hand":
             return int(st.kong_count[b, s]) + 1
@@ -528,7 +516,7 @@ class Engine:
         # Added kong: the rob window opens before the kong is laid down (§3.5).
         if self.record_events:
             self.events[b].append({"type": "add_kong_declared", "seat": s, "tile": tile_name(t)})
-        if self.opts.qianggang == "on":
+        if self.family.rob_added_kong:
             self._open_window(np.array([b]), np.array([t]), np.array([s]), rob=True)
         else:
             self._complete_kong(b, s, t, S.ADDED_KONG, None)
@@ -548,8 +536,7 @@ class Engine:
         """Kong money at its chain position, then the replacement draw from the back of the wall."""
         st = self.state
         pos = self._kong_position(b, s, direct=kind == S.DIRECT_KONG)
-        money_pos = 1 if self.opts.gangshanggang == "off" else pos
-        transfers = K.kong_money(self.n, KONG_KIND_NAMES[kind], s, discarder, money_pos, self.opts)
+        transfers = self.family.kong_money(b, s, KONG_KIND_NAMES[kind], discarder, pos)
         for tr in transfers:
             st.money[b, tr.payer] -= tr.amount
             st.money[b, tr.payee] += tr.amount
@@ -580,33 +567,37 @@ class Engine:
             self.events[b].append({"type": "draw", "seat": s, "tile": tile_name(tile), "replacement": True})
 
     # ------------------------------------------------------------------ wins and the end of a hand
-    def _score(self, b: int, s: int, w: int, ctx: K.WinContext, exclude_win: bool) -> K.WinScore:
-        h = self.state.hand[b, s].astype(np.int8)
-        if exclude_win:
-            h[w] -= 1
-        return K.score_win(h, self.melds_of(b, s), w, ctx, self.opts, self.n)
+    def _claim_score(self, b: int, s: int, t: int, rob: bool):
+        """Score (and judge) seat ``s`` winning on the tile under claim ``t``."""
+        st = self.state
+        return self.family.score(
+            b,
+            s,
+            st.hand[b, s],
+            t,
+            "rob" if rob else "discard",
+            kong_position=0 if rob else int(st.claim_kong_pos[b]),
+            last_tile=(not rob) and bool(st.front[b] >= st.back[b]),
+        )
 
     def _self_draw_win(self, b: int) -> None:
         st = self.state
         s = int(st.cur[b])
         w = int(st.drawn[b])
-        ctx = K.WinContext(
-            how="self-draw",
-            revealed=bool(st.revealed[b, s]),
-            kong_position=int(st.after_kong[b]),
-            last_tile=bool(st.front[b] >= st.back[b]),
-            winner_has_konged=bool(st.kong_count[b, s] > 0),
+        concealed = st.hand[b, s].copy()
+        concealed[w] -= 1
+        score = self.family.score(
+            b, s, concealed, w, "self-draw", kong_position=int(st.after_kong[b]), last_tile=bool(st.front[b] >= st.back[b])
         )
-        score = self._score(b, s, w, ctx, exclude_win=True)
-        settlement = K.settle_win(self.n, [(s, score)], "self-draw", None, list(st.revealed[b]), self.opts)
-        self._end(b, settlement, [(s, score)], how="self-draw", discarder=None, tile=w, next_dealer=s)
+        settlement = self.family.settle_win(b, [(s, score)], "self-draw", None)
+        self._end(b, settlement, [(s, score)], how="self-draw", discarder=None, tile=w)
 
     def _claim_win(self, b: int, winners: list[int]) -> None:
         st = self.state
         rob = st.phase[b] == ROB
         t = int(st.claim_tile[b])
         frm = int(st.claim_from[b])
-        scored = [(s, self._score(b, s, t, self._win_ctx(b, s, rob), exclude_win=False)) for s in winners]
+        scored = [(s, self._claim_score(b, s, t, rob)) for s in winners]
         # The claimed tile joins the nearest winner's hand so that tiles stay conserved.
         if rob:
             st.hand[b, frm, t] -= 1
@@ -614,21 +605,15 @@ class Engine:
             self._take_discard(b)
         st.hand[b, winners[0], t] += 1
         how = "rob" if rob else "discard"
-        settlement = K.settle_win(self.n, scored, how, frm, list(st.revealed[b]), self.opts)
-        next_dealer = winners[0] if len(winners) == 1 else frm
-        self._end(b, settlement, scored, how=how, discarder=frm, tile=t, next_dealer=next_dealer)
+        settlement = self.family.settle_win(b, scored, how, frm)
+        self._end(b, settlement, scored, how=how, discarder=frm, tile=t)
 
     def _exhaustive_draw(self, b: int) -> None:
-        st = self.state
-        order = [int(s) for s in np.argsort(st.reveal_seq[b]) if st.reveal_seq[b, s] >= 0]
-        ready = [None] * self.n
-        if self.opts.tingtou != "off":
-            ready = [K.ready_value(st.hand[b, s], self.melds_of(b, s), self.opts, self.kinds) for s in range(self.n)]
-        settlement = K.settle_draw(self.n, order, ready, self.opts)
-        self._end(b, settlement, [], how="draw", discarder=None, tile=None, next_dealer=int(st.dealer[b]))
+        self._end(b, self.family.settle_draw(b), [], how="draw", discarder=None, tile=None)
 
-    def _end(self, b, settlement, scored, how, discarder, tile, next_dealer) -> None:
+    def _end(self, b, settlement, scored, how, discarder, tile) -> None:
         st = self.state
+        next_dealer = self.family.next_dealer(b, [w for w, _ in scored], discarder)
         for tr in settlement.transfers:
             st.money[b, tr.payer] -= tr.amount
             st.money[b, tr.payee] += tr.amount
@@ -694,18 +679,14 @@ class Engine:
         m[free, 0:34] = h[free] > 0
         rd = np.flatnonzero(rev)
         m[rd, drawn[rd]] = True  # a revealed player's only possible discard is the drawn tile
-        if free.any():
+        if self.family.liang and free.any():
             fi = np.flatnonzero(free)
             m[fi, A.LIANG : A.LIANG + 34] = self._ready_after_discard(h[fi], st.melded[idx[fi], s[fi]], nm[fi])
         # Kongs on one's own turn (never after a claim, never without a replacement tile).
         kong_rows = turn & wall_ok
         if kong_rows.any():
             kr = np.flatnonzero(kong_rows)
-            four = h[kr] == 4
-            if self.opts.angang_timing == "immediate":
-                onehot = np.zeros_like(four)
-                onehot[np.arange(len(kr)), drawn[kr]] = True
-                four &= onehot | (st.turns[idx[kr], s[kr]] == 0)[:, None]
+            four = self.family.concealed_kong_mask(h[kr] == 4, drawn[kr], st.turns[idx[kr], s[kr]] == 0)
             added = np.zeros_like(four)
             pong = (st.meld_kind[idx[kr], s[kr]] == S.PONG_MELD) & (st.meld_tile[idx[kr], s[kr]] == drawn[kr, None])
             added[np.arange(len(kr)), drawn[kr]] = pong.any(1) & (h[kr, drawn[kr]] >= 1)

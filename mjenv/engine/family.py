@@ -1,0 +1,127 @@
+"""Rule families as seen by the engine: what differs between variants, behind one small interface.
+
+The engine (:mod:`mjenv.engine.core`) runs the common state machine of RULES.md §1.7; a
+:class:`Family` answers the variant-specific questions — which shapes win, what a win is worth
+and whether it is legal, who pays what (wins, kongs, drawn hands), who deals next, how a passed
+win locks a player.  Each family is a thin adapter over the pure scoring module of that family
+(:mod:`mjenv.rules.scoring`); a variant is a rule-options value plus a family, never a fork of
+the engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mjenv.rules.scoring import kawuxing as K
+
+
+class Family:
+    """Defaults shared by every family; subclasses override what their rule book section changes."""
+
+    seven_pairs = False  # seven pairs is a winning shape (checked on 14 concealed tiles)
+    liang = False  # 亮倒 declarations exist (Kawuxing)
+    chi = False  # the discarder's next player may chi
+    rob_added_kong = True  # an added kong opens a rob window
+    value_lock = False  # missed-win lock keeps a value M (Kawuxing) instead of a plain flag
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.opts = engine.opts
+        self.n = engine.n
+
+    @property
+    def single_winner(self) -> bool:
+        """Only the nearest claimant wins a discard (RULES.md §1.8)."""
+        return getattr(self.opts, "multi_win", "on") == "off"
+
+    def special_complete(self, counts: np.ndarray) -> np.ndarray | None:
+        """bool [N]: concealed 14-tile special shapes (Gejiu 烂牌); None when the family has none."""
+        return None
+
+    def concealed_kong_mask(self, four: np.ndarray, drawn: np.ndarray, first_turn: np.ndarray) -> np.ndarray:
+        """Which held fours may be konged now (timing rules); ``four`` bool [K, 34]."""
+        return four
+
+    def kong_money(self, b: int, konger: int, kind: str, discarder: int | None, position: int) -> list:
+        """Transfers for a completed kong (none by default)."""
+        return []
+
+    def lock_value(self, score) -> int:
+        """What a passed legal discard-type win stores in the missed-win lock."""
+        return max(1, int(score.value_d)) if self.value_lock else 1
+
+
+class KawuxingFamily(Family):
+    """Kawuxing 3p/4p and its rulesets (RULES.md §3–§5)."""
+
+    seven_pairs = True
+    liang = True
+    value_lock = True
+
+    @property
+    def rob_added_kong(self) -> bool:  # type: ignore[override]
+        return self.opts.qianggang == "on"
+
+    def concealed_kong_mask(self, four, drawn, first_turn):
+        """K4: ``angang_timing: immediate`` allows only the fourth copy just drawn (or a dealt four in the first turn)."""
+        if self.opts.angang_timing != "immediate":
+            return four
+        onehot = np.zeros_like(four)
+        onehot[np.arange(len(drawn)), drawn] = True
+        return four & (onehot | first_turn[:, None])
+
+    def hideable_triplets(self, concealed: np.ndarray) -> tuple[int, ...]:
+        """§3.6 D2: the triplets a player declaring 亮倒 keeps face down."""
+        if self.opts.liang_hide_triplets != "on":
+            return ()
+        return K.hideable_triplets(concealed, self.opts, self.engine.kinds)
+
+    def score(self, b: int, s: int, concealed: np.ndarray, w: int, how: str, kong_position: int, last_tile: bool):
+        """Score and judge (L1–L4) a win of seat ``s`` at table ``b`` on tile ``w``."""
+        st = self.engine.state
+        discarder = int(st.claim_from[b]) if how != "self-draw" else None
+        ctx = K.WinContext(
+            how=how,
+            revealed=bool(st.revealed[b, s]),
+            kong_position=kong_position,
+            last_tile=last_tile,
+            winner_has_konged=bool(st.kong_count[b, s] > 0),
+            discarder_revealed=bool(st.revealed[b, discarder]) if discarder is not None else False,
+            missed_win_lock=(int(st.lock[b, s]) or None) if how != "self-draw" else None,
+        )
+        return K.score_win(concealed, self.engine.melds_of(b, s), w, ctx, self.opts, self.n)
+
+    def settle_win(self, b: int, scored: list, how: str, discarder: int | None):
+        """§3.10 settlement of one or several winners."""
+        return K.settle_win(self.n, scored, how, discarder, list(self.engine.state.revealed[b]), self.opts)
+
+    def kong_money(self, b, konger, kind, discarder, position):
+        """§3.5 kong money at its chain position (doubling per ``gangshanggang``)."""
+        money_pos = 1 if self.opts.gangshanggang == "off" else position
+        return K.kong_money(self.n, kind, konger, discarder, money_pos, self.opts)
+
+    def settle_draw(self, b: int):
+        """§3.11 exhaustive-draw settlement (penalty or 讲听头)."""
+        eng = self.engine
+        st = eng.state
+        order = [int(s) for s in np.argsort(st.reveal_seq[b]) if st.reveal_seq[b, s] >= 0]
+        ready = [None] * self.n
+        if self.opts.tingtou != "off":
+            ready = [K.ready_value(st.hand[b, s], eng.melds_of(b, s), self.opts, eng.kinds) for s in range(self.n)]
+        return K.settle_draw(self.n, order, ready, self.opts)
+
+    def next_dealer(self, b: int, winners: list[int], discarder: int | None) -> int:
+        """§3.12: a single winner deals; several winners → the discarder; drawn hand → the dealer stays."""
+        if not winners:
+            return int(self.engine.state.dealer[b])
+        return winners[0] if len(winners) == 1 else int(discarder)
+
+
+FAMILIES = {"kawuxing": KawuxingFamily}
+
+
+def family_for(engine) -> Family:
+    """The family adapter of ``engine``'s variant."""
+    from mjenv.rules.options import get_variant
+
+    return FAMILIES[get_variant(engine.variant).family](engine)
