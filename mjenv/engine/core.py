@@ -25,11 +25,12 @@ import numpy as np
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.engine.family import family_for
-from mjenv.engine.state import CLAIM, CLAIMED, DONE, ROB, TURN, State, allocate
+from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
 from mjenv.tiles import Meld, NotationError, format_counts, parse_tiles, tile_name
 
+CHI_BITS = (8, 16, 32)  # claim_opts bits of chi with the claimed tile lowest / middle / highest
 KONG_KIND_NAMES = {S.CONCEALED_KONG: "concealed", S.ADDED_KONG: "added", S.DIRECT_KONG: "direct"}
 
 
@@ -167,6 +168,10 @@ class Engine:
         st.hand[idx, dealers, fourteenth] += 1
         st.front[idx] = 13 * n + 1
         st.back[idx] = self.wall_size
+        if self.family.kong_tiles:
+            # Gejiu §6.3: the last two wall tiles are turned face up as kong tiles right after the deal.
+            st.kong_tiles[idx] = walls[:, -2:][:, ::-1]
+            st.back[idx] = self.wall_size - 2
         st.dealer[idx] = dealers
         st.cur[idx] = dealers
         st.actor[idx] = dealers
@@ -252,8 +257,11 @@ class Engine:
                 self._self_draw_win(int(b))
             else:
                 self._self_kong(int(b), int(act) - A.KONG_SELF)
-        if (~own).any():
-            self._reply(idx[~own], a[~own])
+        pick = ph == PICK
+        for b, act in zip(idx[pick], a[pick]):
+            self._pick(int(b), int(act) - A.KONGTILE_0)
+        if (~own & ~pick).any():
+            self._reply(idx[~own & ~pick], a[~own & ~pick])
 
     def _advance(self) -> None:
         """Compute masks; auto-play every live table whose seat has exactly one legal action."""
@@ -346,6 +354,9 @@ class Engine:
             cnt = h[rows, tiles]
             h[rows, tiles] += 1
             comp = H.is_complete(h, self.seven_pairs)
+            special = self.family.special_complete(h)
+            if special is not None:
+                comp |= special
             opts = np.zeros(len(idx), np.int8)
             for j in np.flatnonzero(comp):
                 b, seat = int(idx[j]), int(s[j])
@@ -362,9 +373,24 @@ class Engine:
                     if not self._revealed_kong_ok(int(idx[j]), int(s[j]), int(tiles[j]), "direct"):
                         kong[j] = False
                 opts |= np.where(kong, 4, 0).astype(np.int8)
+                if k == 1 and self.family.chi:
+                    opts |= self._chi_bits(h, tiles, cnt) * can
             st.claim_opts[idx, s] = opts
         st.phase[idx] = ROB if rob else CLAIM
         self._next_claimant(idx)
+
+    @staticmethod
+    def _chi_bits(h_plus: np.ndarray, tiles: np.ndarray, cnt: np.ndarray) -> np.ndarray:
+        """claim_opts chi bits for hands ``h_plus`` (already holding the claimed tile) on suited ``tiles``."""
+        h = h_plus.copy()
+        h[np.arange(len(tiles)), tiles] = cnt
+        rank = np.where(tiles < 27, tiles % 9, -10)
+        padded = np.concatenate([np.zeros((len(tiles), 2), h.dtype), h, np.zeros((len(tiles), 2), h.dtype)], axis=1)
+        at = lambda off: padded[np.arange(len(tiles)), tiles + 2 + off] > 0  # noqa: E731
+        low = (rank >= 0) & (rank <= 6) & at(1) & at(2)
+        mid = (rank >= 1) & (rank <= 7) & at(-1) & at(1)
+        high = (rank >= 2) & (rank <= 8) & at(-2) & at(-1)
+        return (low * CHI_BITS[0] + mid * CHI_BITS[1] + high * CHI_BITS[2]).astype(np.int8)
 
     def _next_claimant(self, idx: np.ndarray) -> None:
         """Point each window at its next unanswered eligible seat in turn order; resolve finished windows."""
@@ -396,7 +422,7 @@ class Engine:
         st = self.state
         replies = st.claim_reply[idx]
         wins = (replies == A.WIN).any(1)
-        claims = ((replies == A.PONG) | (replies == A.KONG_CLAIM)).any(1)
+        claims = ((replies == A.PONG) | (replies == A.KONG_CLAIM) | ((replies >= A.CHI_LOW) & (replies <= A.CHI_HIGH))).any(1)
         quiet = ~wins & ~claims
         q = idx[quiet]
         if len(q):
@@ -406,7 +432,13 @@ class Engine:
             if len(disc):
                 self._draw(disc, (st.claim_from[disc].astype(np.int64) + 1) % self.n)
             for b in rob:
-                self._complete_kong(int(b), int(st.cur[b]), int(st.claim_tile[b]), S.ADDED_KONG, None)
+                if st.rob_replacement[b]:  # nobody took the replacement tile: the konger plays on
+                    st.rob_replacement[b] = False
+                    st.phase[b] = TURN
+                    st.actor[b] = st.cur[b]
+                    st.claim_tile[b] = -1
+                else:
+                    self._complete_kong(int(b), int(st.cur[b]), int(st.claim_tile[b]), S.ADDED_KONG, None)
         for b in idx[~quiet]:
             b = int(b)
             order = [(int(st.claim_from[b]) + k) % self.n for k in range(1, self.n)]
@@ -416,8 +448,11 @@ class Engine:
                     winners = winners[:1]
                 self._claim_win(b, winners)
                 continue
-            s = next(s for s in order if st.claim_reply[b, s] in (A.PONG, A.KONG_CLAIM))
-            if st.claim_reply[b, s] == A.PONG:
+            s = next((s for s in order if st.claim_reply[b, s] in (A.PONG, A.KONG_CLAIM)), None)
+            if s is None:  # chi has the lowest priority (§1.8) and only the next player may chi
+                s = order[0]
+                self._chi(b, s, int(st.claim_reply[b, s]) - A.CHI_LOW)
+            elif st.claim_reply[b, s] == A.PONG:
                 self._pong(b, s)
             else:
                 self._direct_kong(b, s)
@@ -437,7 +472,10 @@ class Engine:
         st.meld_tile[b, s, j] = t
         st.meld_src[b, s, j] = -1 if src is None else src
         st.n_melds[b, s] += 1
-        st.melded[b, s, t] += 4 if kind >= S.DIRECT_KONG else 3
+        if kind == S.CHI_MELD:
+            st.melded[b, s, t : t + 3] += 1
+        else:
+            st.melded[b, s, t] += 4 if kind >= S.DIRECT_KONG else 3
 
     def _pong(self, b: int, s: int) -> None:
         st = self.state
@@ -452,6 +490,24 @@ class Engine:
         st.after_kong[b] = 0
         if self.record_events:
             self.events[b].append({"type": "pong", "seat": s, "tile": tile_name(t), "from": frm})
+
+    def _chi(self, b: int, s: int, position: int) -> None:
+        """Chi of the tile under claim as the lowest / middle / highest tile of the sequence (position 0/1/2)."""
+        st = self.state
+        t = self._take_discard(b)
+        frm = int(st.claim_from[b])
+        low = t - position
+        for x in range(low, low + 3):
+            if x != t:
+                st.hand[b, s, x] -= 1
+        self._add_meld(b, s, S.CHI_MELD, low, frm)
+        st.claim_opts[b] = 0
+        st.cur[b] = st.actor[b] = s
+        st.phase[b] = CLAIMED
+        st.drawn[b] = -1
+        st.after_kong[b] = 0
+        if self.record_events:
+            self.events[b].append({"type": "chi", "seat": s, "tile": tile_name(t), "meld": format_counts(np.bincount(range(low, low + 3), minlength=34)), "from": frm})
 
     def _direct_kong(self, b: int, s: int) -> None:
         st = self.state
@@ -553,18 +609,42 @@ class Engine:
                     "transfers": [_transfer_dict(tr) for tr in transfers],
                 }
             )
+        st.cur[b] = st.actor[b] = s
+        st.after_kong[b] = pos
+        st.claim_tile[b] = -1
+        if self.family.kong_tiles:
+            st.phase[b] = PICK
+            return
         back = int(st.back[b]) - 1
-        tile = int(st.wall[b, back])
         st.back[b] = back
+        self._replacement(b, s, int(st.wall[b, back]))
+
+    def _replacement(self, b: int, s: int, tile: int) -> None:
+        """Seat ``s`` takes its kong replacement ``tile`` and is in AFTER_DRAW with the after-kong flag."""
+        st = self.state
         st.hand[b, s, tile] += 1
         st.drawn[b] = tile
         st.lock[b, s] = 0
-        st.cur[b] = st.actor[b] = s
         st.phase[b] = TURN
-        st.after_kong[b] = pos
-        st.claim_tile[b] = -1
         if self.record_events:
             self.events[b].append({"type": "draw", "seat": s, "tile": tile_name(tile), "replacement": True})
+
+    def _pick(self, b: int, slot: int) -> None:
+        """Gejiu §6.3: the konger takes face-up kong tile ``slot``; the last face-down tile is turned up."""
+        st = self.state
+        s = int(st.cur[b])
+        tile = int(st.kong_tiles[b, slot])
+        if st.back[b] > st.front[b]:
+            st.back[b] -= 1
+            st.kong_tiles[b, slot] = st.wall[b, st.back[b]]
+        else:
+            st.kong_tiles[b, slot] = -1
+        if self.record_events:
+            self.events[b].append({"type": "kong_pick", "seat": s, "slot": slot, "tile": tile_name(tile)})
+        self._replacement(b, s, tile)
+        if self.family.rob_replacement:
+            st.rob_replacement[b] = True
+            self._open_window(np.array([b]), np.array([tile]), np.array([s]), rob=True)
 
     # ------------------------------------------------------------------ wins and the end of a hand
     def _claim_score(self, b: int, s: int, t: int, rob: bool):
@@ -660,7 +740,13 @@ class Engine:
             sub[:, A.WIN] = (o & 1) > 0
             sub[:, A.PONG] = (o & 2) > 0
             sub[:, A.KONG_CLAIM] = (o & 4) > 0
+            for j, bit in enumerate(CHI_BITS):
+                sub[:, A.CHI_LOW + j] = (o & bit) > 0
             sub[:, A.PASS] = True
+            pick = st.phase[w] == PICK
+            sub[pick] = False
+            sub[pick, A.KONGTILE_0] = st.kong_tiles[w[pick], 0] >= 0
+            sub[pick, A.KONGTILE_1] = st.kong_tiles[w[pick], 1] >= 0
             m[win_rows] = sub
         return m
 

@@ -22,6 +22,8 @@ class Family:
     liang = False  # 亮倒 declarations exist (Kawuxing)
     chi = False  # the discarder's next player may chi
     rob_added_kong = True  # an added kong opens a rob window
+    rob_replacement = False  # a kong's replacement tile may be robbed (Gejiu ``gejiu_qianggang: replacement_tile``)
+    kong_tiles = 0  # face-up kong tiles the konger chooses from (Gejiu: 2); 0 = replacements from the wall's back
     value_lock = False  # missed-win lock keeps a value M (Kawuxing) instead of a plain flag
 
     def __init__(self, engine):

@@ -18,7 +18,8 @@ CLAIMED = 1  # AFTER_CLAIM: after a pong/chi the claimer must discard
 CLAIM = 2  # claim window on a discard
 ROB = 3  # rob window on an added kong
 DONE = 4  # hand over
-PHASE_NAMES = ("turn", "claimed", "claim", "rob", "done")
+PICK = 5  # Gejiu: the konger chooses one of the face-up kong tiles as its replacement
+PHASE_NAMES = ("turn", "claimed", "claim", "rob", "done", "pick")
 
 # Meld kinds stored in ``meld_kind`` (0 = empty slot); letters as in the hand notation.
 PONG_MELD, CHI_MELD, DIRECT_KONG, ADDED_KONG, CONCEALED_KONG = 1, 2, 3, 4, 5
@@ -59,9 +60,11 @@ class State:
     lock: np.ndarray  # int16 [B, n] missed-win lock value M (0 = not locked)
     claim_tile: np.ndarray  # int8 [B] tile under claim (discard or added-kong tile), -1 if none
     claim_from: np.ndarray  # int8 [B] discarder / konger
-    claim_opts: np.ndarray  # int8 [B, n] bit 1 win, 2 pong, 4 direct kong, 8 chi (eligibility in the window)
+    claim_opts: np.ndarray  # int8 [B, n] eligibility in the window: bit 1 win, 2 pong, 4 direct kong, 8/16/32 chi low/mid/high
     claim_value: np.ndarray  # int16 [B, n] V_D of an eligible win (for the missed-win lock)
     claim_reply: np.ndarray  # int8 [B, n] chosen action id, -1 pending / not asked
+    kong_tiles: np.ndarray  # int8 [B, 2] Gejiu face-up kong tiles (-1 = none); other variants keep -1
+    rob_replacement: np.ndarray  # bool [B] the open ROB window is on a kong's replacement tile (Gejiu), not an added kong
     money: np.ndarray  # float64 [B, n] this hand's money so far (kong money, then settlement)
     n_discards: np.ndarray  # int16 [B] discards made this hand (clock for river_time)
 
@@ -109,6 +112,8 @@ def allocate(batch: int, n: int, wall_size: int) -> State:
         claim_opts=z((B, n), np.int8),
         claim_value=z((B, n), np.int16),
         claim_reply=np.full((B, n), -1, np.int8),
+        kong_tiles=np.full((B, 2), -1, np.int8),
+        rob_replacement=z(B, bool),
         money=z((B, n), np.float64),
         n_discards=z(B, np.int16),
     )

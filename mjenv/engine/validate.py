@@ -39,6 +39,7 @@ def validate(engine) -> None:
     wpos = np.arange(st.wall.shape[1])
     live_wall = (wpos[None, :] >= st.front[:, None]) & (wpos[None, :] < st.back[:, None])
     counts += _row_bincount(np.where(live_wall, st.wall, 34).astype(np.int64))
+    counts += _row_bincount(np.where(st.kong_tiles >= 0, st.kong_tiles, 34).astype(np.int64))
     fail((counts != want[None]).any(1), "tiles not conserved across hands, melds, rivers and wall")
     fail(((st.hand < 0) | (st.hand > 4)).any((1, 2)), "a hand count is outside 0..4")
     fail(np.abs(st.money.sum(1)) > 1e-9, "money is not zero-sum")
