@@ -324,7 +324,7 @@ class Engine:
         st = self.state
         st.reveal_seq[b, s] = int(st.revealed[b].sum())
         st.revealed[b, s] = True
-        hidden = self.family.hideable_triplets(st.hand[b, s])
+        hidden = self.family.hideable_triplets(b, s)
         st.hidden[b, s] = False
         for t in hidden:
             st.hidden[b, s, t] = True

@@ -72,11 +72,12 @@ class KawuxingFamily(Family):
         onehot[np.arange(len(drawn)), drawn] = True
         return four & (onehot | first_turn[:, None])
 
-    def hideable_triplets(self, concealed: np.ndarray) -> tuple[int, ...]:
-        """§3.6 D2: the triplets a player declaring 亮倒 keeps face down."""
+    def hideable_triplets(self, b: int, s: int) -> tuple[int, ...]:
+        """§3.6 D2: the triplets seat ``s`` keeps face down when it declares 亮倒 now."""
         if self.opts.liang_hide_triplets != "on":
             return ()
-        return K.hideable_triplets(concealed, self.opts, self.engine.kinds)
+        eng = self.engine
+        return K.hideable_triplets(eng.state.hand[b, s], self.opts, eng.kinds, melds=eng.melds_of(b, s))
 
     def score(self, b: int, s: int, concealed: np.ndarray, w: int, how: str, kong_position: int, last_tile: bool):
         """Score and judge (L1–L4) a win of seat ``s`` at table ``b`` on tile ``w``."""

@@ -1,0 +1,1 @@
+"""Scoring and settlement, one module per rule family."""
