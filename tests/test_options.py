@@ -315,10 +315,8 @@ def test_unknown_variant():
         with pytest.raises(OptionError) as ei:
             call()
         msg = str(ei.value)
-        assert "kawuxing3, kawuxing4" in msg
-        assert "not implemented yet: gejiu, diedaohu, yangzhou, yangzhou_new, liuwei" in msg
-    with pytest.raises(OptionError, match="'gejiu' is in the rule book but not implemented yet"):
-        load_rules("gejiu")
+        for name in ("kawuxing3", "kawuxing4", "gejiu", "diedaohu", "yangzhou", "yangzhou_new", "liuwei"):
+            assert name in msg
 
 
 def test_explicit_values_are_validated_with_context():
@@ -352,8 +350,10 @@ def test_kawuxing4_uses_the_same_rulesets_and_presets(ruleset):
 
 def test_variant_registry():
     assert n_players("kawuxing3") == 3 and n_players("kawuxing4") == 4
-    for name, spec in VARIANTS.items():
+    for name in ("kawuxing3", "kawuxing4"):
+        spec = VARIANTS[name]
         assert spec.name == name and spec.options_cls is KawuxingOptions and spec.default_ruleset == "kwx004"
+    assert set(VARIANTS) == {"kawuxing3", "kawuxing4", "gejiu", "diedaohu", "yangzhou", "yangzhou_new", "liuwei"}
 
 
 def test_tile_kinds_and_counts():

@@ -1,8 +1,11 @@
-"""Rule options, rulesets, presets and the variant registry (RULES.md §1.11, §3.13, §3.14, §4, §5).
+"""Rule options, rulesets, presets and the variant registry (RULES.md §1.11, §3.13, §3.14, §4, §5, §6.9, §7.9,
+§8.11, §9, §10.6, Appendix C).
 
 This module owns:
 
-* the option dataclasses — one frozen dataclass per rule family (today :class:`KawuxingOptions`), one
+* the option dataclasses — one frozen dataclass per rule family (:class:`KawuxingOptions`,
+  :class:`GejiuOptions`, :class:`DiedaohuOptions`, :class:`YangzhouOptions` for Yangzhou-standard and -new,
+  :class:`LiuweiOptions`), one
   field per option of the rule book, named exactly as the option, holding the rule book's value spelling;
   every field carries its allowed values and a one-line meaning in ``field(metadata=...)``;
 * the generic machinery over those dataclasses: validation (``__post_init__``), coercion of command-line
@@ -54,8 +57,14 @@ __all__ = [
     "OptionError",
     "Choice",
     "PositiveNumber",
+    "OptionalPositiveNumber",
+    "NonNegativeInteger",
     "OptionInfo",
     "KawuxingOptions",
+    "GejiuOptions",
+    "DiedaohuOptions",
+    "YangzhouOptions",
+    "LiuweiOptions",
     "RuleOptions",
     "VariantSpec",
     "VARIANTS",
@@ -193,7 +202,74 @@ class PositiveNumber:
         return "a number > 0"
 
 
-Domain = Choice | PositiveNumber
+@dataclass(frozen=True)
+class OptionalPositiveNumber:
+    """``None`` (spelled ``none``) or a finite number > 0 stored as ``float`` (e.g. the 园子 ``bankroll``)."""
+
+    def accepts(self, value: Any) -> bool:
+        """True for ``None`` or a finite real number > 0 (not bool)."""
+        return value is None or PositiveNumber().accepts(value)
+
+    def type_problem(self, value: Any) -> str:
+        """``" (a str; expected int, float or None)"`` when ``value`` is neither None nor a number, else ``""``."""
+        if value is None or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
+            return ""
+        return f" (a {type(value).__name__}; expected int, float or None)"
+
+    def normalize(self, value: Any) -> float | None:
+        """``None`` stays ``None``; numbers become ``float``."""
+        return None if value is None else float(value)
+
+    def parse(self, text: str) -> float | None:
+        """``"none" -> None``, ``"50" -> 50.0``; raises ``ValueError`` on anything else."""
+        return None if text.strip() == "none" else PositiveNumber().parse(text)
+
+    @property
+    def text_only(self) -> bool:
+        """``none`` is a spelling, not a value: strings are always parsed."""
+        return False
+
+    def describe(self) -> str:
+        """Human wording of the domain."""
+        return "none or a number > 0"
+
+
+@dataclass(frozen=True)
+class NonNegativeInteger:
+    """An integer >= 0 (not bool), stored as ``int`` (e.g. the Yangzhou threshold ``min_fan``)."""
+
+    def accepts(self, value: Any) -> bool:
+        """True for an integral value >= 0; ``15.0`` and ``True`` are not integers of the rule book."""
+        return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 0
+
+    def type_problem(self, value: Any) -> str:
+        """``" (a float; expected int)"`` when ``value`` is not an integer, else ``""``."""
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return ""
+        return f" (a {type(value).__name__}; expected int)"
+
+    def normalize(self, value: Any) -> int:
+        """``int(value)`` (numpy integers become ``int``)."""
+        return int(value)
+
+    def parse(self, text: str) -> int:
+        """``"15" -> 15``; raises ``ValueError`` on anything that is not a decimal integer >= 0."""
+        text = text.strip()
+        if not re.fullmatch(r"\+?\d+", text):
+            raise ValueError(text)
+        return int(text)
+
+    @property
+    def text_only(self) -> bool:
+        """Integers are never strings."""
+        return False
+
+    def describe(self) -> str:
+        """Human wording of the domain."""
+        return "an integer >= 0"
+
+
+Domain = Choice | PositiveNumber | OptionalPositiveNumber | NonNegativeInteger
 
 
 def _opt(default: Any, domain: Domain, meaning: str) -> Any:
@@ -319,8 +395,88 @@ class KawuxingOptions(_ValidatedOptions):
     escape_penalty: str = _choice("off", _OFF_ON, "match-level penalty for leaving a game (§3.12)")
 
 
-RuleOptions = KawuxingOptions
-"""Any family's options value; becomes a union as GejiuOptions, DiedaohuOptions, ... are added."""
+# --------------------------------------------------------------------------------------------------
+# The 4-player 136-tile families: RULES.md §6.9, §7.9, §8.11, §9, §10.6 and Appendix C.
+# --------------------------------------------------------------------------------------------------
+
+_BASE_MEANING = "base stake b (§1.10)"
+_MULTI_WIN_MEANING = "several winners on one discard/rob (off: the nearest claimant, §1.8)"
+
+
+@dataclass(frozen=True)
+class GejiuOptions(_ValidatedOptions):
+    """Options of Gejiu 个旧 (RULES.md §6.9); defaults are ruleset ``gejiu002``."""
+
+    base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
+    gejiu_combine: str = _choice("multiply", ("multiply", "add", "max"), "how pattern values combine (§6.8)")
+    gejiu_qianggang: str = _choice(
+        "add_kong", ("add_kong", "replacement_tile"), "what 抢杠 robs: the added tile or the chosen kong tile (§6.4)"
+    )
+    gejiu_multiwin_dealer: str = _choice(
+        "next_of_nearest_winner",
+        ("next_of_nearest_winner", "nearest_winner", "standard"),
+        "next dealer after several winners on one discard (§6.5)",
+    )
+    multi_win: str = _choice("on", _ON_OFF, _MULTI_WIN_MEANING)
+
+
+_BANKROLL_MEANING = "园子: each player's session bankroll in b; none = 紧淌, unlimited (§7.7)"
+
+
+@dataclass(frozen=True)
+class DiedaohuOptions(_ValidatedOptions):
+    """Options of Diedaohu 跌倒胡 (RULES.md §7.9); defaults are ruleset ``diedaohu003``.
+
+    ``bankroll`` is ``None`` (``none``, 紧淌) or a float > 0.
+    """
+
+    base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
+    bankroll: float | None = _opt(None, OptionalPositiveNumber(), _BANKROLL_MEANING)
+    draw_dealer: str = _choice(
+        "rotate", ("rotate", "stay"), "dealer after a drawn hand: city rotate, countryside stay (§7.8)"
+    )
+    rounds: int = _choice(4, (4, 8), "rounds (圈) per session (一操) (§7.8)")
+    louhu: str = _choice("on", _ON_OFF, "missed-win lock until the next own draw, 大吊车 exception (§7.6)")
+    multi_win: str = _choice("on", _ON_OFF, _MULTI_WIN_MEANING)
+    fengqing_baopai: str = _choice("off", _OFF_ON, "风清 liability of §8.9 applied to Diedaohu")
+
+
+@dataclass(frozen=True)
+class YangzhouOptions(_ValidatedOptions):
+    """Options of Yangzhou-standard and Yangzhou-new (RULES.md §8.11, §9); defaults are ruleset ``yzstd003``.
+
+    ``yz_style`` picks the column of big-fan values (§8.5); ruleset ``yznew003`` (the default of variant
+    ``yangzhou_new``) sets ``yz_style = "new"`` and ``min_fan = 20``.
+    """
+
+    base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
+    yz_style: str = _choice("standard", ("standard", "new"), "big-fan values: 标准 or 新扬州式 (§8.5, §9)")
+    min_fan: int = _opt(15, NonNegativeInteger(), "minimum total T of a legal win, besides one big fan (§8.7)")
+    chi: str = _choice("on", _ON_OFF, "the discarder's next player may chi (§8.2)")
+    baopai: str = _choice("on", _ON_OFF, "包牌 liability for 清一色 by three chis and for 风清 (§8.9)")
+    louhu: str = _choice("on", _ON_OFF, "missed-win lock as Diedaohu (§8.2, §7.6)")
+    draw_dealer: str = _choice("rotate", ("rotate", "stay"), "dealer after a drawn hand (§8.10, §7.8)")
+    rounds: int = _choice(4, (4, 8), "rounds (圈) per session; drives the round wind (§8.3, §8.10)")
+    multi_win: str = _choice("on", _ON_OFF, _MULTI_WIN_MEANING)
+
+
+@dataclass(frozen=True)
+class LiuweiOptions(_ValidatedOptions):
+    """Options of Liuwei 六圩式 (RULES.md §10.6); defaults are ruleset ``liuwei003``.
+
+    ``bankroll`` is ``None`` (``none``) or a float > 0 (default 50: the 50-scale tables of §10.3–§10.4);
+    ``rounds`` exists only as ``8`` ("六圩式一操都是8圈，沒有4圈"). Liuwei has no ``multi_win``: one winner
+    per discard always (§10.1).
+    """
+
+    base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
+    bankroll: float | None = _opt(50.0, OptionalPositiveNumber(), "园子 bankroll in b; amounts scale N/50 (§10.4)")
+    rounds: int = _choice(8, (8,), "rounds (圈) per session, always 8 (§10.5)")
+    louhu: str = _choice("on", _ON_OFF, "missed-win lock as Diedaohu (§10.2, §7.6)")
+
+
+RuleOptions = KawuxingOptions | GejiuOptions | DiedaohuOptions | YangzhouOptions | LiuweiOptions
+"""Any family's options value."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -350,6 +506,12 @@ class VariantSpec:
 
 _DRAGONS = "567"  # Kawuxing uses 5z 6z 7z and no winds (§3.2)
 
+
+def _all_kinds(_options: Any) -> np.ndarray:
+    """All 34 kinds (136 tiles): Gejiu, Diedaohu, Yangzhou and Liuwei (§1.1)."""
+    return kinds_mask("mps", "1234567")
+
+
 VARIANTS: dict[str, VariantSpec] = {
     "kawuxing3": VariantSpec(
         name="kawuxing3",
@@ -370,11 +532,56 @@ VARIANTS: dict[str, VariantSpec] = {
         absent_options={"suits": "Kawuxing 4p always plays all three suits (RULES.md §4)"},
         description="Kawuxing 卡五星, 4 players, three suits + 5z6z7z, 120 tiles (RULES.md §4)",
     ),
+    "gejiu": VariantSpec(
+        name="gejiu",
+        family="gejiu",
+        options_cls=GejiuOptions,
+        n_players=4,
+        default_ruleset="gejiu002",
+        kinds=_all_kinds,
+        description="Gejiu 个旧, 4 players, 136 tiles, 烂牌/七星, two face-up kong tiles (RULES.md §6)",
+    ),
+    "diedaohu": VariantSpec(
+        name="diedaohu",
+        family="diedaohu",
+        options_cls=DiedaohuOptions,
+        n_players=4,
+        default_ruleset="diedaohu003",
+        kinds=_all_kinds,
+        description="Diedaohu 跌倒胡, 4 players, 136 tiles, no chi, one class per hand (RULES.md §7)",
+    ),
+    "yangzhou": VariantSpec(
+        name="yangzhou",
+        family="yangzhou",
+        options_cls=YangzhouOptions,
+        n_players=4,
+        default_ruleset="yzstd003",
+        kinds=_all_kinds,
+        description="Yangzhou-standard 标准扬州式, 4 players, 136 tiles, big + small fans, 15 to win (§8)",
+    ),
+    "yangzhou_new": VariantSpec(
+        name="yangzhou_new",
+        family="yangzhou",
+        options_cls=YangzhouOptions,
+        n_players=4,
+        default_ruleset="yznew003",
+        kinds=_all_kinds,
+        description="Yangzhou-new 新扬州式, 4 players, 136 tiles, big + small fans, 20 to win (RULES.md §9)",
+    ),
+    "liuwei": VariantSpec(
+        name="liuwei",
+        family="liuwei",
+        options_cls=LiuweiOptions,
+        n_players=4,
+        default_ruleset="liuwei003",
+        kinds=_all_kinds,
+        description="Liuwei 六圩式, 4 players, 136 tiles, one winner, 陪冲 payments, bankroll 50 (RULES.md §10)",
+    ),
 }
 """Implemented variants by name."""
 
-PLANNED_VARIANTS: tuple[str, ...] = ("gejiu", "diedaohu", "yangzhou", "yangzhou_new", "liuwei")
-"""Variants of the rule book that have no options class yet."""
+PLANNED_VARIANTS: tuple[str, ...] = ()
+"""Variants of the rule book that have no options class yet (none left)."""
 
 
 def get_variant(variant: str) -> VariantSpec:
@@ -383,16 +590,15 @@ def get_variant(variant: str) -> VariantSpec:
     if spec is not None:
         return spec
     known = ", ".join(VARIANTS)
-    planned = ", ".join(PLANNED_VARIANTS)
     if variant in PLANNED_VARIANTS:
         raise OptionError(
             f"variant {variant!r} is in the rule book but not implemented yet; implemented variants: {known}"
         )
     hint = _did_you_mean(variant, list(VARIANTS) + list(PLANNED_VARIANTS))
-    raise OptionError(
-        f"unknown variant {variant!r}{hint}; known variants: {known} "
-        f"(in the rule book but not implemented yet: {planned})"
+    planned = (
+        f" (in the rule book but not implemented yet: {', '.join(PLANNED_VARIANTS)})" if PLANNED_VARIANTS else ""
     )
+    raise OptionError(f"unknown variant {variant!r}{hint}; known variants: {known}{planned}")
 
 
 def n_players(variant: str) -> int:
