@@ -786,7 +786,9 @@ class Engine:
         if turn.any():
             ti = np.flatnonzero(turn)
             hc = h[ti]
-            m[ti, A.WIN] = H.is_complete(h[ti], self.seven_pairs)
+            win = H.is_complete(h[ti], self.seven_pairs)
+            special = self.family.special_complete(h[ti])
+            m[ti, A.WIN] = win if special is None else win | special
         return m
 
     def _ready_after_discard(self, h: np.ndarray, melded: np.ndarray, nm: np.ndarray) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjenv.rules.scoring import gejiu as G
 from mjenv.rules.scoring import kawuxing as K
 
 
@@ -120,7 +121,48 @@ class KawuxingFamily(Family):
         return winners[0] if len(winners) == 1 else int(discarder)
 
 
-FAMILIES = {"kawuxing": KawuxingFamily}
+class GejiuFamily(Family):
+    """Gejiu (RULES.md §6): chi, seven pairs and 烂牌, face-up kong tiles, no kong money, no lock."""
+
+    seven_pairs = True
+    chi = True
+    kong_tiles = 2
+
+    @property
+    def rob_added_kong(self) -> bool:  # type: ignore[override]
+        return self.opts.gejiu_qianggang == "add_kong"
+
+    @property
+    def rob_replacement(self) -> bool:  # type: ignore[override]
+        return self.opts.gejiu_qianggang == "replacement_tile"
+
+    def special_complete(self, counts):
+        """烂牌 / 七星 (§6.6): 14 unrelated concealed tiles."""
+        return G.lanpai_mask(counts)
+
+    def score(self, b, s, concealed, w, how, kong_position, last_tile):
+        """§6.7–§6.8 value; every winning shape is legal (no minimum, no missed-win rule)."""
+        ctx = G.GejiuContext(
+            how=how,
+            after_kong=how == "self-draw" and kong_position > 0,
+            rob=self.opts.gejiu_qianggang if how == "rob" else None,
+        )
+        return G.score_win(concealed, self.engine.melds_of(b, s), w, ctx, self.opts)
+
+    def settle_win(self, b, scored, how, discarder):
+        """§6.8: the discarder (konger) pays each winner V·b; a self-draw is paid by all three others."""
+        return G.settle_win(scored, how, discarder, self.opts)
+
+    def settle_draw(self, b):
+        """A drawn Gejiu hand pays nothing."""
+        return G.settle_draw(self.opts)
+
+    def next_dealer(self, b, winners, discarder):
+        """§6.5 including ``gejiu_multiwin_dealer``."""
+        return G.next_dealer(int(self.engine.state.dealer[b]), winners, discarder, self.opts)
+
+
+FAMILIES = {"kawuxing": KawuxingFamily, "gejiu": GejiuFamily}
 
 
 def family_for(engine) -> Family:
