@@ -82,3 +82,107 @@ def test_random_games_4p_variants(variant, opts):
     results = play_random(e, 300, seed=zlib.crc32(f"{variant}/{opts}".encode()) % 1000)
     assert all(abs(sum(r["deltas"])) < 1e-9 for r in results)
     assert {"draw", "discard"} <= {r["how"] for r in results}
+
+
+def test_e41_diedaohu_missed_win_and_dadiaoche():
+    e = deal(
+        "diedaohu",
+        {
+            "A": "1p7m2p3p4p5s6s7s8m8m9s9s4p3p",
+            "B": "1p1p2s2s3z3z5m5m7m7m9p4z6z",
+            "C": "2s5m1m1m2m2m3m4m6m6p6p7p9m",
+            "D": "1s1s2z2z4s4s5p5p8s8s7z7z3z",
+        },
+        front="8p9m6s1z3s4s5s",
+    )
+    play(
+        e,
+        [
+            "A discard:1p", "B pong", "B discard:9p",
+            "C discard:2s", "B pong", "B discard:4z",
+            "C discard:9m", "D discard:3z", "B pong", "B discard:6z",
+            "C discard:1z", "D discard:3s", "A discard:7m",
+        ],
+    )
+    assert "win" in legal_names(e) and "pong" in legal_names(e)
+    play(e, ["B pong"])  # B's only legal move then is to discard a 5m: played automatically
+    assert e.events[0][-2] == {"type": "discard", "seat": 1, "tile": "5m", "liang": False}
+    assert e.state.lock[0, 1] == 1 and e.state.dadiaoche[0, 1] == 4
+    play(e, ["C discard:5m", "B win"])
+    assert e.results[0]["winners"][0]["fans"] == {"duiduihu": 2}
+    assert transfers(e)[-1] == ("C", "B", 2.0, "discard")
+
+
+E44 = {
+    "A": "234p234p567s567m8s1z",
+    "B": "1m1m9m9m1p1p9p9p1s1s9s9s2z",
+    "C": "2m2m3m3m5p5p6p6p2s2s3s3s3z",
+    "D": "4m4m8m8m7p7p8p8p4s4s6z6z7z",
+}
+
+
+@pytest.mark.parametrize("variant, each", [("yangzhou_new", 20.0), ("yangzhou", 15.0)])
+def test_e44_yangzhou_threshold_through_the_engine(variant, each):
+    e = deal(variant, E44, front="8s4z5z8s")
+    play(e, ["A discard:1z", "B discard:8s"])
+    # A's discard win would total 19 (new) / 14 (standard): below the minimum, so A is never asked.
+    assert not any(ev["type"] == "reply" and ev["seat"] == 0 for ev in e.events[0])
+    play(e, ["C discard:4z", "D discard:5z", "A win"])
+    assert transfers(e) == [(p, "A", each, "selfdraw") for p in "BCD"]
+
+
+E47 = {
+    "A": "4z1m2m3m5p6p7p7s8s9s6z6z7z7z",
+    "B": "111m222p333s44z55z",
+    "C": "4m5m6m1p1p8p8p1s1s5s5s9m9m",
+    "D": "3m3m6s6s7m7m8m8m9p9p2s2s3p",
+}
+
+
+def test_e47_liuwei_peichong():
+    e = deal("liuwei", E47)
+    play(e, ["A discard:4z", "B win"])
+    assert transfers(e) == [("A", "B", 10.0, "discard"), ("C", "B", 5.0, "peichong"), ("D", "B", 5.0, "peichong")]
+    assert e.results[0]["next_dealer"] == 1
+
+
+def test_e49_liuwei_only_the_nearest_winner():
+    hands = dict(
+        E47, A="4z1m2m3m5p6p7p7s8s9s7z7z2z2z", B="111m222p333s555z4z", C="111p222s333m666z4z", D="4m5m6m9m9m8p8p1s1s5s5s3p3p"
+    )
+    e = deal("liuwei", hands)
+    play(e, ["A discard:4z", "B win", "C win"])
+    assert [w["seat"] for w in e.results[0]["winners"]] == [1]
+
+
+def test_diedaohu_seven_pairs_is_not_a_win():
+    e = deal(
+        "diedaohu",
+        {"A": "1133557799m22p4p4p", "B": "2m2m4m4m6m6m8m8m3p3p5p5p1z", "C": "1s1s2s2s3s3s4s4s5s5s6s6s2z", "D": "7s7s8s8s9s9s6p6p7p7p8p8p3z"},
+    )
+    assert "win" not in legal_names(e)
+
+
+@pytest.mark.parametrize("variant, opts", [("diedaohu", {"bankroll": "2"}), ("liuwei", {"bankroll": "10"}), ("yangzhou", None)])
+def test_sessions_and_bankrolls_under_random_play(variant, opts):
+    e = Engine(variant, 16, options=opts, record_events=False)
+    rng = np.random.default_rng(5)
+    e.reset(seed=11)
+    hands = 0
+    while hands < 64:
+        e.step((rng.random(e.mask.shape) * e.mask).argmax(1))
+        validate(e)
+        if opts is not None:
+            assert (e.balance + e.state.money >= -1e-9).all()
+        done = np.flatnonzero(e.done)
+        for b in done:
+            hands += 1
+            assert e.results[b]["session_over"] == bool(e.session_over[b])
+        fresh = [b for b in done if e.session_over[b]]
+        cont = [b for b in done if not e.session_over[b]]
+        if cont:
+            e.next_hand(seed=hands, tables=cont)
+            assert all(e.state.dealer[b] == e.sessions[b].dealer for b in cont)
+        if fresh:
+            e.reset(seed=hands, tables=fresh)
+            assert np.allclose(e.balance[fresh], e.family.starting_balance())

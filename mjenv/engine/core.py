@@ -76,6 +76,9 @@ class Engine:
         self.match_money = np.zeros((self.batch_size, self.n), dtype=np.float64)
         self.family = family_for(self)
         self.seven_pairs = self.family.seven_pairs
+        self.balance = np.zeros((self.batch_size, self.n), dtype=np.float64)
+        self.sessions: list = [None] * self.batch_size
+        self.session_over = np.zeros(self.batch_size, dtype=bool)
         self.hand_number = np.zeros(self.batch_size, dtype=np.int64)
 
     # ------------------------------------------------------------------ reset
@@ -112,8 +115,13 @@ class Engine:
         if not continue_match:
             self.match_money[idx] = 0.0
             self.hand_number[idx] = 0
+            self.session_over[idx] = False
+            for j, b in enumerate(idx):
+                self.sessions[b] = self.family.new_session(int(dealers[j]))
+                self.balance[b] = self.family.starting_balance()
         else:
             self.hand_number[idx] += 1
+            self.balance[idx] += self.state.money[idx]  # the bankroll carries the finished hand's money
         self._deal(idx, wall_arr, dealers)
         self._advance()
 
@@ -126,6 +134,9 @@ class Engine:
         unfinished = [int(b) for b in idx if self.results[b] is None]
         if unfinished:
             raise ValueError(f"tables {unfinished} have no finished hand to continue from")
+        over = [int(b) for b in idx if self.session_over[b]]
+        if over:
+            raise ValueError(f"tables {over} finished their session; start a new one with reset()")
         dealers = np.array([self.results[b]["next_dealer"] for b in idx], dtype=np.int8)
         self.reset(seed, walls=walls, dealer=dealers, tables=idx, table_ids=table_ids, continue_match=True)
 
@@ -292,6 +303,7 @@ class Engine:
         st.hand[idx, seats, tiles] += 1
         st.drawn[idx] = tiles
         st.lock[idx, seats] = 0
+        st.dadiaoche[idx, seats] = -1
         st.cur[idx] = seats
         st.actor[idx] = seats
         st.phase[idx] = TURN
@@ -313,6 +325,9 @@ class Engine:
         st.after_kong[idx] = 0
         st.drawn[idx] = -1
         st.turns[idx, s] += 1
+        # 大吊车 (Yangzhou family §7.6): a locked player left holding only the tile it just discarded may win on it.
+        single = (st.lock[idx, s] > 0) & (st.hand[idx, s].sum(1) == 1) & (st.hand[idx, s, tiles] == 1)
+        st.dadiaoche[idx, s] = np.where(single, tiles, -1)
         if self.record_events:
             for b, seat, t, lg in zip(idx, s, tiles, liang):
                 self.events[b].append({"type": "discard", "seat": int(seat), "tile": tile_name(t), "liang": bool(lg)})
@@ -363,7 +378,8 @@ class Engine:
                 score = self._claim_score(b, seat, int(tiles[j]), rob)
                 if score.legal:
                     opts[j] |= 1
-                    st.claim_value[b, seat] = score.value_d
+                    # Kawuxing's lock remembers the value passed (§3.9 L4); the Yangzhou family's is a plain flag.
+                    st.claim_value[b, seat] = max(1, score.value_d) if self.family.value_lock else 1
             if not rob:
                 rev = st.revealed[idx, s]
                 can = wall_left > 0
@@ -625,6 +641,7 @@ class Engine:
         st.hand[b, s, tile] += 1
         st.drawn[b] = tile
         st.lock[b, s] = 0
+        st.dadiaoche[b, s] = -1
         st.phase[b] = TURN
         if self.record_events:
             self.events[b].append({"type": "draw", "seat": s, "tile": tile_name(tile), "replacement": True})
@@ -660,15 +677,22 @@ class Engine:
             last_tile=(not rob) and bool(st.front[b] >= st.back[b]),
         )
 
-    def _self_draw_win(self, b: int) -> None:
+    def _self_draw_score(self, b: int):
+        """Score the hand of the seat on turn as a self-draw on the tile it drew."""
         st = self.state
         s = int(st.cur[b])
         w = int(st.drawn[b])
         concealed = st.hand[b, s].copy()
         concealed[w] -= 1
-        score = self.family.score(
+        return self.family.score(
             b, s, concealed, w, "self-draw", kong_position=int(st.after_kong[b]), last_tile=bool(st.front[b] >= st.back[b])
         )
+
+    def _self_draw_win(self, b: int) -> None:
+        st = self.state
+        s = int(st.cur[b])
+        w = int(st.drawn[b])
+        score = self._self_draw_score(b)
         settlement = self.family.settle_win(b, [(s, score)], "self-draw", None)
         self._end(b, settlement, [(s, score)], how="self-draw", discarder=None, tile=w)
 
@@ -700,6 +724,8 @@ class Engine:
         st.phase[b] = DONE
         st.claim_opts[b] = 0
         self.match_money[b] += st.money[b]
+        self.sessions[b], over = self.family.advance_session(b, [w for w, _ in scored], settlement)
+        self.session_over[b] = over
         winners = [
             {
                 "seat": s,
@@ -719,6 +745,7 @@ class Engine:
             "settlement_deltas": [float(x) for x in settlement.deltas],
             "deltas": [float(x) for x in st.money[b]],
             "next_dealer": int(next_dealer),
+            "session_over": bool(self.session_over[b]),
         }
         self.results[b] = result
         if self.record_events:
@@ -788,7 +815,12 @@ class Engine:
             hc = h[ti]
             win = H.is_complete(h[ti], self.seven_pairs)
             special = self.family.special_complete(h[ti])
-            m[ti, A.WIN] = win if special is None else win | special
+            if special is not None:
+                win |= special
+            if self.family.self_draw_minimum:
+                for j in np.flatnonzero(win):
+                    win[j] = self._self_draw_score(int(idx[ti[j]])).legal
+            m[ti, A.WIN] = win
         return m
 
     def _ready_after_discard(self, h: np.ndarray, melded: np.ndarray, nm: np.ndarray) -> np.ndarray:

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjenv.rules.scoring import diedaohu as D
 from mjenv.rules.scoring import gejiu as G
 from mjenv.rules.scoring import kawuxing as K
+from mjenv.rules.scoring import liuwei as L
+from mjenv.rules.scoring import yangzhou as Y
 
 
 class Family:
@@ -26,6 +29,7 @@ class Family:
     rob_replacement = False  # a kong's replacement tile may be robbed (Gejiu ``gejiu_qianggang: replacement_tile``)
     kong_tiles = 0  # face-up kong tiles the konger chooses from (Gejiu: 2); 0 = replacements from the wall's back
     value_lock = False  # missed-win lock keeps a value M (Kawuxing) instead of a plain flag
+    self_draw_minimum = False  # a self-draw must also reach a minimum value (Yangzhou), not just a winning shape
 
     def __init__(self, engine):
         self.engine = engine
@@ -49,9 +53,21 @@ class Family:
         """Transfers for a completed kong (none by default)."""
         return []
 
-    def lock_value(self, score) -> int:
-        """What a passed legal discard-type win stores in the missed-win lock."""
-        return max(1, int(score.value_d)) if self.value_lock else 1
+    def new_session(self, dealer: int):
+        """The session (一操) state of a new match, or None for families without sessions."""
+        return None
+
+    def starting_balance(self) -> float:
+        """Each player's bankroll (园子) at the start of a session; 0 when money is unlimited."""
+        return 0.0
+
+    def advance_session(self, b: int, winners: list[int], settlement) -> tuple[object, bool]:
+        """The session after a finished hand and whether it is over."""
+        return None, False
+
+    def settle_draw(self, b: int):
+        """A drawn hand pays nothing unless the family says otherwise."""
+        return K.make_settlement(self.n, [])
 
 
 class KawuxingFamily(Family):
@@ -162,7 +178,114 @@ class GejiuFamily(Family):
         return G.next_dealer(int(self.engine.state.dealer[b]), winners, discarder, self.opts)
 
 
-FAMILIES = {"kawuxing": KawuxingFamily, "gejiu": GejiuFamily}
+class DiedaohuFamily(Family):
+    """Diedaohu (RULES.md §7): hand classes, 米钱 kong money, 漏胡 with 大吊车, 园子 bankroll, sessions.
+
+    Yangzhou and Liuwei share its missed-win rule, sessions and (Liuwei) bankroll.
+    """
+
+    scorer = D
+
+    def _lock(self, b: int, s: int) -> D.LouhuLock:
+        st = self.engine.state
+        tile = int(st.dadiaoche[b, s])
+        return D.LouhuLock(bool(st.lock[b, s] > 0), tile if tile >= 0 else None)
+
+    def _balances(self, b: int) -> list[float] | None:
+        """Current balances (园子), or None when money is unlimited."""
+        if getattr(self.opts, "bankroll", None) is None:
+            return None
+        return [float(x) for x in self.engine.balance[b] + self.engine.state.money[b]]
+
+    def _busted(self, b: int, seat: int) -> bool:
+        bal = self._balances(b)
+        return bal is not None and bal[seat] <= 1e-9
+
+    def _context(self, b: int, s: int, how: str):
+        discarder = int(self.engine.state.claim_from[b]) if how != "self-draw" else None
+        busted = discarder is not None and self._busted(b, discarder)
+        return D.DiedaohuContext(how, self._lock(b, s), busted)
+
+    def score(self, b, s, concealed, w, how, kong_position, last_tile):
+        """Hand class value with the missed-win lock and the busted-discarder rule as legality."""
+        return self.scorer.score_win(concealed, self.engine.melds_of(b, s), w, self._context(b, s, how), self.opts)
+
+    def settle_win(self, b, scored, how, discarder):
+        """Payments limited by the balances under 园子."""
+        return self.scorer.settle_win(scored, how, discarder, self.opts, self._balances(b))
+
+    def kong_money(self, b, konger, kind, discarder, position):
+        """Kong money paid at once, limited by the balances under 园子."""
+        return list(self.scorer.settle_kong(kind, konger, discarder, self.opts, self._balances(b)).transfers)
+
+    def next_dealer(self, b, winners, discarder):
+        """§7.8: the dealer stays if it won; a drawn hand follows ``draw_dealer``."""
+        return D.next_dealer(int(self.engine.state.dealer[b]), winners, self.opts.draw_dealer)
+
+    def new_session(self, dealer):
+        return self.scorer.new_session(self.opts, dealer)
+
+    def starting_balance(self):
+        bankroll = getattr(self.opts, "bankroll", None)
+        return 0.0 if bankroll is None else float(bankroll) * float(self.opts.base)
+
+    def advance_session(self, b, winners, settlement):
+        ended = bool(getattr(settlement, "session_over", False))
+        session = self.scorer.next_hand(self.engine.sessions[b], winners, self.opts, ended)
+        return session, session.over
+
+
+class YangzhouFamily(DiedaohuFamily):
+    """Yangzhou standard and new (RULES.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
+
+    scorer = Y
+    self_draw_minimum = True
+
+    @property
+    def chi(self) -> bool:  # type: ignore[override]
+        return self.opts.chi == "on"
+
+    def _context(self, b, s, how):
+        session = self.engine.sessions[b]
+        dealer = int(self.engine.state.dealer[b])
+        return Y.YangzhouContext(how, Y.seat_wind(s, dealer), Y.round_wind(session.round_index), self._lock(b, s))
+
+    def settle_win(self, b, scored, how, discarder):
+        """Yangzhou is 紧淌: no bankroll."""
+        return Y.settle_win(scored, how, discarder, self.opts)
+
+    def kong_money(self, b, konger, kind, discarder, position):
+        return []
+
+    def new_session(self, dealer):
+        return D.new_session(self.opts, dealer)
+
+    def advance_session(self, b, winners, settlement):
+        session = D.next_hand(self.engine.sessions[b], winners, self.opts)
+        return session, session.over
+
+
+class LiuweiFamily(DiedaohuFamily):
+    """Liuwei (RULES.md §10): one winner per discard, 陪冲 payments, kong money, 园子 50, 8 rounds."""
+
+    scorer = L
+
+    @property
+    def single_winner(self) -> bool:  # type: ignore[override]
+        return True
+
+    def next_dealer(self, b, winners, discarder):
+        """§10.5: the dealer stays when it wins or the hand is drawn."""
+        return D.next_dealer(int(self.engine.state.dealer[b]), winners, "stay")
+
+
+FAMILIES = {
+    "kawuxing": KawuxingFamily,
+    "gejiu": GejiuFamily,
+    "diedaohu": DiedaohuFamily,
+    "yangzhou": YangzhouFamily,
+    "liuwei": LiuweiFamily,
+}
 
 
 def family_for(engine) -> Family:

@@ -57,7 +57,8 @@ class State:
     after_kong: np.ndarray  # int8 [B] chain position of the kong whose replacement ``cur`` just drew, 0 if none
     claim_kong_pos: np.ndarray  # int8 [B] after_kong of the discarder when the tile under claim was discarded
     kong_count: np.ndarray  # int8 [B, n] kongs completed this hand
-    lock: np.ndarray  # int16 [B, n] missed-win lock value M (0 = not locked)
+    lock: np.ndarray  # int16 [B, n] missed-win lock value M (0 = not locked; Yangzhou family: 1 = locked)
+    dadiaoche: np.ndarray  # int8 [B, n] Yangzhou family 大吊车 exception: the tile a locked player may still win on, -1 none
     claim_tile: np.ndarray  # int8 [B] tile under claim (discard or added-kong tile), -1 if none
     claim_from: np.ndarray  # int8 [B] discarder / konger
     claim_opts: np.ndarray  # int8 [B, n] eligibility in the window: bit 1 win, 2 pong, 4 direct kong, 8/16/32 chi low/mid/high
@@ -107,6 +108,7 @@ def allocate(batch: int, n: int, wall_size: int) -> State:
         claim_kong_pos=z(B, np.int8),
         kong_count=z((B, n), np.int8),
         lock=z((B, n), np.int16),
+        dadiaoche=np.full((B, n), -1, np.int8),
         claim_tile=np.full(B, -1, np.int8),
         claim_from=np.full(B, -1, np.int8),
         claim_opts=z((B, n), np.int8),
