@@ -67,23 +67,17 @@ _COMP = np.arange(N_KINDS) // 9  # component (0 m, 1 p, 2 s, 3 honors) of each t
 _POS = np.arange(N_KINDS) % 9  # digit of each tile id inside its component code
 _BIT_SHIFTS = np.array([0, 9, 18, 27], dtype=np.uint64)  # where each component's 9 bits go in a 34-bit mask
 _TILE_BITS = np.left_shift(np.uint64(1), np.arange(N_KINDS, dtype=np.uint64))
+_POW9 = 5 ** np.arange(9, dtype=np.int32)
+# Shift that reads a component's wait mask given its class (row) and the class sum v (column) of
+# the whole hand it ends up in: m1 when the others sum to 0, m0 when to 1, else the zero bits.
+_SUM_SHIFTS = np.array(
+    [[_M1_SHIFT if v - k == 0 else _M0_SHIFT if v - k == 1 else 29 for v in range(5)] for k in range(3)],
+    dtype=np.uint32,
+)
 _COMP_BITS = np.array([0x1FF << 0, 0x1FF << 9, 0x1FF << 18, 0x7F << 27], dtype=np.uint64)  # tiles of each component
 _POW_LIST = [5 ** int(p) for p in _POS]
 
 
-def _code_weights() -> np.ndarray:
-    w = np.zeros((N_KINDS, 5), dtype=np.float32)
-    w[np.arange(N_KINDS), _COMP] = 5.0**_POS
-    w[:, 4] = 1.0  # the fifth column counts the tiles
-    return w
-
-
-# float32 is exact here (codes < 2^24) and lets the code computation run as one BLAS product,
-# several times faster than numpy's integer matmul.  The tile-count column is only paid for
-# when seven pairs need it.
-_CODE_WEIGHTS = _code_weights()
-_CODE_WEIGHTS_NO_TOTAL = np.ascontiguousarray(_CODE_WEIGHTS[:, :4])
-_CODE_OFFSETS = np.array([0, 0, 0, HONOR_OFFSET, 0], dtype=np.int32)
 
 _lock = threading.Lock()
 _tables: dict[str, np.ndarray] = {}
@@ -222,10 +216,15 @@ def _one_hand(counts, name: str) -> list[int] | None:
 
 def _codes(c: np.ndarray, totals: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """Table indices ``[N, 4]`` (m, p, s, honors + HONOR_OFFSET) and, if asked, tile totals ``[N]`` (int32)."""
-    weights = _CODE_WEIGHTS if totals else _CODE_WEIGHTS_NO_TOTAL
-    prod = (c.astype(np.float32) @ weights).astype(np.int32)
-    prod += _CODE_OFFSETS[: prod.shape[1]]
-    return prod[:, :4], (prod[:, 4] if totals else None)
+    # Integer products, not a float BLAS call: a multi-threaded BLAS on a busy or pinned machine
+    # spends ~30x longer synchronising threads than computing these small products.
+    ci = c.astype(np.int32, copy=False)
+    n = ci.shape[0]
+    codes = np.empty((n, 4), dtype=np.int32)
+    codes[:, :3] = ci[:, :27].reshape(n, 3, 9) @ _POW9
+    codes[:, 3] = ci[:, 27:] @ _POW9[:7]
+    codes[:, 3] += HONOR_OFFSET
+    return codes, (ci.sum(1, dtype=np.int32) if totals else None)
 
 
 def _codes_one(v: list[int]) -> list[int]:
@@ -393,7 +392,8 @@ def wait_mask(concealed, seven_pairs: bool = False, kinds=None, owned=None) -> n
     Tile t is a wait iff ``kinds[t]`` (bool ``[34]``, the variant's tile kinds; None = all 34),
     ``owned[t] < 4`` (the player's own count of t, concealed + melded, ``[N, 34]`` or ``[34]``;
     default: the concealed count), and H + t is complete (standard shape, or seven pairs when
-    ``seven_pairs``).
+    ``seven_pairs``).  A tile held four times concealed is never a wait, whatever ``owned`` says:
+    no fifth copy exists, and the tables only know counts 0..4.
     """
     v = _one_hand(concealed, "concealed")
     if v is not None:
@@ -416,52 +416,86 @@ def _discard_bits(c: np.ndarray, seven_pairs: bool) -> np.ndarray:
 
     A discard changes one component only.  So per hand, precompute what every component
     contributes for each possible class sum v of the hand after the discard (``by_sum[n, v]``,
-    v = 0..3; 4 stands for "too many" and gives nothing); then each discard needs only the new
-    entry of its own component: its class picks the column of ``by_sum``, and its masks are read
+    v = 0..3; 4 stands for "more" and gives nothing); then each discard needs only the new entry
+    of its own component: its class picks the column of ``by_sum``, and its own masks are read
     with the unchanged class sum of the other components.
     """
     n = c.shape[0]
     codes, totals = _codes(c, totals=True)
     table = tables()["wait"]
-    held = c > 0
     base = table[codes]  # [N, 4]
-    cls = ((base >> np.uint32(_CLS_SHIFT)) & np.uint32(3)).astype(np.int32)
+    cls = (base >> np.uint32(_CLS_SHIFT)) & np.uint32(3)
     rest = (cls[:, 0] + cls[:, 1] + cls[:, 2] + cls[:, 3])[:, None] - cls  # class sum of the other components
-
-    o = np.arange(5, dtype=np.int32)[None, None, :] - cls[:, :, None]  # [N, 4 components, 5 sums]
-    shift = np.where(o == 0, _M1_SHIFT, np.where(o == 1, _M0_SHIFT, 29)).astype(np.uint32)
-    contrib = ((base[:, :, None] >> shift) & _MASK9).astype(np.uint64) << _BIT_SHIFTS[None, :, None]
-    by_sum = contrib[:, 0] | contrib[:, 1] | contrib[:, 2] | contrib[:, 3]  # [N, 5]
-
-    # Code of d's component after removing one d.  Where d is not held the subtraction would
-    # borrow from the next digit, so keep the unchanged code there and blank the row at the end.
-    after = table[codes[:, _COMP] - np.where(held, np.asarray(_POW_LIST, dtype=np.int32), 0)]  # [N, 34]
-    new_sum = rest[:, _COMP] + ((after >> np.uint32(_CLS_SHIFT)) & np.uint32(3)).astype(np.int32)
-    np.minimum(new_sum, 4, out=new_sum)
-    bits = np.take_along_axis(by_sum, new_sum, axis=1)
-    bits &= ~_COMP_BITS[_COMP]
-    own_shift = (np.minimum(rest, 2) * 9 + _M1_SHIFT).astype(np.uint32)[:, _COMP]
-    own = ((after >> own_shift) & _MASK9).astype(np.uint64)
-    own <<= _BIT_SHIFTS[_COMP]
-    bits |= own
+    contrib = ((base[:, :, None] >> _SUM_SHIFTS[cls]) & _MASK9).astype(np.uint64)  # [N, 4 components, 5 sums]
+    contrib <<= _BIT_SHIFTS[None, :, None]
+    by_sum = (contrib[:, 0] | contrib[:, 1] | contrib[:, 2] | contrib[:, 3]).ravel()
+    row = np.arange(0, 5 * n, 5, dtype=np.intp)[:, None]
+    own_shift = np.minimum(rest, 2) * np.uint32(9) + np.uint32(_M1_SHIFT)
     if seven_pairs:
-        odd = _join_components(base & _MASK9)[:, None] ^ _TILE_BITS[None, :]
-        single_odd = (odd & (odd - np.uint64(1))) == 0
-        single_odd &= (totals == 14)[:, None]
-        bits |= np.where(single_odd, odd, np.uint64(0))
-    bits[~held] = 0
+        odd = _join_components(base & _MASK9)[:, None]
+        fourteen = (totals == 14)[:, None]
+    held = c > 0
+    bits = np.empty((n, N_KINDS), dtype=np.uint64)
+    # One pass per component keeps the per-discard arrays [N, 9] and every shift a scalar.
+    for k, lo, hi in ((0, 0, 9), (1, 9, 18), (2, 18, 27), (3, 27, 34)):
+        held_k = held[:, lo:hi]
+        # Where d is not held the subtraction would borrow from the next digit: subtract nothing
+        # there, the row is blanked at the end.
+        after = table[codes[:, k : k + 1] - held_k * _POW9[: hi - lo]]
+        idx = ((after >> np.uint32(_CLS_SHIFT)) & np.uint32(3)) + rest[:, k : k + 1]
+        np.minimum(idx, 4, out=idx)
+        out = np.take(by_sum, idx + row)
+        out &= ~_COMP_BITS[k]
+        own = ((after >> own_shift[:, k : k + 1]) & _MASK9).astype(np.uint64)
+        own <<= np.uint64(9 * k)
+        out |= own
+        if seven_pairs:
+            # 13 tiles left with exactly one odd count: that tile makes seven pairs.
+            odd_after = odd ^ _TILE_BITS[lo:hi]
+            single_odd = (odd_after & (odd_after - np.uint64(1))) == 0
+            single_odd &= fourteen
+            out |= np.where(single_odd, odd_after, np.uint64(0))
+        out *= held_k
+        bits[:, lo:hi] = out
     return bits
 
 
-def _discard_waits(concealed14, seven_pairs: bool, kinds, owned) -> tuple[np.ndarray, bool]:
-    c, single = _as_counts(concealed14, "concealed14")
+def _discard_bits_one(v: list[int], seven_pairs: bool) -> list[int]:
+    """:func:`_discard_bits` for one hand given as 34 Python ints."""
+    table = tables()["wait"]
+    codes = _codes_one(v)
+    entries = [table.item(code) for code in codes]
+    total = sum(v) - 1
+    out = [0] * N_KINDS
+    for d in range(N_KINDS):
+        if v[d]:
+            k = d // 9
+            after = entries.copy()
+            after[k] = table.item(codes[k] - _POW_LIST[d])
+            out[d] = _wait_bits_one(after, total, seven_pairs)
+    return out
+
+
+def _discard_waits(concealed14, seven_pairs: bool, kinds, owned) -> np.ndarray:
+    """uint64 wait masks ``[N, 34]`` (``[34]`` for one hand) after each discard, masks applied."""
+    v = _one_hand(concealed14, "concealed14")
+    if v is not None:
+        rows = _discard_bits_one(v, seven_pairs)
+        keep = _kinds_bits(kinds) if kinds is not None else (1 << N_KINDS) - 1
+        if owned is not None:
+            own = _owned_bits_one(owned)
+            rows = [r & keep & (own | 1 << d) for d, r in enumerate(rows)]
+        elif kinds is not None:
+            rows = [r & keep for r in rows]
+        return np.array(rows, dtype=np.uint64)
+    c, _ = _as_counts(concealed14, "concealed14")
     bits = _discard_bits(c, seven_pairs)
     if kinds is not None:
         bits &= np.uint64(_kinds_bits(kinds))
     if owned is not None:
         # After discarding d the own count of d drops by one, so d itself is never blocked.
         bits &= _owned_bits(owned, c.shape[0])[:, None] | _TILE_BITS[None, :]
-    return bits, single
+    return bits
 
 
 def wait_mask_after_discards(concealed14, seven_pairs: bool = False, kinds=None, owned=None) -> np.ndarray:
@@ -472,16 +506,12 @@ def wait_mask_after_discards(concealed14, seven_pairs: bool = False, kinds=None,
     otherwise; ``owned`` (concealed + melded, before the discard) is reduced by the discarded tile.
     This decides whether a discard with 亮倒 is legal (RULES.md §3.6 D1).
     """
-    bits, single = _discard_waits(concealed14, seven_pairs, kinds, owned)
-    out = _unpack_bits(bits)
-    return out[0] if single else out
+    return _unpack_bits(_discard_waits(concealed14, seven_pairs, kinds, owned))
 
 
 def ready_after_discards(concealed14, seven_pairs: bool = False, kinds=None, owned=None) -> np.ndarray:
     """bool ``[N, 34]`` (or ``[34]``): discarding d leaves a ready hand, i.e. ``wait_mask_after_discards(...).any(-1)``."""
-    bits, single = _discard_waits(concealed14, seven_pairs, kinds, owned)
-    ok = bits != 0
-    return ok[0] if single else ok
+    return _discard_waits(concealed14, seven_pairs, kinds, owned) != 0
 
 
 # ----------------------------------------------------------------------------------- readings
@@ -561,15 +591,19 @@ def readings(counts, seven_pairs: bool = False) -> list[Reading]:
     return found
 
 
+# reading_text is called for every scored hand, and format_tiles per set costs more than the
+# scoring itself, so the set texts are formatted once.
+_SEQ_TEXT = {t: format_tiles([t, t + 1, t + 2]) for t in range(27) if t % 9 <= 6}
+_TRIP_TEXT = {t: format_tiles([t] * 3) for t in range(N_KINDS)}
+_PAIR_TEXT = {t: format_tiles([t] * 2) for t in range(N_KINDS)}
+
+
 def reading_text(reading: Reading, melds_text: str = "") -> str:
     """Human-readable reading, e.g. ``"123p · 789p · 456s · 555z · pair 88s"`` (melds appended after ``+``)."""
     if reading.kind == "seven_pairs":
-        text = "seven pairs " + " · ".join(format_tiles([t, t]) for t in reading.pairs)
+        text = "seven pairs " + " · ".join(_PAIR_TEXT[t] for t in reading.pairs)
     else:
-        parts = [format_tiles([t, t + 1, t + 2] if kind == "seq" else [t, t, t]) for kind, t in reading.sets]
-        parts.append("pair " + format_tiles([reading.pair, reading.pair]))
+        parts = [_SEQ_TEXT[t] if kind == "seq" else _TRIP_TEXT[t] for kind, t in reading.sets]
+        parts.append("pair " + _PAIR_TEXT[reading.pair])
         text = " · ".join(parts)
-    if melds_text:
-        text += " + " + melds_text
-    return text
-
+    return text + " + " + melds_text if melds_text else text
