@@ -2,10 +2,24 @@
 
 This module owns argument parsing, the human and JSON renderings of results, and the exit-code contract:
 0 for any well-formed request (a hand that cannot win is a result, not an error), 2 with a single
-``mjenv: error: ...`` line on stderr for malformed input (notation, options, variant, ruleset, preset).
+``mjenv: error: ...`` line on stderr for malformed input (notation, options, variant, ruleset, preset, a flag
+the chosen variant does not have).
 
 Subcommands are registered in :data:`COMMANDS` (name -> (add-arguments function, run function)); a new one
-(``replay``, ``play`` ...) adds an entry there.  Today: ``score`` (RULES.md §3.7-§3.10 for one hand).
+(``replay``, ``play`` ...) adds an entry there.  Today: ``score`` (one winning hand of any variant: Kawuxing
+RULES.md §3.7-§3.10, Gejiu §6, Diedaohu §7, Yangzhou §8-§9, Liuwei §10).
+
+``score`` is driven by two tables:
+
+* :data:`_FAMILIES` — per rule family (``VariantSpec.family``), how to build the scorer's context from the
+  command line and call it, the JSON object it prints, the fan-name table and the text notes on value and share;
+  a new family adds one entry;
+* :data:`_FLAGS` — the situation flags (``--liangdao``, ``--louhu``, ``--seat-wind`` ...), each with the
+  families it applies to; a flag given for another family is a usage error that names its variants.
+
+The JSON object always has ``legal``, ``reason``, ``reading``, ``fans`` ({id: value}), ``value``, ``cap`` and
+``share``; the Diedaohu, Liuwei and Yangzhou scorers add their own fields (``to_json()``: hand class, whole
+balance, 陪冲 amount, Yangzhou's ``big_fan_value`` / ``small_fans`` / ``total``, liability).
 """
 
 from __future__ import annotations
@@ -14,7 +28,9 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from mjenv.rules.options import (
     OptionError,
@@ -28,14 +44,31 @@ from mjenv.rules.options import (
     parse_option_assignments,
     tile_kinds,
 )
-from mjenv.rules.scoring.kawuxing import FANS, WinContext, score_hand, share
-from mjenv.tiles import parse_hand
+from mjenv.rules.scoring import diedaohu, gejiu, kawuxing, liuwei, yangzhou
+from mjenv.rules.scoring.diedaohu import DiedaohuContext, LouhuLock
+from mjenv.rules.scoring.gejiu import GejiuContext
+from mjenv.rules.scoring.kawuxing import WinContext, WinScore
+from mjenv.rules.scoring.yangzhou import YangzhouContext
+from mjenv.tiles import WINDS, Hand, parse_hand
 
 PROG = "mjenv"
 
 
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose usage errors are one ``mjenv: error: ...`` line and exit status 2."""
+    """An argument parser whose usage errors are one ``mjenv: error: ...`` line and exit status 2.
+
+    ``epilog_fn`` computes the epilog only when the help is shown (reading every rules file on each call of
+    :func:`main` would make scoring one hand slow).
+    """
+
+    def __init__(self, *args: Any, epilog_fn: Callable[[], str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._epilog_fn = epilog_fn
+
+    def format_help(self) -> str:
+        if self._epilog_fn is not None:
+            self.epilog = self._epilog_fn()
+        return super().format_help()
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise _UsageError(message)
@@ -45,88 +78,102 @@ class _UsageError(Exception):
     """Malformed command line or input; printed as one line, exit status 2."""
 
 
-# --------------------------------------------------------------------------------------------------
-# score
-# --------------------------------------------------------------------------------------------------
-
-_SCORE_DESCRIPTION = """\
-Score one Kawuxing winning hand: the best reading, its fans, the value V, the cap and the share one payer
-pays before payer factors (min(V, cap) * b).  The hand is written in RULES.md §1.2 notation and must name
-the winning tile and how it arrived, e.g.
-
-  mjenv score "24p678s789s55z [P 333p] +3p discard"
-  mjenv score "1122334456677p +5p self-draw" --option cap=none --json
-  mjenv score "234p567p345s66z78s +9s discard" --liangdao --ruleset qdjt001 --preset crazy
-
-A hand that cannot win (no winning reading, refused by kaikou or a missed-win lock) is reported with
-legal: false and exit status 0; malformed input exits with status 2."""
-
-
-def _kawuxing_variants() -> list[str]:
-    """The variants that ``score`` handles: those of the Kawuxing family (other families score elsewhere)."""
-    return [name for name, spec in VARIANTS.items() if spec.family == "kawuxing"]
-
-
-def _kawuxing_epilog() -> str:
-    """Rulesets, presets and options of Kawuxing, read from the rules files (so the help never goes stale)."""
-    try:
-        rulesets = ", ".join(list_rulesets("kawuxing3"))
-        presets = ", ".join(list_presets("kawuxing3"))
-        table = describe_options(get_variant("kawuxing3").options_cls)
-    except OptionError as e:  # a broken rules directory must not break --help
-        return f"(rulesets and presets unavailable: {e})"
-    return (
-        f"variants: {', '.join(_kawuxing_variants())}\n"
-        f"rulesets: {rulesets} (default {get_variant('kawuxing3').default_ruleset})\n"
-        f"presets:  {presets} (applied on top of the ruleset; --option overrides both)\n\n"
-        f"options (--option name=value):\n{table}"
-    )
-
-
-def _add_score(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser(
-        "score",
-        help="score one Kawuxing winning hand",
-        usage="%(prog)s HAND [--variant V] [--ruleset R] [--preset P] [--option NAME=VALUE]... [--liangdao]\n"
-        "       [--after-kong [L]] [--last-tile] [--konged] [--discarder-liangdao] [--lock M] [--json]",
-        description=_SCORE_DESCRIPTION,
-        epilog=_kawuxing_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    # optional only so that "--after-kong HAND" can be untangled in _run_score; a missing hand is an error there
-    p.add_argument(
-        "hand", nargs="?", help='(required) the hand with its winning tile, e.g. "24p678s789s55z [P 333p] +3p discard"'
-    )
-    p.add_argument("--variant", default="kawuxing3", help="kawuxing3 (default) or kawuxing4")
-    p.add_argument("--ruleset", default=None, help="ruleset (default: the variant's, kwx004)")
-    p.add_argument("--preset", default=None, help="preset applied on top of the ruleset")
-    p.add_argument(
-        "--option", action="append", default=[], metavar="NAME=VALUE", help="set one option (repeatable)"
-    )
-    p.add_argument("--liangdao", action="store_true", help="the winner declared 亮倒 before this win")
-    p.add_argument(
-        "--after-kong",
-        nargs="?",
-        const="1",
-        default="0",
-        metavar="L",
-        help="the win follows a kong at chain position L (default 1): "
-        "杠上开花 on a self-draw, 杠上炮 on a discard",
-    )
-    p.add_argument("--last-tile", action="store_true", help="the win is on the last tile (海底捞, per option haidi)")
-    p.add_argument("--konged", action="store_true", help="the winner made a kong earlier this hand (kaikou soft)")
-    p.add_argument(
-        "--discarder-liangdao", action="store_true", help="the discarder has declared 亮倒 (payer factor f_D)"
-    )
-    p.add_argument(
-        "--lock", type=int, default=None, metavar="M", help="the winner is under a missed-win lock with value M"
-    )
-    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-
-
-def _number(x: float) -> float | int:
+def _number(x: float | None) -> float | int | None:
     """Whole amounts as ints, so JSON and text show ``8`` rather than ``8.0``."""
+    if x is None:
+        return None
     return int(x) if float(x).is_integer() else x
+
+
+# --------------------------------------------------------------------------------------------------
+# score: situation flags
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Flag:
+    """One situation flag of ``score``: its argparse spelling and the rule families it applies to."""
+
+    name: str
+    """The option string, e.g. ``"--after-kong"``."""
+    families: tuple[str, ...]
+    help: str
+    usage: str = ""
+    """How the usage line writes it (``"--lock M"``); the bare name when empty."""
+    kwargs: Mapping[str, Any] = field(default_factory=lambda: {"action": "store_true", "default": False})
+    """``add_argument`` keywords; ``default`` is also the value that means "not given"."""
+
+    @property
+    def dest(self) -> str:
+        return self.name.lstrip("-").replace("-", "_")
+
+
+_WIND_LETTERS = "ESWN"  # seat / round winds as written on the command line: 1z 2z 3z 4z
+
+_FLAGS: tuple[_Flag, ...] = (
+    _Flag("--liangdao", ("kawuxing",), "the winner declared 亮倒 before this win"),
+    _Flag(
+        "--after-kong",
+        ("kawuxing", "gejiu"),
+        "the win follows the winner's kong: Kawuxing, at chain position L (default 1), 杠上开花 on a self-draw, "
+        "杠上炮 on a discard; Gejiu, 杠上花 on a self-draw (no L)",
+        "--after-kong [L]",
+        # optional value only so that "--after-kong HAND" can be untangled in _after_kong
+        {"nargs": "?", "const": "1", "default": "0", "metavar": "L"},
+    ),
+    _Flag("--last-tile", ("kawuxing",), "the win is on the last tile (海底捞, per option haidi)"),
+    _Flag("--konged", ("kawuxing",), "the winner made a kong earlier this hand (kaikou soft)"),
+    _Flag("--discarder-liangdao", ("kawuxing",), "the discarder has declared 亮倒 (payer factor f_D)"),
+    _Flag(
+        "--lock",
+        ("kawuxing",),
+        "the winner is under a missed-win lock with value M",
+        "--lock M",
+        {"type": int, "default": None, "metavar": "M"},
+    ),
+    _Flag(
+        "--louhu",
+        ("diedaohu", "yangzhou", "liuwei"),
+        "the winner is under a missed-win lock (漏胡, §7.6): no discard or rob win",
+    ),
+    _Flag(
+        "--dadiaoche",
+        ("diedaohu", "yangzhou", "liuwei"),
+        "the winner is locked but the 大吊车 exception holds for the winning tile (§7.6)",
+    ),
+    _Flag(
+        "--discarder-busted",
+        ("diedaohu", "liuwei"),
+        "园子: the discarder's balance is 0, its tiles cannot be won on (§7.7)",
+    ),
+    _Flag(
+        "--seat-wind",
+        ("yangzhou",),
+        "the winner's seat wind 门风 (default E)",
+        "--seat-wind E|S|W|N",
+        {"type": str.upper, "choices": tuple(_WIND_LETTERS), "default": None, "metavar": "E|S|W|N"},
+    ),
+    _Flag(
+        "--round-wind",
+        ("yangzhou",),
+        "the round wind 圈风 (default E)",
+        "--round-wind E|S|W|N",
+        {"type": str.upper, "choices": tuple(_WIND_LETTERS), "default": None, "metavar": "E|S|W|N"},
+    ),
+)
+
+
+def _variants_of(family: str) -> list[str]:
+    """The variants of one rule family, in registry order."""
+    return [name for name, spec in VARIANTS.items() if spec.family == family]
+
+
+def _check_flags(args: argparse.Namespace, family: str) -> None:
+    """A situation flag given for a variant whose family it does not apply to is a usage error."""
+    for flag in _FLAGS:
+        if family not in flag.families and getattr(args, flag.dest) != flag.kwargs["default"]:
+            variants = [v for f in flag.families for v in _variants_of(f)]
+            raise _UsageError(f"{flag.name} applies to {', '.join(variants)} only, not {args.variant}")
 
 
 def _after_kong(args: argparse.Namespace) -> int:
@@ -142,56 +189,276 @@ def _after_kong(args: argparse.Namespace) -> int:
     return position
 
 
-def _run_score(args: argparse.Namespace) -> int:
-    kong_position = _after_kong(args)
-    if args.hand is None:
-        raise _UsageError("the following arguments are required: hand")
-    if get_variant(args.variant).family != "kawuxing":
-        raise _UsageError(
-            f"score handles the Kawuxing variants only ({', '.join(_kawuxing_variants())}), not {args.variant!r}"
-        )
-    opts = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))
-    hand = parse_hand(args.hand, tile_kinds(args.variant, opts))
-    if hand.win_tile is None:
-        raise _UsageError("the hand has no winning tile; end it with e.g. '+3p discard', '+9p self-draw' or '+5p rob'")
-    if kong_position and hand.win_how == "rob":
-        raise _UsageError("--after-kong does not apply to a rob (robbing is its own fan, 抢杠胡)")
+def _louhu_lock(args: argparse.Namespace, hand: Hand) -> LouhuLock:
+    """``--louhu`` / ``--dadiaoche`` as the winner's missed-win state (大吊车: the exception is the winning tile)."""
+    if args.dadiaoche:
+        return LouhuLock(True, hand.win_tile)
+    return LouhuLock(args.louhu)
+
+
+def _wind(letter: str | None) -> int:
+    """Tile id 27..30 of a wind letter E/S/W/N (East when not given)."""
+    return WINDS[_WIND_LETTERS.index(letter or "E")]
+
+
+# --------------------------------------------------------------------------------------------------
+# score: one entry per rule family
+# --------------------------------------------------------------------------------------------------
+
+
+def _score_kawuxing(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
     ctx = WinContext(
         how=hand.win_how,
         revealed=args.liangdao,
-        kong_position=kong_position,
+        kong_position=args.kong_position,
         last_tile=args.last_tile,
         winner_has_konged=args.konged,
         discarder_revealed=args.discarder_liangdao,
         missed_win_lock=args.lock,
     )
-    score = score_hand(hand, ctx, opts, n_players(args.variant))
-    amount = _number(share(score, 1, opts))
+    return kawuxing.score_hand(hand, ctx, opts, n_players(variant))
+
+
+def _score_gejiu(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
+    if args.kong_position > 1:
+        raise _UsageError(f"--after-kong takes no chain position in {variant} (杠上花 is one pattern)")
+    if args.kong_position and hand.win_how != "self-draw":
+        raise _UsageError(f"--after-kong applies to a self-draw in {variant} (杠上花; there is no 杠上炮)")
+    return gejiu.score_hand(hand, GejiuContext(hand.win_how, after_kong=bool(args.kong_position)), opts)
+
+
+def _score_by_class(module: Any) -> Callable[[Hand, argparse.Namespace, Any, str], WinScore]:
+    """The scorer of Diedaohu or Liuwei: one hand class, the missed-win lock and a busted discarder."""
+
+    def score(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
+        ctx = DiedaohuContext(hand.win_how, lock=_louhu_lock(args, hand), discarder_busted=args.discarder_busted)
+        return module.score_hand(hand, ctx, opts)
+
+    return score
+
+
+def _score_yangzhou(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
+    ctx = YangzhouContext(
+        hand.win_how,
+        seat_wind=_wind(args.seat_wind),
+        round_wind=_wind(args.round_wind),
+        lock=_louhu_lock(args, hand),
+    )
+    return yangzhou.score_hand(hand, ctx, opts)
+
+
+def _plain_json(score: WinScore, amount: float) -> dict:
+    """The seven fields every variant prints, for the scorers without a ``to_json``."""
+    return {
+        "legal": score.legal,
+        "reason": score.reason,
+        "reading": score.reading_text,
+        "fans": score.fans,
+        "value": score.value,
+        "cap": score.cap,
+        "share": _number(amount),
+    }
+
+
+def _share_diedaohu(out: dict, opts: Any, how: str) -> str:
+    if out["whole_balance"]:
+        return "the payer's whole balance (风清 under 园子)"
+    return f"{out['share']} per payer (V × b, b = {_number(opts.base)})"
+
+
+def _share_liuwei(out: dict, opts: Any, how: str) -> str:
+    paid = "the whole balance" if out["whole_balance"] else out["share"]
+    b = _number(opts.base)
+    n = _number(opts.bankroll)
+    scale = f"§10.4 table × b, b = {b}" if n is None else f"§10.4 table × N/50 × b, N = {n}, b = {b}"
+    if how == "self-draw":
+        return f"{paid} from each of the three others ({scale})"
+    return f"{paid} from the discarder (出冲), {out['peichong']} from each other player (陪冲) ({scale})"
+
+
+def _share_yangzhou(out: dict, opts: Any, how: str) -> str:
+    b = _number(opts.base)
+    if how == "self-draw":
+        return f"{out['share']} from each of the three others (T × b, b = {b})"
+    return f"{out['share']} from the discarder (2 × T × b, b = {b}; the others pay nothing)"
+
+
+@dataclass(frozen=True)
+class _Family:
+    """How ``score`` handles the variants of one rule family."""
+
+    fans: Mapping[str, tuple]
+    """Fan id -> (Chinese name, ...): the scorer module's table, for the readable output."""
+    score: Callable[[Hand, argparse.Namespace, Any, str], WinScore]
+    """(hand, args, options, variant) -> the score; builds the context from the situation flags."""
+    to_json: Callable[[WinScore, Any], dict]
+    """(score, options) -> the JSON object."""
+    value_note: Callable[[WinScore, Any], str]
+    """(score, options) -> what follows V on the text ``value`` line."""
+    share_note: Callable[[dict, Any, str], str]
+    """(JSON object, options, how) -> the text ``share`` line."""
+    fan_mark: str = ""
+    """Written before a fan's value in the text ``fans`` line (``×`` where values are factors)."""
+
+
+_FAMILIES: dict[str, _Family] = {
+    "kawuxing": _Family(
+        fans=kawuxing.FANS,
+        score=_score_kawuxing,
+        to_json=lambda s, o: _plain_json(s, kawuxing.share(s, 1, o)),
+        value_note=lambda s, o: f"({o.fan_combine})",
+        share_note=lambda out, o, how: (
+            f"{out['share']} per payer before payer factors (min(V, cap) × b, b = {_number(o.base)})"
+        ),
+        fan_mark="×",
+    ),
+    "gejiu": _Family(
+        fans=gejiu.PATTERNS,
+        score=_score_gejiu,
+        to_json=lambda s, o: _plain_json(s, gejiu.share(s, o)),
+        value_note=lambda s, o: f"({o.gejiu_combine}; 平胡 = 2 is the base)",
+        share_note=lambda out, o, how: f"{out['share']} per payer (V × b, b = {_number(o.base)}; no cap)",
+    ),
+    "diedaohu": _Family(
+        fans=diedaohu.FANS,
+        score=_score_by_class(diedaohu),
+        to_json=lambda s, o: s.to_json(),
+        value_note=lambda s, o: "(V of the hand class, §7.4)",
+        share_note=_share_diedaohu,
+    ),
+    "yangzhou": _Family(
+        fans=yangzhou.FANS,
+        score=_score_yangzhou,
+        to_json=lambda s, o: s.to_json(),
+        value_note=lambda s, o: (
+            f"(T = B {s.big_fan_value} + small fans {s.total - s.big_fan_value}; "
+            f"{o.yz_style} values, min_fan {o.min_fan})"
+        ),
+        share_note=_share_yangzhou,
+    ),
+    "liuwei": _Family(
+        fans=liuwei.FANS,
+        score=_score_by_class(liuwei),
+        to_json=lambda s, o: s.to_json(),
+        value_note=lambda s, o: "(Diedaohu V of the hand class, §7.4; money from the §10.4 table)",
+        share_note=_share_liuwei,
+    ),
+}
+
+
+# --------------------------------------------------------------------------------------------------
+# score: arguments, help, run
+# --------------------------------------------------------------------------------------------------
+
+_SCORE_DESCRIPTION = """\
+Score one winning hand of any variant: the best reading, its fans, the value V, the cap and the share one payer
+pays (Kawuxing: before payer factors, min(V, cap) * b).  The hand is written in RULES.md §1.2 notation and must
+name the winning tile and how it arrived, e.g.
+
+  mjenv score "24p678s789s55z [P 333p] +3p discard"
+  mjenv score "1122334456677p +5p self-draw" --option cap=none --json
+  mjenv score "234p567p345s66z78s +9s discard" --liangdao --ruleset qdjt001 --preset crazy
+  mjenv score --variant gejiu "111p333p555p77p99p +9p self-draw" --option gejiu_combine=add
+  mjenv score --variant diedaohu "333z55z66z [P 111z] [P 222z] +6z discard" --option bankroll=100
+  mjenv score --variant yangzhou_new "111m555s77z88s [P 999p] +7z discard" --seat-wind S --json
+  mjenv score --variant liuwei "22m44s [P 111p] [P 999s] [P 333z] +2m discard" --louhu
+
+The situation flags apply to some variants only (shown in brackets); another one is an error.  A hand that
+cannot win (no winning reading, below the minimum, refused by kaikou or a missed-win lock) is reported with
+legal: false and exit status 0; malformed input exits with status 2."""
+
+
+def _family_label(family: str) -> str:
+    return f"{family.capitalize()} ({', '.join(_variants_of(family))})"
+
+
+def _score_usage() -> str:
+    lines = ["%(prog)s HAND [--variant V] [--ruleset R] [--preset P] [--option NAME=VALUE]... [--json]"]
+    for family in _FAMILIES:
+        flags = " ".join(f"[{f.usage or f.name}]" for f in _FLAGS if family in f.families)
+        lines.append(f"  {_family_label(family)}: {flags}")
+    return "\n       ".join(lines)
+
+
+def _score_epilog() -> str:
+    """Variants, rulesets, presets and options, read from the registry and rules files (so help never goes stale)."""
+    try:
+        width = max(map(len, VARIANTS))
+        lines = ["variants (--variant V; ruleset R, the default first; presets P apply on top, --option over both):"]
+        for name, spec in VARIANTS.items():
+            rulesets = [spec.default_ruleset] + [r for r in list_rulesets(name) if r != spec.default_ruleset]
+            presets = list_presets(name)
+            lines.append(
+                f"  {name:<{width}}  rulesets: {', '.join(rulesets)}; presets: {', '.join(presets) or 'none'}"
+                f"\n  {'':<{width}}  {spec.description}"
+            )
+        for family in _FAMILIES:
+            variant = _variants_of(family)[0]
+            table = describe_options(get_variant(variant).options_cls, variant)
+            lines.append(f"\noptions of {_family_label(family)} (--option name=value):\n{table}")
+    except OptionError as e:  # a broken rules directory must not break --help
+        return f"(rulesets and presets unavailable: {e})"
+    return "\n".join(lines)
+
+
+def _add_score(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "score",
+        help="score one winning hand (every variant)",
+        usage=_score_usage(),
+        description=_SCORE_DESCRIPTION,
+        epilog_fn=_score_epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    # optional only so that "--after-kong HAND" can be untangled in _after_kong; a missing hand is an error there
+    p.add_argument(
+        "hand", nargs="?", help='(required) the hand with its winning tile, e.g. "24p678s789s55z [P 333p] +3p discard"'
+    )
+    p.add_argument("--variant", default="kawuxing3", help=f"{', '.join(VARIANTS)} (default kawuxing3)")
+    p.add_argument("--ruleset", default=None, help="ruleset (default: the variant's, e.g. kwx004)")
+    p.add_argument("--preset", default=None, help="preset applied on top of the ruleset (Kawuxing)")
+    p.add_argument(
+        "--option", action="append", default=[], metavar="NAME=VALUE", help="set one option (repeatable)"
+    )
+    for flag in _FLAGS:
+        variants = ", ".join(v for f in flag.families for v in _variants_of(f))
+        p.add_argument(flag.name, help=f"{flag.help} [{variants}]", **flag.kwargs)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def _run_score(args: argparse.Namespace) -> int:
+    args.kong_position = _after_kong(args)
+    if args.hand is None:
+        raise _UsageError("the following arguments are required: hand")
+    family_name = get_variant(args.variant).family
+    if family_name not in _FAMILIES:
+        raise _UsageError(f"score has no scorer for variant {args.variant!r} (family {family_name!r}) yet")
+    family = _FAMILIES[family_name]
+    _check_flags(args, family_name)
+    opts = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))
+    hand = parse_hand(args.hand, tile_kinds(args.variant, opts))
+    if hand.win_tile is None:
+        raise _UsageError("the hand has no winning tile; end it with e.g. '+3p discard', '+9p self-draw' or '+5p rob'")
+    if args.kong_position and hand.win_how == "rob":
+        raise _UsageError("--after-kong does not apply to a rob (robbing is its own fan, 抢杠胡)")
+    score = family.score(hand, args, opts, args.variant)
+    out = family.to_json(score, opts)
     if args.json:
-        out = {
-            "legal": score.legal,
-            "reason": score.reason,
-            "reading": score.reading_text,
-            "fans": score.fans,
-            "value": score.value,
-            "cap": score.cap,
-            "share": amount,
-        }
         print(json.dumps(out))
         return 0
     ruleset = args.ruleset or get_variant(args.variant).default_ruleset
     setup = f"{args.variant}, ruleset {ruleset}" + (f", preset {args.preset}" if args.preset else "")
     if args.option:
         setup += ", " + " ".join(args.option)
-    fans = "  ".join(f"{FANS[f][0]} {f} ×{v}" for f, v in score.fans.items()) or "-"
+    fans = "  ".join(f"{family.fans[f][0]} {f} {family.fan_mark}{v}" for f, v in score.fans.items()) or "-"
     lines = [
         f"hand     {args.hand.strip()}",
         f"rules    {setup}",
         f"reading  {score.reading_text or '-'}",
         f"fans     {fans}",
-        f"value    {score.value} ({opts.fan_combine})",
+        f"value    {score.value} {family.value_note(score, opts)}",
         f"cap      {'none' if score.cap is None else score.cap}",
-        f"share    {amount} per payer before payer factors (min(V, cap) × b, b = {_number(opts.base)})",
+        f"share    {family.share_note(out, opts, hand.win_how)}",
         "legal    yes" if score.legal else f"legal    no: {score.reason}",
     ]
     print("\n".join(lines))
@@ -211,7 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``mjenv`` argument parser with one subparser per entry of :data:`COMMANDS`."""
     parser = _Parser(
         prog=PROG,
-        description="mjenv: regional Chinese mahjong rules and environments (Kawuxing 卡五星 and others).",
+        description="mjenv: regional Chinese mahjong rules and environments (Kawuxing 卡五星, Gejiu 个旧, Diedaohu 跌倒胡, "
+        "Yangzhou 扬州式, Liuwei 六圩式).",
         epilog="Run 'mjenv <command> --help' for the options of a command.",
     )
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)

@@ -119,7 +119,7 @@ def test_text_output_names_fans_in_chinese(capsys):
         (["score", "123p456p789p23s77z +4s", "--option", "capp=8"], "unknown option"),
         (["score", "123p456p789p23s77z +4s", "--option", "cap"], "malformed option"),
         (["score", "123p456p789p23s77z +4s", "--variant", "kawuxing5"], "unknown variant"),
-        (["score", "123p456p789p23s77z +4s", "--variant", "gejiu"], "gejiu"),
+        (["score", "123p456p789p23s77z +4s", "--variant", "gejiu", "--liangdao"], "--liangdao applies to kawuxing3"),
         (["score", "123p456p789p23s77z +4s", "--ruleset", "kwx005"], "unknown ruleset"),
         (["score", "123p456p789p23s77z +4s", "--preset", "wild"], "unknown preset"),
         (["score", "123p456p789p23s77z +4s", "--after-kong=-1"], "--after-kong"),
