@@ -494,36 +494,33 @@ class Engine:
             st.melded[b, s, t] += 4 if kind >= S.DIRECT_KONG else 3
 
     def _pong(self, b: int, s: int) -> None:
-        st = self.state
-        t = self._take_discard(b)
-        frm = int(st.claim_from[b])
-        st.hand[b, s, t] -= 2
-        self._add_meld(b, s, S.PONG_MELD, t, frm)
-        st.claim_opts[b] = 0
-        st.cur[b] = st.actor[b] = s
-        st.phase[b] = CLAIMED
-        st.drawn[b] = -1
-        st.after_kong[b] = 0
-        if self.record_events:
-            self.events[b].append({"type": "pong", "seat": s, "tile": tile_name(t), "from": frm})
+        self._claim_meld(b, s, S.PONG_MELD, int(self.state.claim_tile[b]))
 
     def _chi(self, b: int, s: int, position: int) -> None:
         """Chi of the tile under claim as the lowest / middle / highest tile of the sequence (position 0/1/2)."""
+        self._claim_meld(b, s, S.CHI_MELD, int(self.state.claim_tile[b]) - position)
+
+    def _claim_meld(self, b: int, s: int, kind: int, low: int) -> None:
+        """Seat ``s`` pongs or chis the tile under claim (meld starting at ``low``) and must discard next."""
         st = self.state
         t = self._take_discard(b)
         frm = int(st.claim_from[b])
-        low = t - position
-        for x in range(low, low + 3):
-            if x != t:
-                st.hand[b, s, x] -= 1
-        self._add_meld(b, s, S.CHI_MELD, low, frm)
+        tiles = [low] * 3 if kind == S.PONG_MELD else [low, low + 1, low + 2]
+        tiles.remove(t)
+        for x in tiles:
+            st.hand[b, s, x] -= 1
+        self._add_meld(b, s, kind, low, frm)
         st.claim_opts[b] = 0
         st.cur[b] = st.actor[b] = s
         st.phase[b] = CLAIMED
         st.drawn[b] = -1
         st.after_kong[b] = 0
         if self.record_events:
-            self.events[b].append({"type": "chi", "seat": s, "tile": tile_name(t), "meld": format_counts(np.bincount(range(low, low + 3), minlength=34)), "from": frm})
+            name = "pong" if kind == S.PONG_MELD else "chi"
+            event = {"type": name, "seat": s, "tile": tile_name(t), "from": frm}
+            if kind == S.CHI_MELD:
+                event["meld"] = "".join(str(x % 9 + 1) for x in range(low, low + 3)) + "mps"[low // 9]
+            self.events[b].append(event)
 
     def _direct_kong(self, b: int, s: int) -> None:
         st = self.state
