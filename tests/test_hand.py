@@ -238,8 +238,8 @@ wait_kinds_st = st.one_of(
     st.lists(st.booleans(), min_size=N_KINDS, max_size=N_KINDS).map(lambda b: np.array(b, dtype=bool)),
 )
 
-BATCH = dict(min_size=30, max_size=40)
-SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+BATCH = {"min_size": 30, "max_size": 40}
+SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large]}
 
 # ----------------------------------------------------------------------------------- property tests
 # Hands compared against the reference: completion 160 x >= 30, waits 160 x >= 30,
@@ -303,7 +303,10 @@ def test_wait_mask_after_discards_matches_wait_mask(hands, seven_pairs, kinds, w
             after[d] -= 1
             own = None if owned is None else owned[i] - np.eye(N_KINDS, dtype=owned.dtype)[d]
             np.testing.assert_array_equal(got[i, d], ref_waits(after, seven_pairs, kinds, own))
-    np.testing.assert_array_equal(hand.wait_mask_after_discards(batch[0], seven_pairs, kinds, None if owned is None else owned[0]), got[0])
+    for i, c in enumerate(batch):  # the one-hand path
+        own = None if owned is None else owned[i]
+        assert np.array_equal(hand.wait_mask_after_discards(c, seven_pairs, kinds, own), got[i]), c
+        assert np.array_equal(hand.ready_after_discards(c, seven_pairs, kinds, own), got[i].any(axis=1)), c
 
 
 @settings(max_examples=120, **SETTINGS)
@@ -397,7 +400,7 @@ def test_rule_book_waits(concealed, melds, seven_pairs, waits):
 
 def test_e3_readings():
     r = hand.readings(hc("11223344556677p"), seven_pairs=True)
-    p = lambda s: tile_id(s)  # noqa: E731
+    p = tile_id
     standard = {
         Reading("standard", (("seq", p("1p")), ("seq", p("1p")), ("seq", p("4p")), ("seq", p("4p"))), p("7p")),
         Reading("standard", (("seq", p("2p")), ("seq", p("2p")), ("seq", p("5p")), ("seq", p("5p"))), p("1p")),
@@ -482,6 +485,14 @@ def test_bad_input(bad, match):
     for fn in (hand.is_complete, hand.wait_mask, hand.ready, hand.wait_mask_after_discards):
         with pytest.raises(ValueError, match=match):
             fn(bad)
+
+
+def test_no_fifth_copy():
+    """A tile held four times concealed is never a wait, even when ``owned`` claims fewer."""
+    for text, waits in (("1111p", set()), ("1111234p", {"4p"}), ("1111p567s", set())):
+        c = hc(text)
+        assert waits_text(hand.wait_mask(c)) == waits
+        assert waits_text(hand.wait_mask(c, owned=np.zeros(N_KINDS, np.int8))) == waits
 
 
 def test_bad_masks():
