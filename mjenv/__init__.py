@@ -3,8 +3,46 @@
 The public front door.  Rules live in :mod:`mjenv.rules` (pure functions, no env concepts),
 the batched numpy game core in :mod:`mjenv.engine`, agent-facing encodings in
 :mod:`mjenv.encoding`, and the PettingZoo / Gymnasium adapters in :mod:`mjenv.envs`.
+
+Entry points (loaded on first use, so that ``import mjenv`` stays light):
+
+* ``mjenv.env(variant="kawuxing3", ruleset=None, preset=None, options=None, render_mode=None)`` —
+  PettingZoo AEC env with the classic wrappers; ``mjenv.raw_env(...)`` the bare env class
+  (:mod:`mjenv.envs.aec`);
+* ``mjenv.vector_env(variant, num_envs, ...)`` — Gymnasium ``VectorEnv`` over one engine batch
+  (:class:`mjenv.envs.vector.MahjongVectorEnv`);
+* ``mjenv.sb3_vec_env(variant, num_envs, ...)`` — stable-baselines3 ``VecEnv`` with
+  ``action_masks()`` (needs the ``train`` extra);
+* ``mjenv.single_env(variant, ...)`` — single-agent Gymnasium env against fixed opponents
+  (:class:`mjenv.envs.single.MahjongSingleEnv`).
 """
 
 __version__ = "0.1.0"
 
 VARIANTS = ("kawuxing3", "kawuxing4", "gejiu", "diedaohu", "yangzhou", "yangzhou_new", "liuwei")
+
+__all__ = ["VARIANTS", "__version__", "env", "raw_env", "vector_env", "sb3_vec_env", "single_env"]
+
+_LAZY = {
+    "env": ("mjenv.envs.aec", "env"),
+    "raw_env": ("mjenv.envs.aec", "raw_env"),
+    "vector_env": ("mjenv.envs.vector", "MahjongVectorEnv"),
+    "sb3_vec_env": ("mjenv.envs.vector", "sb3_vec_env"),
+    "single_env": ("mjenv.envs.single", "MahjongSingleEnv"),
+}
+
+
+def __getattr__(name: str):
+    """Import the env entry points on first access (PEP 562)."""
+    if name in _LAZY:
+        import importlib
+
+        module, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mjenv' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + list(_LAZY))

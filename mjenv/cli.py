@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mjenv.replay import add_replay_subcommand, replay_main
 from mjenv.rules.options import (
     OptionError,
     VARIANTS,
@@ -471,6 +472,7 @@ def _run_score(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "score": (_add_score, _run_score),
+    "replay": (add_replay_subcommand, replay_main),
 }
 
 

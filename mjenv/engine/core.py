@@ -123,7 +123,7 @@ class Engine:
             self.hand_number[idx] += 1
             self.balance[idx] += self.state.money[idx]  # the bankroll carries the finished hand's money
         self._deal(idx, wall_arr, dealers)
-        self._advance()
+        self._advance(idx)
 
     def next_hand(self, seed: int | None = None, *, walls=None, tables=None, table_ids=None) -> None:
         """Deal the next hand of each finished table's match (RULES.md §3.12 dealer rotation).
@@ -228,19 +228,23 @@ class Engine:
         return tuple(out)
 
     # ------------------------------------------------------------------ step
-    def step(self, actions) -> None:
-        """Apply one action per table (ignored for finished tables), then advance automatic moves.
+    def step(self, actions, tables=None) -> None:
+        """Apply one action per table, then advance automatic moves.
 
+        ``actions`` has one id per table (finished tables' ids are ignored), or, with ``tables``
+        (indices), one id per listed table: only those tables move, the others keep waiting.
         Raises :class:`IllegalActionError` naming the table, seat and action if any live table's
         action is not legal; in that case nothing changes.
         """
         acts = np.asarray(actions).reshape(-1)
-        if acts.shape[0] != self.batch_size:
-            raise ValueError(f"expected {self.batch_size} actions, got {acts.shape[0]}")
+        idx = np.arange(self.batch_size) if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
+        if acts.shape[0] != len(idx):
+            raise ValueError(f"expected {len(idx)} actions, got {acts.shape[0]}")
         if not np.issubdtype(acts.dtype, np.integer):
             raise IllegalActionError(f"actions must be integer ids, got dtype {acts.dtype}")
-        live = np.flatnonzero(self.state.phase != DONE)
-        a = acts[live].astype(np.int64)
+        keep = self.state.phase[idx] != DONE
+        live = idx[keep]
+        a = acts[keep].astype(np.int64)
         inrange = (a >= 0) & (a < A.N_ACTIONS)
         ok = inrange.copy()
         ok[inrange] = self.mask[live[inrange], a[inrange]]
@@ -254,7 +258,7 @@ class Engine:
             )
         self.n_decisions += len(live)
         self._apply(live, a)
-        self._advance()
+        self._advance(live)
 
     def _apply(self, idx: np.ndarray, a: np.ndarray) -> None:
         st = self.state
@@ -274,19 +278,20 @@ class Engine:
         if (~own & ~pick).any():
             self._reply(idx[~own & ~pick], a[~own & ~pick])
 
-    def _advance(self) -> None:
-        """Compute masks; auto-play every live table whose seat has exactly one legal action."""
-        live = np.flatnonzero(self.state.phase != DONE)
-        self.mask[self.state.phase == DONE] = False
-        todo = live
+    def _advance(self, tables: np.ndarray) -> None:
+        """Recompute the masks of ``tables``; auto-play every one whose seat has exactly one legal action."""
+        st = self.state
+        tables = np.asarray(tables, dtype=np.int64)
+        self.mask[tables[st.phase[tables] == DONE]] = False
+        todo = tables[st.phase[tables] != DONE]
         while len(todo):
             self.mask[todo] = self._compute_masks(todo)
             single = todo[self.mask[todo].sum(1) == 1]
             if not len(single):
                 break
             self._apply(single, self.mask[single].argmax(1).astype(np.int64))
-            self.mask[single[self.state.phase[single] == DONE]] = False
-            todo = single[self.state.phase[single] != DONE]
+            self.mask[single[st.phase[single] == DONE]] = False
+            todo = single[st.phase[single] != DONE]
 
     # ------------------------------------------------------------------ draws and discards
     def _draw(self, idx: np.ndarray, seats: np.ndarray) -> None:
@@ -300,6 +305,8 @@ class Engine:
             return
         tiles = st.wall[idx, st.front[idx]].astype(np.int64)
         st.front[idx] += 1
+        st.claim_tile[idx] = -1
+        st.claim_from[idx] = -1
         st.hand[idx, seats, tiles] += 1
         st.drawn[idx] = tiles
         st.lock[idx, seats] = 0
@@ -511,6 +518,7 @@ class Engine:
             st.hand[b, s, x] -= 1
         self._add_meld(b, s, kind, low, frm)
         st.claim_opts[b] = 0
+        st.claim_tile[b] = st.claim_from[b] = -1
         st.cur[b] = st.actor[b] = s
         st.phase[b] = CLAIMED
         st.drawn[b] = -1

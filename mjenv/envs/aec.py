@@ -1,0 +1,287 @@
+"""PettingZoo AEC environment: one table of any mjenv variant, one hand per episode.
+
+``mjenv.env(variant="kawuxing3", ruleset=None, preset=None, options=None, render_mode=None)`` returns
+the env with PettingZoo's classic wrappers (illegal move → the mover gets -1 and the hand ends;
+out-of-bounds actions asserted; call order enforced); ``mjenv.raw_env(...)`` the bare env, whose
+``step`` raises :class:`~mjenv.engine.core.IllegalActionError` on an illegal action.  The env is a
+thin adapter over :class:`~mjenv.engine.core.Engine` (batch size 1): no rule lives here.
+
+Agents
+    ``player_0`` … ``player_{n-1}`` = seats 0 … n-1 (n = 3 for ``kawuxing3``, 4 for ``kawuxing4``);
+    play passes from seat i to seat i+1.  The dealer is seat 0 unless ``reset(options={"dealer": d})``.
+    ``agent_selection`` is the seat the engine waits for: the player on turn, or in a claim window
+    each seat that may claim, in turn order from the discarder.  Moves nobody has to decide (draws,
+    windows nobody can use, a revealed player's automatic discard, a single legal action) are played
+    by the engine without asking.
+
+Actions — ``Discrete(111)``, the layout of :mod:`mjenv.encoding.actions`:
+
+    ========  ==============  =========================================================
+    ids       name            meaning
+    ========  ==============  =========================================================
+    0–33      ``discard:T``   discard tile T
+    34–67     ``liang:T``     discard T and declare 亮倒 (RULES.md §3.6)
+    68–101    ``kong:T``      concealed or added kong of T on one's own turn
+    102       ``pong``        pong the discard
+    103       ``kong``        direct kong of the discard
+    104–106   ``chi_*``       chi (variants with chi only; always masked in Kawuxing)
+    107       ``win``         self-draw win, win on a discard, or rob a kong
+    108       ``pass``        decline a claim
+    109–110   ``kongtile:*``  Gejiu face-up kong tiles (always masked in Kawuxing)
+    ========  ==============  =========================================================
+
+Observations — ``observe(agent)`` returns ``{"observation": float32 [C, 34], "action_mask": int8 [111]}``.
+    ``observation`` is the ``mjenv-obs-v1`` encoding (:mod:`mjenv.encoding.observation`; ``oracle=True``
+    gives ``mjenv-oracle-v1``) from that agent's own seat, also for agents that are not acting, and
+    contains only what that seat may know (RULES.md §1.12).  ``C`` = 88 for ``kawuxing3``, 108 for
+    ``kawuxing4``.  Blocks, in row order:
+
+    ==========  ========  ================================================================
+    block       rows      meaning
+    ==========  ========  ================================================================
+    hand        4         own concealed tiles (thermometer)
+    drawn       1         tile the agent just drew
+    kinds       1         tile kinds in play
+    melds       5n        pongs / chis / direct, added, concealed kongs of every seat
+    discards    5n        every seat's discards (thermometer) and their recency
+    reveal      7n        亮倒 flags, face-up tiles, face-down tile counts per seat
+    claim       3 + n     tile under claim, discard or rob, relative seat it comes from
+    kong_chain  2         kong-chain positions (杠上杠 / 杠上炮 context)
+    wall        2         live wall left, live wall empty
+    seats       2n + 1    dealer, seat on turn, agent acts now
+    phase       6         phase, agent's first turn
+    lock        2         own missed-win lock
+    money       n         money so far per seat
+    options     2–3       rule options that change play
+    ==========  ========  ================================================================
+
+    Seat blocks are in relative order (the agent first).  ``action_mask`` is the legal actions for the
+    acting agent and all zeros for the others (and at the end of the hand).
+
+Rewards
+    Money, in units of the base stake, paid when it moves: kong money at the step that completes the
+    kong, the settlement at the step that ends the hand.  ``rewards`` holds the money that moved in the
+    last step; ``last()`` returns what accumulated since the agent last acted.  Over a hand each agent's
+    rewards add up to its entry of the result's ``deltas`` (zero-sum), except when the wrapped env ends
+    the hand for an illegal move (the mover gets -1, the others 0).
+
+Termination
+    Every agent terminates when the hand ends (a win or an exhaustive draw); there is no truncation.
+    The final ``infos[agent]`` holds ``{"result": …, "seat": …}``: the engine's result (``how``,
+    ``winners`` with reading, fans, value and cap, ``discarder``, ``tile``, ``transfers``,
+    ``settlement_deltas``, ``deltas``, ``next_dealer``).
+
+Reset
+    ``reset(seed=s)`` deals the wall of ``(s, 0)`` (the same hand as table 0 of ``Engine.reset(seed=s)``);
+    without a seed the next hand's seed comes from the env's own generator (seeded by the last seed
+    given).  ``reset(options={"wall": "...", "dealer": d})`` deals an explicit wall (tile ids or a
+    notation string in the order the tiles leave the wall, see ``Engine.reset``); other keys of
+    ``options`` are ignored with a warning.
+
+Replays and rendering
+    ``record_replay=PATH`` writes every finished hand to PATH (JSON Lines, ``docs/replay-format.md``;
+    the file is started afresh by the env and each hand is appended); ``save_replay(path)`` writes the
+    hand just finished.  ``render_mode="ansi"`` makes ``render()`` return the table as text
+    (:mod:`mjenv.render`; ``render_omniscient=True`` shows every hand), ``"human"`` prints it after
+    every step.
+
+Version history
+    * ``mjenv_<variant>_v1`` — first version (observation ``mjenv-obs-v1``, replay ``mjenv-replay-v1``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from mjenv.encoding.actions import N_ACTIONS
+from mjenv.encoding.observation import encoder_for
+from mjenv.engine.core import Engine
+from mjenv.render import render_table
+from mjenv.replay import write_replay
+
+ENV_VERSION = 1
+RESET_OPTION_KEYS = ("wall", "dealer")
+
+
+class raw_env(AECEnv):
+    """The bare AEC env over one engine table (see the module docstring for the full specification)."""
+
+    metadata = {"render_modes": ["ansi", "human"], "name": "mjenv_v1", "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(
+        self,
+        variant: str = "kawuxing3",
+        ruleset: str | None = None,
+        preset: str | None = None,
+        options: Any = None,
+        render_mode: str | None = None,
+        *,
+        oracle: bool = False,
+        record_replay: str | None = None,
+        render_omniscient: bool = False,
+    ):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode {render_mode!r} not supported; use one of {self.metadata['render_modes']}")
+        self.engine = Engine(variant, 1, ruleset=ruleset, preset=preset, options=options, record_events=True)
+        self.variant = variant
+        self.ruleset = ruleset
+        self.preset = preset
+        self.render_mode = render_mode
+        self.render_omniscient = render_omniscient
+        self.metadata = dict(self.metadata, name=f"mjenv_{variant}_v{ENV_VERSION}")
+        self.encoder = encoder_for(self.engine, oracle)
+        n = self.engine.n
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        # One space object per agent, so that seeding one agent's space does not seed another's.
+        self.observation_spaces = {
+            a: spaces.Dict(
+                {
+                    "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32),
+                    "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
+                }
+            )
+            for a in self.possible_agents
+        }
+        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.record_replay = record_replay
+        if record_replay is not None:
+            open(record_replay, "w", encoding="utf-8").close()
+        self._rng = np.random.default_rng()
+        self._hand_seed: int | None = None
+        self._decisions: list[dict] = []
+        self._money = np.zeros(n)
+        self._has_reset = False
+
+    # ------------------------------------------------------------------ PettingZoo API
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent`` (the same object on every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """``Discrete(111)`` (the same object on every call)."""
+        return self.action_spaces[agent]
+
+    def observe(self, agent: str) -> dict:
+        """``{"observation", "action_mask"}`` of ``agent`` from its own seat."""
+        seat = self.agent_name_mapping[agent]
+        obs = self.encoder.encode(self.engine.state, np.array([seat]))[0]
+        mask = np.zeros(N_ACTIONS, np.int8)
+        if not self.engine.done[0] and int(self.engine.state.actor[0]) == seat:
+            mask[:] = self.engine.mask[0]
+        return {"observation": obs, "action_mask": mask}
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Deal a new hand: seeded, or an explicit ``options={"wall": ..., "dealer": d}``."""
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTION_KEYS))
+        if unknown:
+            warnings.warn(f"reset options {unknown} ignored; known keys: {', '.join(RESET_OPTION_KEYS)}", stacklevel=2)
+        dealer = int(options.get("dealer", 0))
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+            hand_seed = int(seed)
+        else:
+            hand_seed = int(self._rng.integers(2**31))
+        if options.get("wall") is not None:
+            self.engine.reset(walls=[options["wall"]], dealer=dealer)
+            self._hand_seed = None
+        else:
+            self.engine.reset(seed=hand_seed, dealer=dealer)
+            self._hand_seed = hand_seed
+        self._has_reset = True
+        self._decisions = []
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._money = np.zeros(self.engine.n)
+        self.agent_selection = self.possible_agents[int(self.engine.state.actor[0])]
+        self._settle_step()
+
+    def step(self, action) -> None:
+        """Apply ``action`` of ``agent_selection`` (``None`` for an agent whose hand is over)."""
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self.agent_name_mapping[agent]
+        act = int(action)
+        self._cumulative_rewards[agent] = 0.0
+        at = len(self.engine.events[0])
+        self.engine.step(np.array([act]))
+        self._decisions.append({"at": at, "seat": seat, "action": act})
+        self._settle_step()
+        if self.render_mode == "human":
+            self.render()
+
+    def _settle_step(self) -> None:
+        """Pay the money that moved, then point at the next decision or end the hand."""
+        money = self.engine.state.money[0]
+        delta = money - self._money
+        self._money = money.copy()
+        self.rewards = {a: float(delta[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
+        self._accumulate_rewards()
+        if self.engine.done[0]:
+            result = self.engine.results[0]
+            for a in self.agents:
+                self.terminations[a] = True
+                self.infos[a] = {"result": result, "seat": self.agent_name_mapping[a]}
+            if self.record_replay is not None:
+                self.save_replay(self.record_replay, append=True)
+        else:
+            self.agent_selection = self.possible_agents[int(self.engine.state.actor[0])]
+
+    # ------------------------------------------------------------------ extras
+    def save_replay(self, path, *, append: bool = False) -> None:
+        """Write the hand just finished to ``path`` as a ``mjenv-replay-v1`` file."""
+        if not self._has_reset:
+            raise RuntimeError("save_replay before the first reset")
+        extra = {
+            "seed": self._hand_seed,
+            "table_id": 0 if self._hand_seed is not None else None,
+            "agents": self.possible_agents,
+        }
+        if self.ruleset is not None or self.preset is not None:
+            extra["rules"] = {"ruleset": self.ruleset, "preset": self.preset}
+        write_replay(path, self.engine, 0, extra, decisions=self._decisions, append=append)
+
+    def render(self) -> str | None:
+        """The table as text (``ansi``: returned; ``human``: printed)."""
+        if self.render_mode is None:
+            warnings.warn("render() called without a render_mode; pass render_mode='ansi' or 'human'", stacklevel=2)
+            return None
+        seat = None if self.render_omniscient else self.agent_name_mapping.get(getattr(self, "agent_selection", None))
+        text = render_table(self.engine, 0, seat, omniscient=self.render_omniscient, agents=self.possible_agents)
+        if self.render_mode == "human":
+            print(text, end="\n\n")
+            return None
+        return text
+
+    def close(self) -> None:
+        """Nothing to release (the engine is plain numpy)."""
+
+
+def env(
+    variant: str = "kawuxing3",
+    ruleset: str | None = None,
+    preset: str | None = None,
+    options: Any = None,
+    render_mode: str | None = None,
+    **kwargs,
+) -> AECEnv:
+    """The AEC env with PettingZoo's classic wrappers (see the module docstring)."""
+    e = raw_env(variant, ruleset, preset, options, render_mode, **kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e

@@ -1,0 +1,482 @@
+"""Replays: JSON Lines files of whole hands, their reading, verification and text display.
+
+This module owns the replay format ``mjenv-replay-v1`` (specified in ``docs/replay-format.md``):
+a file holds one or more hands; each hand is a ``header`` line followed by the engine's event
+objects (:attr:`mjenv.engine.core.Engine.events`) with an ``action`` line placed before the events
+that each decision produced.  It provides
+
+* :func:`write_replay` (used by the envs and by ``evaluate.py``) and :func:`read_replay`;
+* :func:`verify_replay`: re-simulates every hand from its header's wall and its recorded
+  decisions and checks every event, every payment and the final deltas;
+* :func:`format_replay` and the ``mjenv replay`` command (:func:`add_replay_subcommand`,
+  :func:`replay_main`): the game as readable text with Unicode tiles, move by move or to the end.
+
+A truncated or corrupt file raises :class:`ReplayError` whose message starts with ``FILE:LINE:``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from mjenv.encoding import actions as A
+from mjenv.tiles import SEAT_LETTERS, parse_tiles, tile_id, tile_unicode
+
+FORMAT = "mjenv-replay-v1"
+EVENT_TYPES = ("deal", "draw", "discard", "reveal", "reply", "pong", "add_kong_declared", "kong", "end")
+
+
+class ReplayError(ValueError):
+    """A replay file that cannot be read or does not re-simulate; the message names the file and line."""
+
+
+@dataclass
+class Replay:
+    """One hand of a replay file: its header, its records (events and ``action`` lines) and their line numbers."""
+
+    header: dict
+    records: list[dict] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    path: str = "<replay>"
+    header_line: int = 1
+
+    @property
+    def events(self) -> list[dict]:
+        """The engine events, without the ``action`` lines."""
+        return [r for r in self.records if r["type"] != "action"]
+
+    @property
+    def actions(self) -> list[dict]:
+        """The recorded decisions (``action`` lines) in order."""
+        return [r for r in self.records if r["type"] == "action"]
+
+    @property
+    def result(self) -> dict | None:
+        """The hand's result (the ``end`` event without its ``type``), or None."""
+        end = next((r for r in self.records if r["type"] == "end"), None)
+        return None if end is None else {k: v for k, v in end.items() if k != "type"}
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    raise TypeError(f"cannot write {type(obj).__name__} to a replay")
+
+
+def _dumps(obj: dict) -> str:
+    return json.dumps(obj, ensure_ascii=False, default=_json_default, separators=(",", ":"))
+
+
+def _normalize(obj: Any) -> Any:
+    """The value as it reads back from JSON (tuples become lists, numpy scalars Python numbers)."""
+    return json.loads(json.dumps(obj, default=_json_default))
+
+
+def make_header(engine, table: int, header_extra: dict | None = None) -> dict:
+    """The header of table ``table``'s current hand: format, variant, options, wall, dealer, agents."""
+    from mjenv import __version__
+    from mjenv.rules.options import options_to_dict
+
+    events = engine.events[table]
+    if not events or events[0].get("type") != "deal":
+        raise ReplayError(f"table {table} has no recorded deal (create the engine with record_events=True)")
+    deal = events[0]
+    header = {
+        "type": "header",
+        "format": FORMAT,
+        "mjenv_version": __version__,
+        "variant": engine.variant,
+        "options": options_to_dict(engine.opts, engine.variant),
+        "seed": None,
+        "table_id": None,
+        "wall": deal["wall"],
+        "dealer": int(deal["dealer"]),
+        "agents": [f"player_{i}" for i in range(engine.n)],
+    }
+    for k, v in (header_extra or {}).items():
+        if k in ("type", "format", "variant", "options", "wall", "dealer"):
+            raise ValueError(f"header_extra may not override {k!r}")
+        header[k] = v
+    return _normalize(header)
+
+
+def write_replay(
+    path,
+    engine,
+    table: int = 0,
+    header_extra: dict | None = None,
+    *,
+    decisions: Sequence[dict] | None = None,
+    append: bool = False,
+) -> None:
+    """Write table ``table``'s finished hand to ``path`` as JSON Lines.
+
+    ``decisions`` are ``{"at": event_index, "seat", "action"}`` records kept by the caller while it
+    stepped; without them they are recovered by re-simulating the hand from its wall (a kept
+    decision list saves that re-simulation).  ``header_extra`` adds header keys
+    (``seed``, ``table_id``, ``agents`` or any caller field).  ``append`` adds the hand to an
+    existing file.
+    """
+    header = make_header(engine, table, header_extra)
+    if engine.results[table] is None:
+        raise ReplayError(f"table {table}'s hand is still in play; a replay holds whole hands")
+    events = _normalize(engine.events[table])
+    if decisions is None:
+        decisions = _derive_decisions(header, events)
+    lines = [_dumps(header)]
+    by_pos: dict[int, list[dict]] = {}
+    for d in decisions:
+        by_pos.setdefault(int(d["at"]), []).append(d)
+    for i in range(len(events) + 1):
+        for d in by_pos.get(i, ()):
+            act = int(d["action"])
+            lines.append(_dumps({"type": "action", "seat": int(d["seat"]), "action": act, "name": A.action_name(act)}))
+        if i < len(events):
+            lines.append(_dumps(events[i]))
+    with open(path, "a" if append else "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+def read_replay(path) -> list[Replay]:
+    """Read every hand of a replay file.  Raises :class:`ReplayError` (``FILE:LINE: ...``) on bad input."""
+    path = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReplayError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
+    hands: list[Replay] = []
+    cur: Replay | None = None
+    lineno = 0
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ReplayError(
+                f"{path}:{lineno}: not valid JSON ({exc.msg} at column {exc.colno}); file corrupt or truncated"
+            ) from None
+        if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+            raise ReplayError(f"{path}:{lineno}: each line must be a JSON object with a 'type' field")
+        kind = obj["type"]
+        if kind == "header":
+            if cur is not None:
+                _check_complete(cur, lineno - 1)
+            _check_header(obj, path, lineno)
+            cur = Replay(header=obj, path=path, header_line=lineno)
+            hands.append(cur)
+            continue
+        if cur is None:
+            raise ReplayError(f"{path}:{lineno}: a {kind!r} line before any header line")
+        if kind != "action" and kind not in EVENT_TYPES:
+            raise ReplayError(
+                f"{path}:{lineno}: unknown line type {kind!r} (known: header, action, {', '.join(EVENT_TYPES)})"
+            )
+        if kind == "action" and not (isinstance(obj.get("action"), int) and isinstance(obj.get("seat"), int)):
+            raise ReplayError(f"{path}:{lineno}: an action line needs integer 'seat' and 'action'")
+        if cur.records and cur.records[-1]["type"] == "end":
+            raise ReplayError(f"{path}:{lineno}: a {kind!r} line after the hand's 'end' event")
+        cur.records.append(obj)
+        cur.lines.append(lineno)
+    if cur is None:
+        raise ReplayError(f"{path}:{max(lineno, 1)}: no header line (empty or not a replay file)")
+    _check_complete(cur, lineno)
+    return hands
+
+
+def _check_header(h: dict, path: str, lineno: int) -> None:
+    if h.get("format") != FORMAT:
+        raise ReplayError(
+            f"{path}:{lineno}: unsupported replay format {h.get('format')!r} (this mjenv reads {FORMAT!r})"
+        )
+    for key in ("variant", "options", "wall", "dealer"):
+        if key not in h:
+            raise ReplayError(f"{path}:{lineno}: header lacks {key!r}")
+
+
+def _check_complete(rep: Replay, last_line: int) -> None:
+    if not rep.records or rep.records[0]["type"] != "deal":
+        raise ReplayError(f"{rep.path}:{rep.header_line + 1}: the hand must start with a 'deal' event")
+    if rep.records[-1]["type"] != "end":
+        raise ReplayError(
+            f"{rep.path}:{last_line}: the hand that starts at line {rep.header_line} has no 'end' event"
+            " (file truncated?)"
+        )
+
+
+# ---------------------------------------------------------------------------------------------- simulation
+
+
+def _engine_for(header: dict):
+    from mjenv.engine.core import Engine
+
+    return Engine(header["variant"], 1, options=dict(header["options"]), record_events=True)
+
+
+def _action_from_event(ev: dict, actor: int) -> int | None:
+    """The decision of ``actor`` that produced event ``ev`` as its first consequence, if it is one."""
+    kind = ev.get("type")
+    if ev.get("seat") == actor:
+        if kind == "discard":
+            return (A.LIANG if ev.get("liang") else A.DISCARD) + tile_id(ev["tile"])
+        if kind == "reply":
+            return A.action_id(ev["action"])
+        if kind == "add_kong_declared" or (kind == "kong" and ev.get("kind") == "concealed"):
+            return A.KONG_SELF + tile_id(ev["tile"])
+    if kind == "end" and ev.get("how") == "self-draw" and any(w.get("seat") == actor for w in ev.get("winners", ())):
+        return A.WIN
+    return None
+
+
+def _simulate(
+    header: dict, records: list[dict], lines: list[int] | None, path: str, use_events: bool, header_line: int = 1
+):
+    """Re-play a hand; yields ``(position, seat, action)`` per decision and checks every engine event.
+
+    With ``use_events`` the decisions are read off the events (for writing); otherwise from the
+    ``action`` lines of ``records``.
+    """
+    events = [r for r in records if r["type"] != "action"]
+    ev_lines = [ln for r, ln in zip(records, lines or [0] * len(records)) if r["type"] != "action"]
+    act_recs = [(r, ln) for r, ln in zip(records, lines or [0] * len(records)) if r["type"] == "action"]
+    try:
+        eng = _engine_for(header)
+        eng.reset(walls=[header["wall"]], dealer=int(header["dealer"]))
+    except (ValueError, TypeError) as exc:  # unknown variant or option, a wall that is not the tile set
+        raise ReplayError(f"{path}:{header_line}: cannot deal the header's hand: {exc}") from None
+    pos = 0
+
+    def where(i: int) -> str:
+        return f"{path}:{ev_lines[i]}" if lines is not None and i < len(ev_lines) else f"{path}: event {i}"
+
+    def check_new() -> None:
+        nonlocal pos
+        new = _normalize(eng.events[0][pos:])
+        for j, ev in enumerate(new):
+            i = pos + j
+            if i >= len(events):
+                raise ReplayError(f"{path}: the engine produced more events than recorded; next would be {ev}")
+            if ev != events[i]:
+                raise ReplayError(f"{where(i)}: recorded {events[i]} but the engine produces {ev}")
+        pos += len(new)
+
+    check_new()
+    k = 0
+    while not eng.done[0]:
+        actor = int(eng.state.actor[0])
+        if use_events:
+            if pos >= len(events):
+                raise ReplayError(f"{path}: the events stop while seat {actor} has to decide")
+            act = _action_from_event(events[pos], actor)
+            if act is None:
+                raise ReplayError(f"{where(pos)}: cannot read a decision of seat {actor} from {events[pos]}")
+            ln = None
+        else:
+            if k >= len(act_recs):
+                raise ReplayError(f"{path}: the actions stop while seat {actor} has to decide (file truncated?)")
+            rec, ln = act_recs[k]
+            k += 1
+            act = int(rec["action"])
+            if int(rec["seat"]) != actor:
+                raise ReplayError(f"{path}:{ln}: action by seat {rec['seat']} but seat {actor} is to act")
+        if not (0 <= act < A.N_ACTIONS) or not eng.mask[0, act]:
+            legal = ", ".join(A.action_name(a) for a in np.flatnonzero(eng.mask[0]))
+            name = A.action_name(act) if 0 <= act < A.N_ACTIONS else f"id {act}"
+            at = f"{path}:{ln}" if ln else where(pos)
+            raise ReplayError(f"{at}: action {name} of seat {actor} is not legal (legal: {legal})")
+        yield pos, actor, act
+        eng.step(np.array([act]))
+        check_new()
+    if not use_events and k != len(act_recs):
+        raise ReplayError(f"{path}:{act_recs[k][1]}: action line after the hand is over")
+    if pos != len(events):
+        raise ReplayError(f"{where(pos)}: recorded events continue after the engine's hand ended")
+    res = eng.results[0]
+    if abs(sum(res["deltas"])) > 1e-9:
+        raise ReplayError(f"{path}: final deltas {res['deltas']} are not zero-sum")
+    paid = np.zeros(eng.n)
+    for ev in events:
+        for tr in ev.get("transfers", ()) if ev["type"] in ("kong", "end") else ():
+            paid[tr["payer"]] -= tr["amount"]
+            paid[tr["payee"]] += tr["amount"]
+    if not np.allclose(paid, res["deltas"], atol=1e-9):
+        raise ReplayError(f"{path}: the recorded transfers add up to {paid.tolist()}, not the deltas {res['deltas']}")
+
+
+def _derive_decisions(header: dict, events: list[dict]) -> list[dict]:
+    return [
+        {"at": pos, "seat": seat, "action": act}
+        for pos, seat, act in _simulate(header, events, None, "<engine events>", use_events=True)
+    ]
+
+
+def verify_replay(replay: Replay) -> dict:
+    """Re-simulate one hand from its header's wall and recorded decisions; check every event and payment.
+
+    Returns the hand's result; raises :class:`ReplayError` naming the first line that differs.
+    """
+    for _ in _simulate(replay.header, replay.records, replay.lines, replay.path, False, replay.header_line):
+        pass
+    return replay.result
+
+
+# ---------------------------------------------------------------------------------------------- text
+
+
+def _tiles_text(notation: str) -> str:
+    ids = parse_tiles(notation) if notation else []
+    return f"{''.join(tile_unicode(t) for t in ids)} ({notation})" if ids else "-"
+
+
+def _tile_text(name: str) -> str:
+    return f"{tile_unicode(tile_id(name))} {name}"
+
+
+def _seat(s: int, agents: Sequence[str]) -> str:
+    return f"{SEAT_LETTERS[s]}" if not agents else f"{SEAT_LETTERS[s]} ({agents[s]})"
+
+
+def format_event(ev: dict, agents: Sequence[str] = ()) -> list[str]:
+    """Readable lines for one event or action record."""
+    kind = ev["type"]
+    L = SEAT_LETTERS
+    if kind == "deal":
+        out = [f"Deal, dealer {L[ev['dealer']]}:"]
+        out += [f"  {_seat(s, agents)}: {_tiles_text(h)}" for s, h in enumerate(ev["hands"])]
+        return out
+    if kind == "action":
+        return []  # the events that follow say what happened
+    if kind == "draw":
+        return [f"{L[ev['seat']]} draws {_tile_text(ev['tile'])}" + (" (replacement)" if ev.get("replacement") else "")]
+    if kind == "discard":
+        return [
+            f"{L[ev['seat']]} discards {_tile_text(ev['tile'])}" + ("  and declares 亮倒" if ev.get("liang") else "")
+        ]
+    if kind == "reveal":
+        down = f", {ev['face_down']} tiles face down" if ev.get("face_down") else ""
+        return [f"{L[ev['seat']]} reveals {_tiles_text(ev['shown'])}{down}"]
+    if kind == "reply":
+        return [f"  {L[ev['seat']]}: {ev['action']}"]
+    if kind == "pong":
+        return [f"{L[ev['seat']]} pongs {_tile_text(ev['tile'])} from {L[ev['from']]}"]
+    if kind == "add_kong_declared":
+        return [f"{L[ev['seat']]} declares an added kong of {_tile_text(ev['tile'])}"]
+    if kind == "kong":
+        src = f" from {L[ev['from']]}" if ev.get("from") is not None else ""
+        pay = ", ".join(f"{L[t['payer']]}→{L[t['payee']]} {t['amount']:g}" for t in ev.get("transfers", ()))
+        where = f"chain position {ev['position']}; {pay or 'no money'}"
+        return [f"{L[ev['seat']]} {ev['kind']} kong {_tile_text(ev['tile'])}{src} ({where})"]
+    if kind == "end":
+        out = []
+        if ev["how"] == "draw":
+            out.append("Exhaustive draw (荒庄)")
+        else:
+            frm = f" from {L[ev['discarder']]}" if ev.get("discarder") is not None else ""
+            out.append(f"{ev['how']} win on {_tile_text(ev['tile'])}{frm}")
+            for w in ev["winners"]:
+                fans = ", ".join(f"{k} ×{v}" for k, v in w["fans"].items()) or "屁胡"
+                out.append(f"  {L[w['seat']]} wins: {w['reading']}  [{fans}] value {w['value']:g} (cap {w['cap']})")
+        for t in ev["transfers"]:
+            out.append(f"  {L[t['payer']]} pays {L[t['payee']]} {t['amount']:g} ({t['reason']})")
+        out.append("  deltas: " + ", ".join(f"{L[s]} {d:+g}" for s, d in enumerate(ev["deltas"])))
+        out.append(f"  next dealer: {L[ev['next_dealer']]}")
+        return out
+    return [json.dumps(ev, ensure_ascii=False)]
+
+
+def format_header(rep: Replay) -> str:
+    """One line naming the hand: variant, dealer, seed or explicit wall, agents."""
+    h = rep.header
+    src = (
+        f"seed {h['seed']}" + (f" table {h['table_id']}" if h.get("table_id") is not None else "")
+        if h.get("seed") is not None
+        else "explicit wall"
+    )
+    agents = ", ".join(f"{SEAT_LETTERS[i]}={a}" for i, a in enumerate(h.get("agents") or ()))
+    return f"== {h['variant']} hand ({src}), dealer {SEAT_LETTERS[h['dealer']]}; {agents}"
+
+
+def format_replay(rep: Replay) -> str:
+    """The whole hand as text."""
+    lines = [format_header(rep)]
+    for r in rep.records:
+        lines += format_event(r)
+    return "\n".join(lines)
+
+
+def add_replay_subcommand(subparsers) -> argparse.ArgumentParser:
+    """Add ``replay FILE [--step] [--verify] [--hand N]`` to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "replay", help="show or verify a replay file (JSON Lines)", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("file", help="replay file written by an env or evaluate.py")
+    p.add_argument("--step", action="store_true", help="show one move at a time; press Enter for the next")
+    p.add_argument("--verify", action="store_true", help="re-simulate every hand and check every event and payment")
+    p.add_argument("--hand", type=int, default=None, help="only hand N (1-based) of a multi-hand file")
+    p.set_defaults(func=replay_main)
+    return p
+
+
+def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
+    """Run ``mjenv replay``; returns the exit code (0 ok, 1 verification failed, 2 unreadable file)."""
+    out = out or sys.stdout
+    try:
+        hands = read_replay(args.file)
+    except (OSError, ReplayError) as exc:
+        print(f"mjenv: error: {exc}", file=sys.stderr)
+        return 2
+    if args.hand is not None:
+        if not 1 <= args.hand <= len(hands):
+            print(
+                f"mjenv: error: {args.file} has {len(hands)} hand(s); --hand {args.hand} is out of range",
+                file=sys.stderr,
+            )
+            return 2
+        chosen = [(args.hand, hands[args.hand - 1])]
+    else:
+        chosen = list(enumerate(hands, start=1))
+    if args.verify:
+        bad = 0
+        for i, rep in chosen:
+            try:
+                res = verify_replay(rep)
+                n_act = len(rep.actions)
+                print(f"hand {i}: OK ({n_act} decisions, {res['how']}, deltas {res['deltas']})", file=out)
+            except ReplayError as exc:
+                bad += 1
+                print(f"hand {i}: FAILED: {exc}", file=out)
+        return 1 if bad else 0
+    for _, rep in chosen:
+        print(format_header(rep) + ("  (Enter: next move)" if args.step else ""), file=out)
+        for r in rep.records:
+            for line in format_event(r, rep.header.get("agents") or ()):
+                print(line, file=out)
+            if args.step and r["type"] != "action" and r["type"] != "end":
+                out.flush()
+                if _wait_enter(inp) is False:
+                    args.step = False
+    return 0
+
+
+def _wait_enter(inp) -> bool:
+    """Wait for Enter; False at end of input (the rest is then shown without pausing)."""
+    line = (inp or sys.stdin).readline()
+    return line != ""

@@ -1,0 +1,205 @@
+"""Replays: write / read / verify round trips, tamper and truncation errors with line numbers, the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+
+import numpy as np
+import pytest
+
+import mjenv
+from mjenv.encoding import actions as A
+from mjenv.engine.core import Engine
+from mjenv.replay import (
+    FORMAT,
+    ReplayError,
+    add_replay_subcommand,
+    read_replay,
+    replay_main,
+    verify_replay,
+    write_replay,
+)
+from mjenv.tiles import tile_unicode
+
+
+def _play_batch(variant: str, batch: int, seed: int, **kw) -> Engine:
+    """Random play that prefers kongs, pongs and 亮倒, so replays contain kong money and reveals."""
+    eng = Engine(variant, batch, **kw)
+    eng.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    bonus = np.where(np.arange(A.N_ACTIONS) >= A.LIANG, 1.5, 0.0)
+    bonus[A.PASS] = 0.0
+    while not eng.done.all():
+        m = eng.mask
+        eng.step((m * (rng.random(m.shape) + bonus)).argmax(1))
+    return eng
+
+
+@pytest.fixture(scope="module")
+def played():
+    return {v: _play_batch(v, 6, 3) for v in ("kawuxing3", "kawuxing4")}
+
+
+def _cli(argv, inp=None):
+    parser = argparse.ArgumentParser(prog="mjenv")
+    add_replay_subcommand(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    out = io.StringIO()
+    code = replay_main(args, out=out, inp=inp)
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize("variant", ["kawuxing3", "kawuxing4"])
+def test_engine_hands_round_trip_and_verify(tmp_path, played, variant):
+    eng = played[variant]
+    path = tmp_path / "batch.jsonl"
+    for b in range(eng.batch_size):
+        write_replay(path, eng, b, {"seed": 3, "table_id": b}, append=b > 0)
+    hands = read_replay(path)
+    assert len(hands) == eng.batch_size
+    kongs = 0
+    for b, h in enumerate(hands):
+        assert h.header["format"] == FORMAT and h.header["table_id"] == b
+        assert h.header["wall"] == eng.events[b][0]["wall"]
+        assert h.events == json.loads(json.dumps(eng.events[b]))
+        assert verify_replay(h) == eng.results[b]
+        kongs += sum(e["type"] == "kong" for e in h.events)
+    assert kongs > 0  # kong money was part of what got verified
+
+
+def test_derived_decisions_equal_the_ones_the_env_kept(tmp_path):
+    env = mjenv.raw_env("kawuxing3", preset="barbaric")
+    env.reset(seed=9)
+    rng = np.random.default_rng(9)
+    while not env.engine.done[0]:
+        m = env.observe(env.agent_selection)["action_mask"]
+        env.step(int((rng.random(m.shape) * m).argmax()))
+    env.save_replay(tmp_path / "kept.jsonl")
+    write_replay(
+        tmp_path / "derived.jsonl",
+        env.engine,
+        0,
+        {"seed": 9, "table_id": 0, "agents": env.possible_agents, "rules": {"ruleset": None, "preset": "barbaric"}},
+    )
+    kept = (tmp_path / "kept.jsonl").read_text().splitlines()
+    derived = (tmp_path / "derived.jsonl").read_text().splitlines()
+    assert kept == derived
+
+
+def _lines(path):
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.fixture()
+def one_hand(tmp_path, played):
+    path = tmp_path / "hand.jsonl"
+    eng = played["kawuxing3"]
+    b = next(i for i in range(eng.batch_size) if any(e["type"] == "kong" for e in eng.events[i]))
+    write_replay(path, eng, b, {"seed": 3, "table_id": b})
+    return path
+
+
+def test_tampered_payment_is_caught_with_its_line(one_hand):
+    lines = _lines(one_hand)
+    k = next(i for i, ln in enumerate(lines) if json.loads(ln)["type"] == "kong")
+    ev = json.loads(lines[k])
+    ev["transfers"][0]["amount"] += 1
+    lines[k] = json.dumps(ev)
+    one_hand.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ReplayError, match=rf"hand.jsonl:{k + 1}: recorded"):
+        verify_replay(read_replay(one_hand)[0])
+
+
+def test_tampered_deltas_and_actions_are_caught(one_hand):
+    lines = _lines(one_hand)
+    end = json.loads(lines[-1])
+    end["deltas"][0] += 2
+    end["deltas"][1] -= 2
+    bad = lines[:-1] + [json.dumps(end)]
+    one_hand.write_text("\n".join(bad) + "\n")
+    with pytest.raises(ReplayError, match=rf":{len(lines)}: recorded"):
+        verify_replay(read_replay(one_hand)[0])
+    a = next(i for i, ln in enumerate(lines) if json.loads(ln)["type"] == "action")
+    act = json.loads(lines[a])
+    act["action"] = A.KONGTILE_1  # never legal in Kawuxing
+    lines[a] = json.dumps(act)
+    one_hand.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ReplayError, match=rf":{a + 1}: action kongtile:1 of seat \d is not legal"):
+        verify_replay(read_replay(one_hand)[0])
+
+
+@pytest.mark.parametrize(
+    "mangle,message",
+    [
+        (lambda ls: ls[:-3], r"has no 'end' event \(file truncated\?\)"),
+        (lambda ls: ls[:5] + [ls[5][: len(ls[5]) // 2]] + ls[6:], r":6: not valid JSON"),
+        (lambda ls: ls[1:], r":1: a 'deal' line before any header line"),
+        (lambda ls: [ls[0].replace(FORMAT, "mjenv-replay-v0")] + ls[1:], r":1: unsupported replay format"),
+        (lambda ls: ls[:3] + ['{"type": "teleport"}'] + ls[3:], r":4: unknown line type 'teleport'"),
+        (lambda ls: ls + [ls[2]], r"after the hand's 'end' event"),
+        (lambda ls: [], r"no header line"),
+    ],
+)
+def test_corrupt_or_truncated_files_name_the_line(one_hand, mangle, message):
+    one_hand.write_text("\n".join(mangle(_lines(one_hand))) + "\n")
+    with pytest.raises(ReplayError, match=message):
+        read_replay(one_hand)
+    code, _ = _cli(["replay", str(one_hand)])
+    assert code == 2
+
+
+def test_a_header_that_cannot_be_dealt_is_reported_at_its_line(one_hand):
+    lines = _lines(one_hand)
+    head = json.loads(lines[0])
+    head["wall"] = head["wall"][:-2]
+    one_hand.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
+    with pytest.raises(ReplayError, match=r"hand.jsonl:1: cannot deal the header's hand: wall 0 is not"):
+        verify_replay(read_replay(one_hand)[0])
+    head["wall"] = json.loads(lines[0])["wall"]
+    head["options"]["cap"] = 7
+    one_hand.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
+    with pytest.raises(ReplayError, match=r":1: cannot deal the header's hand: .*option 'cap': 7 is not allowed"):
+        verify_replay(read_replay(one_hand)[0])
+
+
+def test_header_is_protected_and_events_are_required():
+    eng = Engine("kawuxing3", 1)
+    eng.reset(seed=0)
+    with pytest.raises(ValueError, match="override"):
+        write_replay("/dev/null", eng, 0, {"wall": "x"})
+    quiet = Engine("kawuxing3", 1, record_events=False)
+    quiet.reset(seed=0)
+    with pytest.raises(ReplayError, match="record_events"):
+        write_replay("/dev/null", quiet, 0)
+    with pytest.raises(ReplayError, match="still in play"):
+        write_replay("/dev/null", eng, 0)
+
+
+def test_cli_shows_the_hand_with_unicode_tiles_and_verifies(one_hand, tmp_path):
+    code, text = _cli(["replay", str(one_hand)])
+    assert code == 0
+    hand = read_replay(one_hand)[0]
+    assert text.startswith("== kawuxing3 hand (seed 3")
+    assert "Deal, dealer A:" in text
+    assert any(tile_unicode(t) in text for t in range(9, 34))
+    assert " kong " in text and "deltas:" in text
+    n_moves = sum(1 for r in hand.records if r["type"] not in ("action", "end"))
+    code, _ = _cli(["replay", "--step", str(one_hand)], inp=io.StringIO("\n" * 3))
+    assert code == 0
+    prompts = io.StringIO("\n" * (n_moves + 5))
+    _cli(["replay", "--step", str(one_hand)], inp=prompts)
+    assert prompts.read() == "\n" * 5  # one Enter consumed per move
+    code, text = _cli(["replay", "--verify", str(one_hand)])
+    assert code == 0 and text.startswith("hand 1: OK")
+    lines = _lines(one_hand)
+    end = json.loads(lines[-1])
+    end["next_dealer"] = (end["next_dealer"] + 1) % 3
+    one_hand.write_text("\n".join(lines[:-1] + [json.dumps(end)]) + "\n")
+    code, text = _cli(["replay", "--verify", str(one_hand)])
+    assert code == 1 and "FAILED" in text and f":{len(lines)}:" in text
+    code, _ = _cli(["replay", "--hand", "2", str(one_hand)])
+    assert code == 2
+    code, _ = _cli(["replay", str(tmp_path / "missing.jsonl")])
+    assert code == 2
