@@ -17,7 +17,8 @@ This module owns, for Diedaohu:
 
 Yangzhou (§8.2 "打法和跌倒胡一樣") and Liuwei (§10.2 "和跌倒胡基本一樣") import the shared pieces from here:
 :func:`check_hand`, :func:`hand_counts`, :func:`meld_counts`, :class:`LouhuLock`, :func:`win_refusal`,
-:func:`fengqing_liability`, :func:`apply_bankroll`, the session helpers and :func:`winners_in_order`.
+:func:`fengqing_liability`, :func:`apply_bankroll`, :func:`apply_win`, the session helpers and :func:`winners_in_order`
+(``hand_counts``, ``meld_counts`` and ``HOWS`` are :mod:`mjenv.rules.scoring.common`'s, re-exported here).
 
 Hand classes (the ``fans`` ids; value V under 紧淌, §7.4 — the first that applies):
 
@@ -49,8 +50,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from mjenv.rules.hand import Reading, reading_text, readings
+from mjenv.rules.scoring import common
+from mjenv.rules.scoring.common import (
+    HOWS,
+    class_score_json,
+    hand_counts,
+    meld_counts,
+    no_reading_result,
+    notation_context,
+    reading_result,
+)
 from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore, make_settlement
-from mjenv.tiles import N_KINDS, Hand, Meld, counts_from_ids, tile_name
+from mjenv.tiles import N_KINDS, Hand, Meld
 
 if TYPE_CHECKING:
     from mjenv.rules.options import DiedaohuOptions
@@ -82,6 +93,7 @@ __all__ = [
     "kong_money",
     "settle_kong",
     "apply_bankroll",
+    "apply_win",
     "winners_in_order",
     "next_dealer",
     "new_session",
@@ -90,7 +102,6 @@ __all__ = [
 ]
 
 N_PLAYERS = 4
-HOWS = ("discard", "self-draw", "rob")
 
 # Class id -> (Chinese, English, V under 紧淌), in the §7.4 order ("the first that applies").
 CLASSES: dict[str, tuple[str, str, int]] = {
@@ -119,47 +130,13 @@ _EPS = 1e-9  # balances within this of 0 are busted (园子 amounts such as N/50
 # --------------------------------------------------------------------------------------------------
 
 
-def hand_counts(concealed) -> np.ndarray:
-    """A 34-count vector (int8) from a count vector or a sequence of tile ids (a hand never holds 34 tiles)."""
-    arr = np.asarray(concealed)
-    if arr.ndim == 1 and arr.shape[0] == N_KINDS:
-        if (arr < 0).any():
-            raise ValueError("a tile count vector cannot have negative counts")
-        return arr.astype(np.int8)
-    ids = arr.reshape(-1).astype(np.int64)
-    if ids.size and (ids.min() < 0 or ids.max() >= N_KINDS):
-        raise ValueError(f"tile ids must be in 0..33, got {ids.tolist()}")
-    return counts_from_ids(ids)
-
-
-def meld_counts(melds: Sequence[Meld]) -> np.ndarray:
-    """34-count vector of the tiles in declared melds (kongs as 4)."""
-    return counts_from_ids([t for m in melds for t in m.tiles])
-
-
 def check_hand(counts: np.ndarray, melds: Sequence[Meld], win_tile: int, *, chi: bool, variant: str) -> None:
     """Raise ``ValueError`` for a hand that cannot occur: a chi where the variant has none, more than four melds,
     a concealed part of the wrong size, or more than four copies of a tile.  ``counts`` excludes ``win_tile``."""
     if not 0 <= int(win_tile) < N_KINDS:
         raise ValueError(f"winning tile id {win_tile} out of range 0..33")
-    for m in melds:
-        if not isinstance(m, Meld):
-            raise ValueError(f"melds must be mjenv.tiles.Meld values, got {m!r}")
-        if m.kind == "C" and not chi:
-            raise ValueError(f"{variant} has no chi here; a [C ...] meld cannot occur")
-    if len(melds) > 4:
-        raise ValueError(f"a hand has at most 4 melds, got {len(melds)}")
-    need = 13 - 3 * len(melds)
-    if int(counts.sum()) != need:
-        raise ValueError(
-            f"{len(melds)} meld(s) need {need} concealed tiles before the winning tile, got {int(counts.sum())}"
-        )
-    total = counts.astype(np.int64) + meld_counts(melds)
-    total[int(win_tile)] += 1
-    over = np.flatnonzero(total > 4)
-    if over.size:
-        t = int(over[0])
-        raise ValueError(f"{tile_name(t)} appears {int(total[t])} times (at most 4 copies exist)")
+    no_chi = None if chi else f"{variant} has no chi here; a [C ...] meld cannot occur"
+    common.check_hand(counts, melds, win_tile, no_chi)
 
 
 def hand_class(reading: Reading, melds: Sequence[Meld], all_counts: np.ndarray) -> str:
@@ -294,26 +271,7 @@ class DiedaohuScore(WinScore):
 
     def to_json(self) -> dict:
         """A JSON-ready dict (the fields ``mjenv score --json`` prints)."""
-        return {
-            "legal": self.legal,
-            "reason": self.reason,
-            "reading": self.reading_text,
-            "hand_class": self.hand_class,
-            "fans": dict(self.fans),
-            "value": self.value,
-            "cap": self.cap,
-            "share": _number(self.share),
-            "whole_balance": self.share is None,
-            "baopai": self.baopai,
-            "baopai_from": self.baopai_from,
-        }
-
-
-def _number(x: float | None) -> float | int | None:
-    """Whole amounts as ints so JSON shows ``4`` rather than ``4.0``."""
-    if x is None:
-        return None
-    return int(x) if float(x).is_integer() else float(x)
+        return {**class_score_json(self), "baopai": self.baopai, "baopai_from": self.baopai_from}
 
 
 def _class_value(cls: str) -> int:
@@ -338,20 +296,17 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Die
     check_hand(counts, melds, w, chi=False, variant="Diedaohu")
     found = best_class_reading(counts, melds, w, _class_value)
     if found is None:
-        return _no_reading()
+        return no_reading_result(hand_class=None, share=0.0, baopai=None, baopai_from=None)
     reading, cls = found
     value = _class_value(cls)
     reason = win_refusal(ctx.how, w, ctx.lock, ctx.discarder_busted, opts)
     fed, liable = fengqing_liability(melds) if cls == "fengqing" and opts.fengqing_baopai == "on" else (False, None)
-    return dict(
-        legal=reason is None,
-        reason=reason,
-        reading=reading,
+    return reading_result(
+        reading,
         reading_text=reading_text(reading, " ".join(str(m) for m in melds)),
+        reason=reason,
         fans=((cls, value),),
         value=value,
-        cap=None,
-        value_d=value,
         hand_class=cls,
         # under 园子 a 风清 costs the payer its whole balance (§7.7), so there is no fixed share
         share=None if cls == "fengqing" and opts.bankroll is not None else float(value) * opts.base,
@@ -360,29 +315,9 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Die
     )
 
 
-def _no_reading() -> dict:
-    return dict(
-        legal=False,
-        reason="no winning reading (standard shape only; seven pairs is not a win)",
-        reading=None,
-        reading_text="",
-        fans=(),
-        value=0,
-        cap=None,
-        value_d=0,
-        hand_class=None,
-        share=0.0,
-        baopai=None,
-        baopai_from=None,
-    )
-
-
 def score_hand(hand: Hand, ctx: DiedaohuContext | None, opts: DiedaohuOptions) -> DiedaohuScore:
     """:func:`score_win` of a parsed notation hand; without ``ctx`` the win is a plain ``hand.win_how``."""
-    if hand.win_tile is None:
-        raise ValueError("the hand has no winning tile (write it as e.g. '+3p discard')")
-    if ctx is None:
-        ctx = DiedaohuContext(how=hand.win_how or "discard")
+    ctx = notation_context(hand, ctx, DiedaohuContext)
     return score_win(hand.concealed_counts(), hand.melds, hand.win_tile, ctx, opts)
 
 
@@ -559,7 +494,19 @@ def settle_win(
     Under 园子 (``opts.bankroll`` set) ``balances`` is required and limits every payment; a self-drawn 风清 ends
     the session.  Under 紧淌 ``balances`` is optional and only tracked.
     """
-    owed = win_transfers(winners, how, discarder, opts)
+    return apply_win(win_transfers(winners, how, discarder, opts), winners, how, opts, balances)
+
+
+def apply_win(
+    owed: Sequence[Transfer],
+    winners: Sequence[tuple[int, WinScore]],
+    how: str,
+    opts,
+    balances: Sequence[float] | None = None,
+) -> BankrollSettlement:
+    """Apply what the win(s) of one event owe to the balances (§7.7; Liuwei §10.4 "as Diedaohu"): limited under
+    园子 (``opts.bankroll`` set), where a self-drawn 风清 (the first winner's ``hand_class``) ends the session;
+    unlimited under 紧淌."""
     yuanzi = opts.bankroll is not None
     stand_up = yuanzi and how == "self-draw" and winners[0][1].hand_class == "fengqing"
     return apply_bankroll(balances, owed, limit=yuanzi, stand_up=stand_up)

@@ -50,8 +50,9 @@ import numpy as np
 from mjenv.rules import hand as _hand
 from mjenv.rules.hand import Reading, readings
 from mjenv.rules.options import GejiuOptions
+from mjenv.rules.scoring.common import HOWS, check_hand, hand_counts, notation_context
 from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore, make_settlement
-from mjenv.tiles import N_KINDS, Hand, Meld, counts_from_ids, format_tiles, tile_name
+from mjenv.tiles import N_KINDS, Hand, Meld, format_tiles
 
 __all__ = [
     "N_PLAYERS",
@@ -107,7 +108,6 @@ REPLACES: dict[str, frozenset[str]] = {
 }
 """§6.7: a pattern that applies drops the patterns it replaces (七星 > 烂牌; 字一色 > 大对子, CD)."""
 
-_HOWS = ("discard", "self-draw", "rob")
 _ROBS = ("add_kong", "replacement_tile")
 _HONORS = slice(27, 34)
 
@@ -131,8 +131,8 @@ class GejiuContext:
     (``gejiu_qianggang``).  A rob of the other kind is not a legal win (§6.4)."""
 
     def __post_init__(self) -> None:
-        if self.how not in _HOWS:
-            raise ValueError(f"GejiuContext.how {self.how!r} is not one of {', '.join(_HOWS)}")
+        if self.how not in HOWS:
+            raise ValueError(f"GejiuContext.how {self.how!r} is not one of {', '.join(HOWS)}")
         if self.after_kong and self.how != "self-draw":
             # Gejiu has no 杠上炮 (§6.8), and a robber did not make the kong
             raise ValueError("GejiuContext.after_kong applies only to a self-draw (杠上花)")
@@ -321,40 +321,6 @@ def _combine(patterns: list[str], opts: GejiuOptions) -> tuple[dict[str, int], i
 # --------------------------------------------------------------------------------------------------
 
 
-def _as_counts(concealed) -> np.ndarray:
-    """A 34-count vector from either a count vector or a sequence of tile ids."""
-    arr = np.asarray(concealed)
-    if arr.ndim == 1 and arr.shape[0] == N_KINDS:
-        if (arr < 0).any():
-            raise ValueError("a tile count vector cannot have negative counts")
-        return arr.astype(np.int8)
-    ids = arr.reshape(-1).astype(np.int64)
-    if ids.size and (ids.min() < 0 or ids.max() >= N_KINDS):
-        raise ValueError(f"tile ids must be in 0..33, got {ids.tolist()}")
-    return counts_from_ids(ids)
-
-
-def _check_hand(counts: np.ndarray, melds: tuple[Meld, ...], w: int) -> np.ndarray:
-    """All tiles the player owns (concealed, melds, winning tile); ``ValueError`` for a hand that cannot occur."""
-    for m in melds:
-        if not isinstance(m, Meld):
-            raise ValueError(f"melds must be mjenv.tiles.Meld values, got {m!r}")
-    if len(melds) > 4:
-        raise ValueError(f"a hand has at most 4 melds, got {len(melds)}")
-    need = 13 - 3 * len(melds)
-    if int(counts.sum()) != need:
-        raise ValueError(
-            f"{len(melds)} meld(s) need {need} concealed tiles before the winning tile, got {int(counts.sum())}"
-        )
-    total = counts.astype(np.int64) + counts_from_ids([t for m in melds for t in m.tiles])
-    total[w] += 1
-    over = np.flatnonzero(total > 4)
-    if over.size:
-        t = int(over[0])
-        raise ValueError(f"{tile_name(t)} appears {int(total[t])} times (at most 4 copies exist)")
-    return total
-
-
 def _reading_text(r: Reading, melds_text: str) -> str:
     if r.kind == "lanpai":
         text = "lanpai " + format_tiles(r.pairs)
@@ -374,7 +340,7 @@ def score_win(concealed, melds, win_tile: int, ctx: GejiuContext, opts: GejiuOpt
         raise TypeError(f"Gejiu scoring takes GejiuOptions, got {type(opts).__name__}")
     if not isinstance(ctx, GejiuContext):
         raise TypeError(f"Gejiu scoring takes a GejiuContext, got {type(ctx).__name__}")
-    counts = _as_counts(concealed)
+    counts = hand_counts(concealed)
     w = int(win_tile)
     if not 0 <= w < N_KINDS:
         raise ValueError(f"winning tile id {w} out of range 0..33")
@@ -386,7 +352,7 @@ def score_win(concealed, melds, win_tile: int, ctx: GejiuContext, opts: GejiuOpt
 def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: GejiuContext, opts: GejiuOptions):
     """The work of :func:`score_win`, memoized on its (hashable) arguments; returns a plain tuple."""
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
-    all_tiles = _check_hand(counts, melds, w)
+    all_tiles = check_hand(counts, melds, w)  # Gejiu allows chi
     if ctx.after_kong and not any(m.is_kong for m in melds):
         raise ValueError("after_kong (杠上花) needs the kong the winner just made among its melds")
     full = counts.copy()
@@ -419,10 +385,7 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Gej
 
 def score_hand(hand: Hand, ctx: GejiuContext | None, opts: GejiuOptions) -> WinScore:
     """:func:`score_win` of a parsed notation hand; without ``ctx`` the win is taken as plain ``hand.win_how``."""
-    if hand.win_tile is None:
-        raise ValueError("the hand has no winning tile (write it as e.g. '+3p discard')")
-    if ctx is None:
-        ctx = GejiuContext(how=hand.win_how or "discard")
+    ctx = notation_context(hand, ctx, GejiuContext)
     return score_win(hand.concealed_counts(), hand.melds, hand.win_tile, ctx, opts)
 
 
@@ -451,8 +414,8 @@ def settle_win(
     (``discarder``) pays each robber V·b; nobody else pays.  Several winners on one discard or rob need
     ``multi_win: on`` (with ``off`` the engine keeps only :func:`nearest_claimant`).
     """
-    if how not in _HOWS:
-        raise ValueError(f"how {how!r} is not one of {', '.join(_HOWS)}")
+    if how not in HOWS:
+        raise ValueError(f"how {how!r} is not one of {', '.join(HOWS)}")
     if not winners:
         raise ValueError("settle_win needs at least one winner (a drawn hand is settle_draw)")
     seats = [_check_seat(w, "a winner") for w, _ in winners]

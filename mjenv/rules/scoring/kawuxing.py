@@ -23,9 +23,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mjenv.rules.hand import Reading, readings, wait_mask
+from mjenv.rules.hand import Reading, reading_text, readings, wait_mask
 from mjenv.rules.options import KawuxingOptions, tile_kinds
-from mjenv.tiles import DRAGONS, N_KINDS, Hand, Meld, counts_from_ids, format_tiles, tile_name
+from mjenv.rules.scoring.common import (
+    HOWS,
+    check_concealed_size,
+    check_copies,
+    check_melds,
+    hand_counts,
+    meld_counts,
+    notation_context,
+    owned_counts,
+)
+from mjenv.tiles import DRAGONS, N_KINDS, Hand, Meld, tile_name
 
 __all__ = [
     "FANS",
@@ -68,7 +78,6 @@ FANS: dict[str, tuple[str, str, int]] = {
 }
 FAN_ORDER: tuple[str, ...] = tuple(FANS)
 
-_HOWS = ("discard", "self-draw", "rob")
 _FIVES = (4, 13, 22)  # 5m 5p 5s
 
 
@@ -98,8 +107,8 @@ class WinContext:
     """L4: the largest passed V_D M while the winner is locked, else ``None``."""
 
     def __post_init__(self) -> None:
-        if self.how not in _HOWS:
-            raise ValueError(f"WinContext.how {self.how!r} is not one of {', '.join(_HOWS)}")
+        if self.how not in HOWS:
+            raise ValueError(f"WinContext.how {self.how!r} is not one of {', '.join(HOWS)}")
         if self.kong_position < 0:
             raise ValueError(f"WinContext.kong_position must be >= 0, got {self.kong_position}")
 
@@ -162,19 +171,6 @@ def make_settlement(n_players: int, transfers: Sequence[Transfer]) -> Settlement
 # --------------------------------------------------------------------------------------------------
 
 
-def _as_counts(concealed) -> np.ndarray:
-    """A 34-count vector from either a count vector or a sequence of tile ids (a hand never holds 34 tiles)."""
-    arr = np.asarray(concealed)
-    if arr.ndim == 1 and arr.shape[0] == N_KINDS:
-        if (arr < 0).any():
-            raise ValueError("a tile count vector cannot have negative counts")
-        return arr.astype(np.int8)
-    ids = arr.reshape(-1).astype(np.int64)
-    if ids.size and (ids.min() < 0 or ids.max() >= N_KINDS):
-        raise ValueError(f"tile ids must be in 0..33, got {ids.tolist()}")
-    return counts_from_ids(ids)
-
-
 def _variant_name(n_players: int) -> str:
     if n_players == 3:
         return "kawuxing3"
@@ -189,26 +185,10 @@ def _kinds(n_players: int, suits: str) -> np.ndarray:
     return tile_kinds(_variant_name(n_players), KawuxingOptions(suits=suits))
 
 
-def _meld_counts(melds: Sequence[Meld]) -> np.ndarray:
-    return counts_from_ids([t for m in melds for t in m.tiles])
-
-
 def _check_hand(counts: np.ndarray, melds: tuple[Meld, ...], extra: int | None, n_players: int, opts) -> None:
     """Raise ``ValueError`` for a hand that cannot occur: bad melds, too many copies, foreign tiles, wrong size."""
-    for m in melds:
-        if not isinstance(m, Meld):
-            raise ValueError(f"melds must be mjenv.tiles.Meld values, got {m!r}")
-        if m.kind == "C":
-            raise ValueError("Kawuxing has no chi (§3.4); a [C ...] meld cannot occur")
-    if len(melds) > 4:
-        raise ValueError(f"a hand has at most 4 melds, got {len(melds)}")
-    total = counts.astype(np.int64) + _meld_counts(melds)
-    if extra is not None:
-        total[extra] += 1
-    over = np.flatnonzero(total > 4)
-    if over.size:
-        t = int(over[0])
-        raise ValueError(f"{tile_name(t)} appears {int(total[t])} times (at most 4 copies exist)")
+    check_melds(melds, no_chi="Kawuxing has no chi (§3.4); a [C ...] meld cannot occur")
+    total = check_copies(counts, melds, extra)
     kinds = _kinds(n_players, opts.suits)
     foreign = np.flatnonzero((total > 0) & ~kinds)
     if foreign.size:
@@ -371,7 +351,7 @@ def score_win(concealed, melds, win_tile: int, ctx: WinContext, opts, n_players:
     and no fans when it has no winning reading at all).  A hand that cannot exist (wrong tile count for its
     melds, five copies of a tile, a tile outside the variant, a chi) raises ``ValueError``.
     """
-    counts = _as_counts(concealed)
+    counts = hand_counts(concealed)
     win_tile = int(win_tile)
     if not 0 <= win_tile < N_KINDS:
         raise ValueError(f"winning tile id {win_tile} out of range 0..33")
@@ -385,15 +365,11 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Win
     """The work of :func:`score_win`, memoized on its (hashable) arguments; returns a plain tuple."""
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     _check_hand(counts, melds, w, n_players, opts)
-    need = 13 - 3 * len(melds)
-    if int(counts.sum()) != need:
-        raise ValueError(
-            f"{len(melds)} meld(s) need {need} concealed tiles before the winning tile, got {int(counts.sum())}"
-        )
+    check_concealed_size(counts, melds)
     full = counts.astype(np.int8).copy()
     full[w] += 1
 
-    all_tiles = full.astype(np.int64) + _meld_counts(melds)
+    all_tiles = full.astype(np.int64) + meld_counts(melds)
     suits_used = {t // 9 for t in np.flatnonzero(all_tiles)}
     qingyise = len(suits_used) == 1 and 3 not in suits_used
 
@@ -409,30 +385,12 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Win
     if best is None:
         return (False, "no winning reading", None, "", (), 0, None, 0)
     _, reading, fans, value, cap = best
-    text = _reading_text(reading, " ".join(str(m) for m in melds))
+    text = reading_text(reading, " ".join(str(m) for m in melds))
 
     discard_type = ctx.how in ("discard", "rob")
     value_d = value * payer_factor(ctx.revealed, ctx.discarder_revealed, opts) if discard_type else value
     reason = _illegal_reason(ctx, opts, value_d, melds) if discard_type else None
     return (reason is None, reason, reading, text, tuple(fans.items()), value, cap, value_d)
-
-
-# hand.reading_text formats every set through format_tiles, which costs more than scoring the hand; the
-# same text is assembled here from pre-formatted sets (tests check it equals hand.reading_text).
-_SEQ_TEXT = {t: format_tiles([t, t + 1, t + 2]) for t in range(27) if t % 9 <= 6}
-_TRIP_TEXT = {t: format_tiles([t] * 3) for t in range(N_KINDS)}
-_PAIR_TEXT = {t: format_tiles([t] * 2) for t in range(N_KINDS)}
-
-
-def _reading_text(reading: Reading, melds_text: str) -> str:
-    """The text of :func:`mjenv.rules.hand.reading_text` for ``reading`` with ``melds_text`` appended."""
-    if reading.kind == "seven_pairs":
-        text = "seven pairs " + " · ".join(_PAIR_TEXT[t] for t in reading.pairs)
-    else:
-        parts = [_SEQ_TEXT[t] if kind == "seq" else _TRIP_TEXT[t] for kind, t in reading.sets]
-        parts.append("pair " + _PAIR_TEXT[reading.pair])
-        text = " · ".join(parts)
-    return text + " + " + melds_text if melds_text else text
 
 
 def _illegal_reason(ctx: WinContext, opts, value_d: int, melds: tuple[Meld, ...]) -> str | None:
@@ -455,10 +413,7 @@ def _illegal_reason(ctx: WinContext, opts, value_d: int, melds: tuple[Meld, ...]
 
 def score_hand(hand: Hand, ctx: WinContext | None, opts, n_players: int = 3) -> WinScore:
     """:func:`score_win` of a parsed notation hand; without ``ctx`` the win is taken as plain ``hand.win_how``."""
-    if hand.win_tile is None:
-        raise ValueError("the hand has no winning tile (write it as e.g. '+3p discard')")
-    if ctx is None:
-        ctx = WinContext(how=hand.win_how or "discard")
+    ctx = notation_context(hand, ctx, WinContext)
     return score_win(hand.concealed_counts(), hand.melds, hand.win_tile, ctx, opts, n_players)
 
 
@@ -485,8 +440,8 @@ def settle_win(
     Self-draw: every other player pays its share.  Discard or rob: the discarder / konger pays one share,
     or k shares under 包胡.  Several winners on one discard are settled independently.
     """
-    if how not in _HOWS:
-        raise ValueError(f"how {how!r} is not one of {', '.join(_HOWS)}")
+    if how not in HOWS:
+        raise ValueError(f"how {how!r} is not one of {', '.join(HOWS)}")
     if len(revealed) != n_players:
         raise ValueError(f"revealed has {len(revealed)} flags for {n_players} players")
     if how == "self-draw" and len(winners) != 1:
@@ -549,20 +504,16 @@ def kong_money(n_players: int, kind: str, konger: int, discarder: int | None, po
 # --------------------------------------------------------------------------------------------------
 
 
-def _owned(counts: np.ndarray, melds: Sequence[Meld]) -> np.ndarray:
-    return (counts.astype(np.int64) + _meld_counts(melds)).astype(np.int8)
-
-
 def ready_value(concealed, melds, opts, kinds) -> tuple[int, int | None] | None:
     """T(X) of §3.11 with the cap of the reading that gives it: the largest V over the waits, each wait scored
     as a plain discard win (no situational fans), uncapped; ``None`` when the hand is not ready.
 
     Legality (kaikou) plays no part: a ready 屁胡 hand has T = 1.
     """
-    counts = _as_counts(concealed)
+    counts = hand_counts(concealed)
     melds = tuple(melds)
     kinds = np.asarray(kinds, dtype=bool)
-    waits = np.flatnonzero(wait_mask(counts, seven_pairs=not melds, kinds=kinds, owned=_owned(counts, melds)))
+    waits = np.flatnonzero(wait_mask(counts, seven_pairs=not melds, kinds=kinds, owned=owned_counts(counts, melds)))
     n_players = 4 if kinds[:27].all() else 3
     ctx = WinContext("discard")
     best = None
@@ -629,12 +580,12 @@ def hideable_triplets(concealed, opts, kinds, melds: Sequence[Meld] = ()) -> tup
     """
     if opts.liang_hide_triplets == "off":
         return ()
-    counts = _as_counts(concealed)
+    counts = hand_counts(concealed)
     if int(counts.sum()) % 3 != 1:
         raise ValueError(f"a hand after its discard holds 13 - 3m tiles, got {int(counts.sum())}")
     melds = tuple(melds)
     kinds = np.asarray(kinds, dtype=bool)
-    owned = _owned(counts, melds)
+    owned = owned_counts(counts, melds)
     # seven pairs needs no melds, i.e. 13 concealed tiles (decided by the count, so a caller that leaves out
     # ``melds`` only loses the own-copy limit of melded tiles)
     waits = wait_mask(counts, seven_pairs=int(counts.sum()) == 13, kinds=kinds, owned=owned)

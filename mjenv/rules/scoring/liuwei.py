@@ -44,6 +44,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mjenv.rules.hand import reading_text
+from mjenv.rules.scoring.common import (
+    class_score_json,
+    json_number,
+    no_reading_result,
+    notation_context,
+    reading_result,
+)
 from mjenv.rules.scoring.diedaohu import (
     CLASSES,
     HOWS,
@@ -55,6 +62,7 @@ from mjenv.rules.scoring.diedaohu import (
     Session,
     advance_session,
     apply_bankroll,
+    apply_win,
     best_class_reading,
     check_hand,
     hand_counts,
@@ -131,24 +139,7 @@ class LiuweiScore(WinScore):
 
     def to_json(self) -> dict:
         """A JSON-ready dict (the fields ``mjenv score --json`` prints)."""
-        return {
-            "legal": self.legal,
-            "reason": self.reason,
-            "reading": self.reading_text,
-            "hand_class": self.hand_class,
-            "fans": dict(self.fans),
-            "value": self.value,
-            "cap": self.cap,
-            "share": _number(self.share),
-            "whole_balance": self.share is None,
-            "peichong": _number(self.peichong),
-        }
-
-
-def _number(x: float | None) -> float | int | None:
-    if x is None:
-        return None
-    return int(x) if float(x).is_integer() else float(x)
+        return {**class_score_json(self), "peichong": json_number(self.peichong)}
 
 
 def score_win(concealed, melds, win_tile: int, ctx: DiedaohuContext, opts: LiuweiOptions) -> LiuweiScore:
@@ -169,19 +160,7 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Die
     check_hand(counts, melds, w, chi=False, variant="Liuwei")
     found = best_class_reading(counts, melds, w, _RANK.__getitem__)
     if found is None:
-        return dict(
-            legal=False,
-            reason="no winning reading (standard shape only; seven pairs is not a win)",
-            reading=None,
-            reading_text="",
-            fans=(),
-            value=0,
-            cap=None,
-            value_d=0,
-            hand_class=None,
-            share=0.0,
-            peichong=None,
-        )
+        return no_reading_result(hand_class=None, share=0.0, peichong=None)
     reading, cls = found
     value = CLASSES[cls][2]
     reason = win_refusal(ctx.how, w, ctx.lock, ctx.discarder_busted, opts)
@@ -192,15 +171,12 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Die
         share, side = (None if whole else selfdraw * k), None
     else:
         share, side = (None if whole else discarder * k), peichong * k
-    return dict(
-        legal=reason is None,
-        reason=reason,
-        reading=reading,
+    return reading_result(
+        reading,
         reading_text=reading_text(reading, " ".join(str(m) for m in melds)),
+        reason=reason,
         fans=((cls, value),),
         value=value,
-        cap=None,
-        value_d=value,
         hand_class=cls,
         share=share,
         peichong=side,
@@ -209,10 +185,7 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Die
 
 def score_hand(hand: Hand, ctx: DiedaohuContext | None, opts: LiuweiOptions) -> LiuweiScore:
     """:func:`score_win` of a parsed notation hand; without ``ctx`` the win is a plain ``hand.win_how``."""
-    if hand.win_tile is None:
-        raise ValueError("the hand has no winning tile (write it as e.g. '+3p discard')")
-    if ctx is None:
-        ctx = DiedaohuContext(how=hand.win_how or "discard")
+    ctx = notation_context(hand, ctx, DiedaohuContext)
     return score_win(hand.concealed_counts(), hand.melds, hand.win_tile, ctx, opts)
 
 
@@ -263,10 +236,7 @@ def settle_win(
 ) -> BankrollSettlement:
     """Payments of one win (§10.4) applied to the balances as in Diedaohu §7.7 (required under 园子, optional and
     unlimited under ``bankroll: none``); a self-drawn 风清 under 园子 ends the session."""
-    owed = win_transfers(winners, how, discarder, opts)
-    yuanzi = opts.bankroll is not None
-    stand_up = yuanzi and how == "self-draw" and winners[0][1].hand_class == "fengqing"
-    return apply_bankroll(balances, owed, limit=yuanzi, stand_up=stand_up)
+    return apply_win(win_transfers(winners, how, discarder, opts), winners, how, opts, balances)
 
 
 def kong_money(kind: str, konger: int, discarder: int | None, opts: LiuweiOptions) -> list[Transfer]:

@@ -79,6 +79,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from mjenv.rules.hand import reading_text, readings, wait_mask
+from mjenv.rules.scoring.common import (
+    json_number,
+    no_reading_result,
+    notation_context,
+    owned_counts,
+    reading_result,
+)
 from mjenv.rules.scoring.diedaohu import (
     HOWS,
     N_PLAYERS,
@@ -287,7 +294,7 @@ class YangzhouScore(WinScore):
             "total": self.total,
             "value": self.value,
             "cap": self.cap,
-            "share": int(self.share) if float(self.share).is_integer() else self.share,
+            "share": json_number(self.share),
             "baopai": self.baopai,
             "baopai_from": self.baopai_from,
         }
@@ -517,8 +524,7 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Yan
     full = counts.astype(np.int8).copy()
     full[w] += 1
     all_counts = full.astype(np.int64) + meld_counts(melds)
-    owned = (counts.astype(np.int64) + meld_counts(melds)).astype(np.int8)
-    sole_wait = int(wait_mask(counts, owned=owned).sum()) == 1
+    sole_wait = int(wait_mask(counts, owned=owned_counts(counts, melds)).sum()) == 1
     suit_fan = _suit_fan(all_counts)
     msets = _meld_sets(melds)
 
@@ -534,7 +540,7 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Yan
                 best = (key, r, b_value, big_parts, small, total)
 
     if best is None:
-        return _no_reading()
+        return no_reading_result(big_fan_value=0, small_fans=(), total=0, share=0.0, baopai=None, baopai_from=None)
     _, reading, b_value, big_parts, small, total = best
     fans = dict(big_parts)
     for f in SMALL_FANS:
@@ -543,15 +549,12 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Yan
             fans[f] = n * SMALL_FANS[f][2]
     reason = _refusal(ctx, opts, w, b_value, total)
     baopai, baopai_from = _baopai(suit_fan, melds, opts)
-    return dict(
-        legal=reason is None,
-        reason=reason,
-        reading=reading,
+    return reading_result(
+        reading,
         reading_text=reading_text(reading, " ".join(str(m) for m in melds)),
+        reason=reason,
         fans=tuple(fans.items()),
         value=total,
-        cap=None,
-        value_d=total,
         big_fan_value=b_value,
         small_fans=tuple(small),
         total=total,
@@ -585,32 +588,10 @@ def _baopai(suit_fan: str | None, melds: Sequence[Meld], opts) -> tuple[str | No
     return None, None
 
 
-def _no_reading() -> dict:
-    return dict(
-        legal=False,
-        reason="no winning reading (standard shape only; seven pairs is not a win)",
-        reading=None,
-        reading_text="",
-        fans=(),
-        value=0,
-        cap=None,
-        value_d=0,
-        big_fan_value=0,
-        small_fans=(),
-        total=0,
-        share=0.0,
-        baopai=None,
-        baopai_from=None,
-    )
-
-
 def score_hand(hand: Hand, ctx: YangzhouContext | None, opts: YangzhouOptions) -> YangzhouScore:
     """:func:`score_win` of a parsed notation hand; without ``ctx`` the win is a plain ``hand.win_how`` by the East
     seat in the East round."""
-    if hand.win_tile is None:
-        raise ValueError("the hand has no winning tile (write it as e.g. '+3p discard')")
-    if ctx is None:
-        ctx = YangzhouContext(how=hand.win_how or "discard")
+    ctx = notation_context(hand, ctx, YangzhouContext)
     return score_win(hand.concealed_counts(), hand.melds, hand.win_tile, ctx, opts)
 
 
