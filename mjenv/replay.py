@@ -17,6 +17,7 @@ A truncated or corrupt file raises :class:`ReplayError` whose message starts wit
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from dataclasses import dataclass, field
@@ -26,10 +27,22 @@ from typing import Any, Sequence
 import numpy as np
 
 from mjenv.encoding import actions as A
-from mjenv.tiles import SEAT_LETTERS, parse_tiles, tile_id, tile_unicode
+from mjenv.tiles import SEAT_LETTERS, parse_tiles, tile_id, tile_name, tile_unicode
 
 FORMAT = "mjenv-replay-v1"
-EVENT_TYPES = ("deal", "draw", "discard", "reveal", "reply", "pong", "add_kong_declared", "kong", "end")
+EVENT_TYPES = (
+    "deal",
+    "draw",
+    "discard",
+    "reveal",
+    "reply",
+    "pong",
+    "chi",
+    "add_kong_declared",
+    "kong",
+    "kong_pick",
+    "end",
+)
 
 
 class ReplayError(ValueError):
@@ -87,8 +100,35 @@ def _normalize(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=_json_default))
 
 
+SESSION_KEYS = ("dealer", "rounds", "passes", "hands")
+"""Fields of a session (一操) as the header records it: :class:`mjenv.rules.scoring.diedaohu.Session`."""
+PROTECTED_KEYS = ("type", "format", "variant", "options", "wall", "dealer", "session", "balances")
+
+
+def session_at_deal(engine, table: int) -> dict | None:
+    """Where table ``table``'s session stood when its current hand was dealt (None without sessions).
+
+    The engine advances the session when a hand ends; for a finished hand this undoes that one step
+    (the deal passed iff the next dealer differs, RULES.md §7.8), so the header can record the session
+    the hand was played in: its round wind and how far the session had gone.
+    """
+    ses = engine.sessions[table]
+    if ses is None:
+        return None
+    dealer = int(engine.state.dealer[table])
+    passes, hands = int(ses.passes), int(ses.hands)
+    if engine.results[table] is not None:
+        passes -= int(int(ses.dealer) != dealer)
+        hands -= 1
+    return {"dealer": dealer, "rounds": int(ses.rounds), "passes": passes, "hands": hands}
+
+
 def make_header(engine, table: int, header_extra: dict | None = None) -> dict:
-    """The header of table ``table``'s current hand: format, variant, options, wall, dealer, agents."""
+    """The header of table ``table``'s current hand: format, variant, options, wall, dealer, agents.
+
+    Variants with sessions add ``session`` (the session when the hand was dealt: it fixes the round wind)
+    and, under a 园子 bankroll, ``balances`` (every seat's balance at the deal: it limits payments).
+    """
     from mjenv import __version__
     from mjenv.rules.options import options_to_dict
 
@@ -108,8 +148,13 @@ def make_header(engine, table: int, header_extra: dict | None = None) -> dict:
         "dealer": int(deal["dealer"]),
         "agents": [f"player_{i}" for i in range(engine.n)],
     }
+    session = session_at_deal(engine, table)
+    if session is not None:
+        header["session"] = session
+    if engine.family.starting_balance() > 0:
+        header["balances"] = [float(x) for x in engine.balance[table]]
     for k, v in (header_extra or {}).items():
-        if k in ("type", "format", "variant", "options", "wall", "dealer"):
+        if k in PROTECTED_KEYS:
             raise ValueError(f"header_extra may not override {k!r}")
         header[k] = v
     return _normalize(header)
@@ -225,10 +270,34 @@ def _check_complete(rep: Replay, last_line: int) -> None:
 # ---------------------------------------------------------------------------------------------- simulation
 
 
-def _engine_for(header: dict):
+def deal_header(header: dict):
+    """A one-table engine (recording events) dealt the header's hand: wall, dealer, options, session, balances.
+
+    A header without ``session`` / ``balances`` is the first hand of a fresh session (or a variant without
+    sessions).  Otherwise the session and the balances are installed first and the hand is dealt as the
+    continuation of that session, so round wind and bankroll limits are those the hand was played under.
+    """
     from mjenv.engine.core import Engine
 
-    return Engine(header["variant"], 1, options=dict(header["options"]), record_events=True)
+    eng = Engine(header["variant"], 1, options=dict(header["options"]), record_events=True)
+    wall, dealer = [header["wall"]], int(header["dealer"])
+    session, balances = header.get("session"), header.get("balances")
+    if session is None and balances is None:
+        eng.reset(walls=wall, dealer=dealer)
+        return eng
+    fresh = eng.family.new_session(dealer)
+    if session is not None:
+        if fresh is None:
+            raise ValueError(f"variant {header['variant']!r} has no sessions, but the header records one")
+        missing = [k for k in SESSION_KEYS if k not in session]
+        if missing:
+            raise ValueError(f"header session lacks {', '.join(missing)}")
+        fresh = dataclasses.replace(fresh, **{k: int(session[k]) for k in SESSION_KEYS})
+    eng.sessions[0] = fresh
+    eng.balance[0] = eng.family.starting_balance() if balances is None else np.asarray(balances, dtype=np.float64)
+    eng.hand_number[0] = (int(session["hands"]) if session is not None else 0) - 1  # reset adds the hand
+    eng.reset(walls=wall, dealer=dealer, continue_match=True)
+    return eng
 
 
 def _action_from_event(ev: dict, actor: int) -> int | None:
@@ -241,6 +310,8 @@ def _action_from_event(ev: dict, actor: int) -> int | None:
             return A.action_id(ev["action"])
         if kind == "add_kong_declared" or (kind == "kong" and ev.get("kind") == "concealed"):
             return A.KONG_SELF + tile_id(ev["tile"])
+        if kind == "kong_pick":
+            return A.KONGTILE_0 + int(ev["slot"])
     if kind == "end" and ev.get("how") == "self-draw" and any(w.get("seat") == actor for w in ev.get("winners", ())):
         return A.WIN
     return None
@@ -258,8 +329,7 @@ def _simulate(
     ev_lines = [ln for r, ln in zip(records, lines or [0] * len(records)) if r["type"] != "action"]
     act_recs = [(r, ln) for r, ln in zip(records, lines or [0] * len(records)) if r["type"] == "action"]
     try:
-        eng = _engine_for(header)
-        eng.reset(walls=[header["wall"]], dealer=int(header["dealer"]))
+        eng = deal_header(header)
     except (ValueError, TypeError) as exc:  # unknown variant or option, a wall that is not the tile set
         raise ReplayError(f"{path}:{header_line}: cannot deal the header's hand: {exc}") from None
     pos = 0
@@ -354,13 +424,42 @@ def _seat(s: int, agents: Sequence[str]) -> str:
     return f"{SEAT_LETTERS[s]}" if not agents else f"{SEAT_LETTERS[s]} ({agents[s]})"
 
 
-def format_event(ev: dict, agents: Sequence[str] = ()) -> list[str]:
-    """Readable lines for one event or action record."""
+def _kong_tiles_at_deal(variant: str | None, wall: str) -> list[int]:
+    """Gejiu's face-up kong tiles right after the deal (slot 0 first): the wall's last two tiles (§6.3)."""
+    from mjenv.engine.family import FAMILIES
+    from mjenv.rules.options import get_variant
+
+    if variant is None:
+        return []
+    k = FAMILIES[get_variant(variant).family].kong_tiles
+    return parse_tiles(wall)[::-1][:k] if k else []
+
+
+def _multiplies(variant: str | None) -> bool:
+    """Kawuxing fans are multipliers (×2, ×4); the other families list pattern values, fan counts or
+    hand-class values that combine by their own rules (Gejiu §6.8, Yangzhou §8.7, Diedaohu §7.4)."""
+    from mjenv.rules.options import get_variant
+
+    return variant is None or get_variant(variant).family == "kawuxing"
+
+
+def _fans_text(fans: dict, variant: str | None) -> str:
+    if _multiplies(variant):
+        return ", ".join(f"{k} ×{v}" for k, v in fans.items()) or "屁胡"
+    return ", ".join(f"{k} {v:g}" for k, v in fans.items())
+
+
+def format_event(ev: dict, agents: Sequence[str] = (), variant: str | None = None) -> list[str]:
+    """Readable lines for one event or action record (``variant`` picks how fans and kong tiles read)."""
     kind = ev["type"]
     L = SEAT_LETTERS
     if kind == "deal":
         out = [f"Deal, dealer {L[ev['dealer']]}:"]
         out += [f"  {_seat(s, agents)}: {_tiles_text(h)}" for s, h in enumerate(ev["hands"])]
+        kong_tiles = _kong_tiles_at_deal(variant, ev["wall"])
+        if kong_tiles:
+            shown = ", ".join(f"{i}: {_tile_text(tile_name(t))}" for i, t in enumerate(kong_tiles))
+            out.append(f"  face-up kong tiles: {shown}")
         return out
     if kind == "action":
         return []  # the events that follow say what happened
@@ -377,6 +476,10 @@ def format_event(ev: dict, agents: Sequence[str] = ()) -> list[str]:
         return [f"  {L[ev['seat']]}: {ev['action']}"]
     if kind == "pong":
         return [f"{L[ev['seat']]} pongs {_tile_text(ev['tile'])} from {L[ev['from']]}"]
+    if kind == "chi":
+        return [f"{L[ev['seat']]} chis {_tile_text(ev['tile'])} from {L[ev['from']]} into {_tiles_text(ev['meld'])}"]
+    if kind == "kong_pick":
+        return [f"{L[ev['seat']]} takes face-up kong tile {ev['slot']}: {_tile_text(ev['tile'])}"]
     if kind == "add_kong_declared":
         return [f"{L[ev['seat']]} declares an added kong of {_tile_text(ev['tile'])}"]
     if kind == "kong":
@@ -392,18 +495,20 @@ def format_event(ev: dict, agents: Sequence[str] = ()) -> list[str]:
             frm = f" from {L[ev['discarder']]}" if ev.get("discarder") is not None else ""
             out.append(f"{ev['how']} win on {_tile_text(ev['tile'])}{frm}")
             for w in ev["winners"]:
-                fans = ", ".join(f"{k} ×{v}" for k, v in w["fans"].items()) or "屁胡"
-                out.append(f"  {L[w['seat']]} wins: {w['reading']}  [{fans}] value {w['value']:g} (cap {w['cap']})")
+                fans = _fans_text(w["fans"], variant)
+                cap = f" (cap {w['cap']})" if w.get("cap") is not None or _multiplies(variant) else ""
+                out.append(f"  {L[w['seat']]} wins: {w['reading']}  [{fans}] value {w['value']:g}{cap}")
         for t in ev["transfers"]:
             out.append(f"  {L[t['payer']]} pays {L[t['payee']]} {t['amount']:g} ({t['reason']})")
         out.append("  deltas: " + ", ".join(f"{L[s]} {d:+g}" for s, d in enumerate(ev["deltas"])))
-        out.append(f"  next dealer: {L[ev['next_dealer']]}")
+        over = "; the session is over" if ev.get("session_over") else ""
+        out.append(f"  next dealer: {L[ev['next_dealer']]}{over}")
         return out
     return [json.dumps(ev, ensure_ascii=False)]
 
 
 def format_header(rep: Replay) -> str:
-    """One line naming the hand: variant, dealer, seed or explicit wall, agents."""
+    """One line naming the hand: variant, dealer, seed or explicit wall, agents; session and balances if any."""
     h = rep.header
     src = (
         f"seed {h['seed']}" + (f" table {h['table_id']}" if h.get("table_id") is not None else "")
@@ -411,14 +516,21 @@ def format_header(rep: Replay) -> str:
         else "explicit wall"
     )
     agents = ", ".join(f"{SEAT_LETTERS[i]}={a}" for i, a in enumerate(h.get("agents") or ()))
-    return f"== {h['variant']} hand ({src}), dealer {SEAT_LETTERS[h['dealer']]}; {agents}"
+    text = f"== {h['variant']} hand ({src}), dealer {SEAT_LETTERS[h['dealer']]}; {agents}"
+    ses = h.get("session")
+    if ses:
+        rnd = min(ses["passes"] // 4, ses["rounds"] - 1)
+        text += f"; round {rnd + 1} of {ses['rounds']} ({'ESWN'[rnd % 4]} wind), hand {ses['hands'] + 1}"
+    if h.get("balances") is not None:
+        text += "; balances " + ", ".join(f"{SEAT_LETTERS[i]} {b:g}" for i, b in enumerate(h["balances"]))
+    return text
 
 
 def format_replay(rep: Replay) -> str:
     """The whole hand as text."""
     lines = [format_header(rep)]
     for r in rep.records:
-        lines += format_event(r)
+        lines += format_event(r, (), rep.header.get("variant"))
     return "\n".join(lines)
 
 
@@ -467,7 +579,7 @@ def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
     for _, rep in chosen:
         print(format_header(rep) + ("  (Enter: next move)" if args.step else ""), file=out)
         for r in rep.records:
-            for line in format_event(r, rep.header.get("agents") or ()):
+            for line in format_event(r, rep.header.get("agents") or (), rep.header.get("variant")):
                 print(line, file=out)
             if args.step and r["type"] != "action" and r["type"] != "end":
                 out.flush()

@@ -16,21 +16,36 @@ from mjenv.replay import read_replay, verify_replay
 from mjenv.rules.options import get_variant, list_presets, list_rulesets
 from mjenv.tiles import parse_tiles, tile_name
 
-IMPLEMENTED = ("kawuxing3", "kawuxing4")
-MATRIX = [(v, None, None) for v in IMPLEMENTED]
+IMPLEMENTED = mjenv.VARIANTS
+MATRIX = [(v, None, None, None) for v in IMPLEMENTED]
 # The default ruleset is the (v, None, None) case already.
-MATRIX += [(v, r, None) for v in IMPLEMENTED for r in list_rulesets(v) if r != get_variant(v).default_ruleset]
-MATRIX += [(v, None, p) for v in IMPLEMENTED for p in list_presets(v)]
+MATRIX += [(v, r, None, None) for v in IMPLEMENTED for r in list_rulesets(v) if r != get_variant(v).default_ruleset]
+MATRIX += [(v, None, p, None) for v in IMPLEMENTED for p in list_presets(v)]
+# Options that switch on paths no ruleset or preset does: robbing Gejiu's chosen kong tile, a bankroll in
+# Diedaohu, Liuwei without one.
+MATRIX += [
+    ("gejiu", None, None, {"gejiu_qianggang": "replacement_tile"}),
+    ("diedaohu", None, None, {"bankroll": 10}),
+    ("liuwei", None, None, {"bankroll": "none"}),
+]
 
 
-@pytest.mark.parametrize("variant,ruleset,preset", MATRIX)
-def test_pettingzoo_api_and_seed_tests(variant, ruleset, preset):
+def test_the_matrix_covers_every_variant_ruleset_and_preset():
+    for v in IMPLEMENTED:
+        rulesets = set(list_rulesets(v)) - {get_variant(v).default_ruleset}
+        assert {r for w, r, _, _ in MATRIX if w == v} - {None} == rulesets
+        assert {p for w, _, p, _ in MATRIX if w == v} - {None} == set(list_presets(v))
+    assert {"yangzhou", "yangzhou_new"} <= {v for v, r, _, _ in MATRIX if r is not None}  # yznew003 / yzstd003
+
+
+@pytest.mark.parametrize("variant,ruleset,preset,options", MATRIX)
+def test_pettingzoo_api_and_seed_tests(variant, ruleset, preset, options):
     with warnings.catch_warnings():
         # api_test warns about things that are by design here: all-zero masks of waiting agents,
         # negative money in a 2-D observation, the illegal-move wrapper's notice.
         warnings.simplefilter("ignore")
-        api_test(mjenv.env(variant, ruleset=ruleset, preset=preset), num_cycles=15)
-        seed_test(lambda: mjenv.env(variant, ruleset=ruleset, preset=preset), num_cycles=10)
+        api_test(mjenv.env(variant, ruleset=ruleset, preset=preset, options=options), num_cycles=60)
+        seed_test(lambda: mjenv.env(variant, ruleset=ruleset, preset=preset, options=options), num_cycles=10)
 
 
 def _play(env, rng, first=None):
@@ -95,8 +110,9 @@ def test_kong_money_is_paid_at_once_and_the_hand_still_sums_to_its_deltas():
         assert totals[a] == pytest.approx(deltas[i])  # last() of each agent includes the kong money
 
 
-def test_every_agent_observes_from_its_own_seat_and_only_the_actor_has_a_mask():
-    raw = mjenv.raw_env("kawuxing4")
+@pytest.mark.parametrize("variant", ["kawuxing4", "liuwei"])
+def test_every_agent_observes_from_its_own_seat_and_only_the_actor_has_a_mask(variant):
+    raw = mjenv.raw_env(variant)
     raw.reset(seed=3)
     enc = ObservationEncoder.for_engine(raw.engine)
     rng = np.random.default_rng(2)
@@ -105,7 +121,10 @@ def test_every_agent_observes_from_its_own_seat_and_only_the_actor_has_a_mask():
         for i, a in enumerate(raw.possible_agents):
             o = raw.observe(a)
             assert o["observation"].dtype == np.float32 and o["action_mask"].dtype == np.int8
-            np.testing.assert_array_equal(o["observation"], enc.encode(raw.engine.state, [i])[0])
+            np.testing.assert_array_equal(o["observation"], enc.encode(raw.engine.state, [i], engine=raw.engine)[0])
+            if variant == "liuwei":  # own seat wind: the dealer (seat 0) is East; the first round is East
+                winds = enc.block(o["observation"], "winds")
+                assert winds[0, 27 + i] == 1 and winds[1, 27] == 1 and winds.sum() == 2
             np.testing.assert_array_equal(enc.block(o["observation"], "hand").sum(0), raw.engine.state.hand[0, i])
             if a == actor:
                 np.testing.assert_array_equal(o["action_mask"], raw.engine.mask[0].astype(np.int8))

@@ -1,4 +1,4 @@
-"""Observation encodings: layout vs the documented tables, a per-table reference encoder, no leaks."""
+"""Observation encodings: layout vs the documented tables, a per-table reference encoder, no leaks, sessions."""
 
 from __future__ import annotations
 
@@ -9,25 +9,37 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mjenv
+from mjenv.encoding import actions as A
 from mjenv.encoding import observation as O
 from mjenv.engine import state as S
 from mjenv.engine.core import Engine
+from mjenv.rules.scoring.yangzhou import seat_wind
 
-VARIANTS = ("kawuxing3", "kawuxing4")
+VARIANTS = mjenv.VARIANTS
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "observation.md"
 
 
-def _random_states(variant: str, batch: int, seed: int, every: int = 7):
-    """Yield the engine at several points of random play (all tables advance together)."""
-    eng = Engine(variant, batch, record_events=False)
+# Random play that prefers claims, kongs, kong-tile picks and 亮倒 (every id from 34 on but ``pass``),
+# so that melds, chi, reveals, kong tiles and kong money show up in a few short games.
+_BONUS = np.where(np.arange(A.N_ACTIONS) >= A.LIANG, 2.0, 0.0)
+_BONUS[A.PASS] = 0.0
+
+
+def _biased(rng: np.random.Generator, m: np.ndarray) -> np.ndarray:
+    return (m * (rng.random(m.shape) + _BONUS)).argmax(1)
+
+
+def _random_states(variant: str, batch: int, seed: int, every: int = 7, options=None):
+    """Yield the engine at several points of claim-happy random play (all tables advance together)."""
+    eng = Engine(variant, batch, options=options, record_events=False)
     eng.reset(seed=seed)
     rng = np.random.default_rng(seed)
     step = 0
     while not eng.done.all():
         if step % every == 0:
             yield eng
-        m = eng.mask
-        eng.step((rng.random(m.shape) * m).argmax(1))
+        eng.step(_biased(rng, eng.mask))
         step += 1
     yield eng
 
@@ -74,16 +86,27 @@ def test_documented_block_tables_match_the_encoders(variant, source):
     extra = orc.blocks[len(enc.blocks) :]
     assert [name for name, _ in oracle_extra] == [b.name for b in extra]
     assert [_rows(r, orc) for _, r in oracle_extra] == [b.rows for b in extra]
-    assert enc.n_channels == sum(b.rows for b in enc.blocks) == 22 + 21 * enc.n + enc.option_rows
+    assert enc.n_channels == sum(b.rows for b in enc.blocks) == 28 + 23 * enc.n + enc.option_rows
 
 
-def test_versions_and_channel_counts():
-    e3, e4 = Engine("kawuxing3", 1), Engine("kawuxing4", 1)
-    assert O.ObservationEncoder.for_engine(e3).version == O.OBS_VERSION == "mjenv-obs-v1"
-    assert O.OracleEncoder.for_engine(e3).version == O.ORACLE_VERSION == "mjenv-oracle-v1"
-    assert O.ObservationEncoder.for_engine(e3).shape == (88, 34)
-    assert O.ObservationEncoder.for_engine(e4).shape == (108, 34)
-    assert O.OracleEncoder.for_engine(e3).shape == (88 + 12 + 3 + 44, 34)
+@pytest.mark.parametrize(
+    "variant,channels,oracle",
+    [
+        ("kawuxing3", 100, 100 + 18 + 44),
+        ("kawuxing4", 122, 122 + 24 + 67),
+        ("gejiu", 121, 121 + 24 + 83),
+        ("diedaohu", 121, 228),
+        ("yangzhou", 121, 228),
+        ("yangzhou_new", 121, 228),
+        ("liuwei", 121, 228),
+    ],
+)
+def test_versions_and_channel_counts(variant, channels, oracle):
+    eng = Engine(variant, 1)
+    assert O.ObservationEncoder.for_engine(eng).version == O.OBS_VERSION == "mjenv-obs-v1"
+    assert O.OracleEncoder.for_engine(eng).version == O.ORACLE_VERSION == "mjenv-oracle-v1"
+    assert O.ObservationEncoder.for_engine(eng).shape == (channels, 34)
+    assert O.OracleEncoder.for_engine(eng).shape == (oracle, 34)
 
 
 def test_option_slots_follow_the_options_and_skip_match_level_ones():
@@ -105,11 +128,49 @@ def test_option_slots_follow_the_options_and_skip_match_level_ones():
         assert sum(v for s, v in zip(enc.option_slots, flat) if s.name == name) == 1
 
 
+def _option_columns(variant: str, **options) -> dict:
+    """``{(name, value or "#"): column value}`` of the options block (``"#"`` = a number's column)."""
+    eng = Engine(variant, 1, options=options or None)
+    eng.reset(seed=0)
+    enc = O.ObservationEncoder.for_engine(eng)
+    flat = enc.block(O.encode(eng, [0]), "options")[0].reshape(-1)
+    return {(s.name, "#" if s.numeric else s.value): float(v) for s, v in zip(enc.option_slots, flat)}
+
+
+def test_bankroll_and_min_fan_options_are_scaled_numbers_with_none_as_its_own_flag():
+    liuwei = _option_columns("liuwei")
+    assert liuwei[("bankroll", None)] == 0.0 and liuwei[("bankroll", "#")] == pytest.approx(0.5)  # 50 / 100
+    assert liuwei[("rounds", 8)] == 1.0 and liuwei[("base", "#")] == 1.0
+    unlimited = _option_columns("liuwei", bankroll="none")
+    assert unlimited[("bankroll", None)] == 1.0 and unlimited[("bankroll", "#")] == 0.0
+    assert _option_columns("diedaohu", bankroll=200)[("bankroll", "#")] == pytest.approx(2.0)
+    assert _option_columns("diedaohu")[("bankroll", None)] == 1.0  # 紧淌 by default
+    assert _option_columns("yangzhou")[("min_fan", "#")] == pytest.approx(0.75)  # 15 / 20
+    new = _option_columns("yangzhou_new")
+    assert new[("min_fan", "#")] == pytest.approx(1.0) and new[("yz_style", "new")] == 1.0
+    gejiu = _option_columns("gejiu", gejiu_qianggang="replacement_tile")
+    assert gejiu[("gejiu_qianggang", "replacement_tile")] == 1.0 and gejiu[("gejiu_qianggang", "add_kong")] == 0.0
+    # Every variant's every option is encoded: numbers one column, optional numbers two, choices one per value.
+    for variant in VARIANTS:
+        eng = Engine(variant, 1)
+        enc = O.ObservationEncoder.for_engine(eng)
+        per_option = {}
+        for sl in enc.option_slots:
+            per_option[sl.name] = per_option.get(sl.name, 0) + 1
+        assert per_option["base"] == 1
+        if "bankroll" in per_option:
+            assert per_option["bankroll"] == 2
+
+
 # ------------------------------------------------------------------------------------------ reference encoder
 
 
-def _reference(eng: Engine, b: int, seat: int) -> dict[str, np.ndarray]:
-    """Plain per-table implementation of every v1 block, written from the documented meanings."""
+def _reference(eng: Engine, b: int, seat: int, round_wind: int | None = None) -> dict[str, np.ndarray]:
+    """Plain per-table implementation of every v1 block, written from the documented meanings.
+
+    ``round_wind``: the round wind's tile id of the hand (recorded when it was dealt), for variants with
+    sessions.
+    """
     st, n = eng.state, eng.n
     enc = O.ObservationEncoder.for_engine(eng)
     out = {blk.name: np.zeros((blk.rows, 34), np.float32) for blk in enc.blocks}
@@ -150,41 +211,68 @@ def _reference(eng: Engine, b: int, seat: int) -> dict[str, np.ndarray]:
     left = int(st.back[b]) - int(st.front[b])
     out["wall"][0] = left / enc.live_wall
     out["wall"][1] = 1 if left == 0 and phase != S.DONE else 0
+    for j in range(2):
+        if st.kong_tiles[b, j] >= 0:
+            out["kong_tiles"][j, st.kong_tiles[b, j]] = 1
     out["seats"][(int(st.dealer[b]) - seat) % n] = 1
     out["seats"][n + (cur - seat) % n] = 1
     out["seats"][2 * n] = 1 if st.actor[b] == seat and phase != S.DONE else 0
+    if eng.sessions[b] is not None:
+        out["winds"][0, seat_wind(seat, int(st.dealer[b]))] = 1
+        out["winds"][1, round_wind] = 1
     out["phase"][phase] = 1
-    out["phase"][5] = 1 if st.turns[b, seat] == 0 else 0
+    out["phase"][6] = 1 if st.turns[b, seat] == 0 else 0
     out["lock"][0] = 1 if st.lock[b, seat] > 0 else 0
     out["lock"][1] = st.lock[b, seat] / 16
+    if st.dadiaoche[b, seat] >= 0:
+        out["dadiaoche"][0, st.dadiaoche[b, seat]] = 1
     for k in range(n):
-        out["money"][k] = st.money[b, (seat + k) % n] / (8 * eng.opts.base)
+        a = (seat + k) % n
+        out["money"][k] = st.money[b, a] / (8 * eng.opts.base)
+        if getattr(eng.opts, "bankroll", None) is not None:
+            balance = eng.balance[b, a] + st.money[b, a]
+            out["bankroll"][k] = balance / (eng.opts.bankroll * eng.opts.base)
+            out["bankroll"][n + k] = 1 if balance <= 1e-9 else 0
     flat = np.zeros(enc.option_rows * 34, np.float32)
     for i, sl in enumerate(enc.option_slots):
         v = getattr(eng.opts, sl.name)
-        flat[i] = float(v) if sl.numeric else float(v == sl.value and type(v) is type(sl.value))
+        if sl.numeric:
+            flat[i] = 0 if v is None else v / O.NUMBER_SCALES[sl.name]
+        else:
+            flat[i] = float(v == sl.value and type(v) is type(sl.value))
     out["options"][:] = flat.reshape(enc.option_rows, 34)
     return out
 
 
 @pytest.mark.parametrize(
-    "variant,preset,seed", [("kawuxing3", None, 1), ("kawuxing4", None, 2), ("kawuxing3", "crazy", 3)]
+    "variant,preset,options,seed,expect",
+    [
+        ("kawuxing3", None, None, 1, {"reveal", "money"}),
+        ("kawuxing4", None, None, 2, {"reveal", "money"}),
+        ("kawuxing3", "crazy", None, 3, {"reveal", "money"}),
+        ("gejiu", None, None, 4, {"kong_tiles", "chi"}),  # Gejiu has no kong money (RULES.md §6.4)
+        ("yangzhou", None, None, 5, {"winds", "chi"}),  # nor has Yangzhou (§8.1)
+        ("liuwei", None, {"bankroll": 20}, 6, {"winds", "money", "bankroll"}),
+        # A bankroll of 1 b: one concealed kong (1 b from each other seat, §7.5) busts the payers.
+        ("diedaohu", None, {"bankroll": 1}, 7, {"winds", "money", "bankroll", "busted"}),
+    ],
 )
-def test_vectorized_encoder_equals_the_reference(variant, preset, seed):
+def test_vectorized_encoder_equals_the_reference(variant, preset, options, seed, expect):
     B = 8
-    eng = Engine(variant, B, preset=preset, record_events=False)
+    eng = Engine(variant, B, preset=preset, options=options, record_events=False)
     eng.reset(seed=seed)
     rng = np.random.default_rng(seed)
     enc = O.ObservationEncoder.for_engine(eng)
+    winds = [s.round_wind if s is not None else None for s in eng.sessions]
     seen = set()
     step = 0
     while not eng.done.all():
         for seat in range(eng.n) if step % 3 == 0 else ():
-            obs = enc.encode(eng.state, np.full(B, seat))
+            obs = enc.encode(eng.state, np.full(B, seat), engine=eng)
             assert obs.dtype == np.float32 and obs.shape == (B,) + enc.shape
             assert np.all(obs >= enc.low) and np.all(obs <= enc.high)
             for b in range(B):
-                ref = _reference(eng, b, seat)
+                ref = _reference(eng, b, seat, winds[b])
                 full = np.concatenate([ref[blk.name] for blk in enc.blocks])
                 if not np.allclose(obs[b], full, atol=1e-6):
                     bad = [
@@ -194,12 +282,18 @@ def test_vectorized_encoder_equals_the_reference(variant, preset, seed):
                     ]
                     pytest.fail(f"table {b} seat {seat}: blocks {bad} differ from the reference")
                 seen.update(blk.name for blk in enc.blocks if enc.block(obs[b], blk.name).any())
-        m = eng.mask
-        # Prefer pongs, kongs and 亮倒 so that the rarer blocks are exercised.
-        pri = m * (rng.random(m.shape) + 2.0 * m * (np.arange(111) >= 34))
-        eng.step(pri.argmax(1))
+                melds = enc.block(obs[b], "melds").reshape(eng.n, 5, 34)
+                if melds[:, 1].any():
+                    seen.add("chi")
+                    # A chi is encoded at its lowest tile and is a real sequence of one suit.
+                    t = int(np.flatnonzero(melds[:, 1].sum(0))[0])
+                    assert t < 27 and t % 9 <= 6
+                if enc.block(obs[b], "bankroll")[eng.n :].any():
+                    seen.add("busted")
+        # Claims, kongs and 亮倒 first, so that the rarer blocks are exercised.
+        eng.step(_biased(rng, eng.mask))
         step += 1
-    assert {"melds", "reveal", "claim", "money", "drawn"} <= seen
+    assert {"melds", "claim", "drawn"} | expect <= seen
 
 
 def test_tables_argument_encodes_any_table_and_seat_pairs():
@@ -248,6 +342,7 @@ def _perturb_private(eng: Engine, b: int, observer: int, rng: np.random.Generato
         if a == observer:
             continue
         new.lock[b, a] = rng.integers(0, 40)
+        new.dadiaoche[b, a] = rng.choice(np.append(kinds, -1))
         new.claim_value[b, a] = rng.integers(0, 40)
         new.claim_opts[b, a] = rng.integers(0, 8)
         new.claim_reply[b, a] = rng.integers(-1, 111)
@@ -275,24 +370,35 @@ def _perturb_private(eng: Engine, b: int, observer: int, rng: np.random.Generato
     return new
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
-def test_no_private_information_reaches_the_v1_encoding(variant):
+@pytest.mark.parametrize(
+    "variant,options",
+    [
+        ("kawuxing3", None),
+        ("kawuxing4", None),
+        ("gejiu", None),  # chi melds and face-up kong tiles in play
+        ("yangzhou", None),  # chi, winds, the 0/1 lock
+        ("liuwei", {"bankroll": 20}),  # winds, balances, kong money
+    ],
+)
+def test_no_private_information_reaches_the_v1_encoding(variant, options):
     rng = np.random.default_rng(11)
     checked = 0
-    for eng in _random_states(variant, 6, 21, every=9):
+    for eng in _random_states(variant, 6, 21, every=9, options=options):
         enc, orc = O.ObservationEncoder.for_engine(eng), O.OracleEncoder.for_engine(eng)
         for observer in range(eng.n):
             seats = np.full(6, observer)
-            base = enc.encode(eng.state, seats)
+            base = enc.encode(eng.state, seats, engine=eng)
             for b in range(6):
                 other = _perturb_private(eng, b, observer, rng)
                 one = ([observer], [b])
                 np.testing.assert_array_equal(
-                    enc.encode(other, *one)[0], base[b], err_msg=f"leak at table {b}, observer {observer}"
+                    enc.encode(other, *one, engine=eng)[0], base[b], err_msg=f"leak at table {b}, observer {observer}"
                 )
                 # The oracle sees the difference, so the perturbation did change hidden state.
                 if eng.state.phase[b] != S.DONE:
-                    assert not np.array_equal(orc.encode(other, *one)[0], orc.encode(eng.state, *one)[0])
+                    assert not np.array_equal(
+                        orc.encode(other, *one, engine=eng)[0], orc.encode(eng.state, *one, engine=eng)[0]
+                    )
                 checked += 1
     assert checked > 60
 
@@ -328,3 +434,105 @@ def test_module_encode_helper_uses_the_cached_encoder():
     np.testing.assert_array_equal(O.encode(eng, [0, 3]), O.encoder_for(eng).encode(eng.state, [0, 3]))
     assert O.encode(eng, [0, 0], oracle=True).shape == (2,) + O.OracleEncoder.for_engine(eng).shape
     assert math.isinf(O.encoder_for(eng).high[O.encoder_for(eng).slices["money"]].max())
+
+
+# ------------------------------------------------------------------------------------------ 4-player blocks
+
+
+def test_gejiu_kong_tiles_are_public_and_the_pick_phase_is_encoded():
+    from tests.engine_script import make_wall
+
+    eng = Engine("gejiu", 1)
+    hands = {"A": "1111p2222p3333p44z", "B": "5555p6666p7777p1z", "C": "8888p9999p1111s2s", "D": "5555s6666s7777s8s"}
+    eng.reset(walls=[make_wall(eng, hands, back="5z6z7z")])
+    enc = O.ObservationEncoder.for_engine(eng)
+    five_z, six_z, seven_z = 31, 32, 33
+    seats, table = [0, 1, 2, 3], [0, 0, 0, 0]
+    obs = O.encode(eng, seats, table)
+    for k in range(4):  # every seat sees the two face-up tiles, slot 0 first (RULES.md §6.3)
+        tiles = enc.block(obs[k], "kong_tiles")
+        assert tiles.sum() == 2 and tiles[0, five_z] == 1 and tiles[1, six_z] == 1
+    eng.step([A.action_id("kong:1p")])
+    assert eng.state.phase[0] == S.PICK and eng.mask[0, [A.KONGTILE_0, A.KONGTILE_1]].all()
+    obs = O.encode(eng, seats, table)
+    phase = enc.block(obs, "phase")[:, :, 0]
+    np.testing.assert_array_equal(phase[:, :6], np.tile([0, 0, 0, 0, 0, 1], (4, 1)))  # pick, for everyone
+    assert enc.block(obs[0], "seats")[-1].all() and not enc.block(obs[1:], "seats")[:, -1].any()
+    assert enc.block(obs[2], "melds").reshape(4, 5, 34)[2, 4, 9] == 1  # seat 2 sees A's concealed kong of 1p
+    eng.step([A.KONGTILE_1])
+    assert eng.state.hand[0, 0, six_z] == 1  # the konger took slot 1
+    tiles = enc.block(O.encode(eng, [3])[0], "kong_tiles")
+    assert tiles[0, five_z] == 1 and tiles[1, seven_z] == 1 and tiles.sum() == 2  # the next tile was turned up
+    # No other variant has kong tiles: the block stays zero.
+    other = Engine("yangzhou", 1)
+    other.reset(seed=0)
+    assert not O.ObservationEncoder.for_engine(other).block(O.encode(other, [0]), "kong_tiles").any()
+
+
+def test_own_dadiaoche_tile_is_private_and_the_oracle_shows_every_seat():
+    eng = Engine("yangzhou", 1)
+    eng.reset(seed=3)
+    st = eng.state
+    st.lock[0, 1] = 1
+    st.dadiaoche[0, 1] = 13  # 5p
+    enc, orc = O.ObservationEncoder.for_engine(eng), O.OracleEncoder.for_engine(eng)
+    obs = enc.encode(st, [0, 1, 2, 3], [0, 0, 0, 0], engine=eng)
+    dd = enc.block(obs, "dadiaoche")[:, 0]
+    assert dd[1, 13] == 1 and dd[1].sum() == 1 and not dd[[0, 2, 3]].any()
+    np.testing.assert_array_equal(enc.block(obs, "lock")[:, 0, 0], [0, 1, 0, 0])
+    np.testing.assert_allclose(enc.block(obs, "lock")[1, 1], 1 / 16)
+    od = orc.block(orc.encode(st, [0], engine=eng)[0], "oracle_dadiaoche")  # observer 0: seat 1 is relative 1
+    assert od[1, 13] == 1 and od.sum() == 1
+
+
+def _play_hand(eng: Engine, rng: np.random.Generator, round_winds: list, check, every: int = 12) -> None:
+    """Play every table's current hand with claim-happy random moves, calling ``check`` along the way."""
+    step = 0
+    while not eng.done.all():
+        if step % every == 0:
+            check(eng, round_winds)
+        eng.step(_biased(rng, eng.mask))
+        step += 1
+    check(eng, round_winds)
+
+
+@pytest.mark.parametrize(
+    "variant,options,hands",
+    [
+        ("yangzhou", None, 6),  # a drawn hand passes the deal (draw_dealer: rotate): South after 4 passes
+        ("liuwei", {"bankroll": 4}, 3),  # the Liuwei dealer keeps the deal on a draw: balances, not rounds
+    ],
+)
+def test_winds_and_balances_follow_the_session_across_hands(variant, options, hands):
+    """Over a session (``next_hand``), winds and balances equal the engine's session and bankroll."""
+    B = 2
+    eng = Engine(variant, B, options=options, record_events=False)
+    enc = O.ObservationEncoder.for_engine(eng)
+    rng = np.random.default_rng(8)
+    seen_rounds, seen_balances = set(), set()
+
+    def check(eng, round_winds):
+        for seat in range(4):
+            obs = enc.encode(eng.state, np.full(B, seat), engine=eng)
+            for b in range(B):
+                ref = _reference(eng, b, seat, round_winds[b])
+                for name in ("winds", "bankroll", "seats", "money"):
+                    np.testing.assert_allclose(enc.block(obs[b], name), ref[name], atol=1e-6, err_msg=name)
+                seen_rounds.add(round_winds[b])
+                seen_balances.update(np.round(enc.block(obs[b], "bankroll")[:4, 0], 3).tolist())
+
+    eng.reset(seed=2)
+    for seat in range(4):  # a fresh session is what the encoder assumes without an engine
+        np.testing.assert_array_equal(
+            enc.encode(eng.state, np.full(B, seat)), enc.encode(eng.state, np.full(B, seat), engine=eng)
+        )
+    for hand in range(hands):
+        _play_hand(eng, rng, [s.round_wind for s in eng.sessions], check)
+        over = np.flatnonzero(eng.session_over)
+        eng.next_hand(seed=100 + hand, tables=np.flatnonzero(~eng.session_over))
+        if len(over):  # a bankroll session that ended starts afresh
+            eng.reset(seed=200 + hand, tables=over)
+    if variant == "yangzhou":
+        assert seen_rounds == {27, 28}  # East, then South from the fifth hand
+    else:
+        assert len(seen_balances) > 3  # balances moved away from the starting bankroll

@@ -1,4 +1,5 @@
-"""Replays: write / read / verify round trips, tamper and truncation errors with line numbers, the CLI."""
+"""Replays: write / read / verify round trips for every variant and for later hands of a session, tamper and
+truncation errors with line numbers, the CLI."""
 
 from __future__ import annotations
 
@@ -24,17 +25,26 @@ from mjenv.replay import (
 from mjenv.tiles import tile_unicode
 
 
-def _play_batch(variant: str, batch: int, seed: int, **kw) -> Engine:
-    """Random play that prefers kongs, pongs and 亮倒, so replays contain kong money and reveals."""
-    eng = Engine(variant, batch, **kw)
-    eng.reset(seed=seed)
-    rng = np.random.default_rng(seed)
-    bonus = np.where(np.arange(A.N_ACTIONS) >= A.LIANG, 1.5, 0.0)
-    bonus[A.PASS] = 0.0
+# Random play that prefers kongs (own and on a discard), claims, wins and 亮倒 over discards and passes,
+# so that replays contain kong money, kong-tile picks, chis and reveals.
+_BONUS = np.where(np.arange(A.N_ACTIONS) >= A.LIANG, 1.5, 0.0)
+_BONUS[A.KONG_SELF : A.KONG_SELF + 34] = 3.0
+_BONUS[A.KONG_CLAIM] = 3.0
+_BONUS[A.PASS] = 0.0
+
+
+def _finish(eng: Engine, rng: np.random.Generator) -> Engine:
     while not eng.done.all():
         m = eng.mask
-        eng.step((m * (rng.random(m.shape) + bonus)).argmax(1))
+        eng.step((m * (rng.random(m.shape) + _BONUS)).argmax(1))
     return eng
+
+
+def _play_batch(variant: str, batch: int, seed: int, **kw) -> Engine:
+    """Kong-happy random play of one hand on every table."""
+    eng = Engine(variant, batch, **kw)
+    eng.reset(seed=seed)
+    return _finish(eng, np.random.default_rng(seed))
 
 
 @pytest.fixture(scope="module")
@@ -69,23 +79,112 @@ def test_engine_hands_round_trip_and_verify(tmp_path, played, variant):
     assert kongs > 0  # kong money was part of what got verified
 
 
-def test_derived_decisions_equal_the_ones_the_env_kept(tmp_path):
-    env = mjenv.raw_env("kawuxing3", preset="barbaric")
-    env.reset(seed=9)
-    rng = np.random.default_rng(9)
+@pytest.mark.parametrize("variant,preset,seed", [("kawuxing3", "barbaric", 9), ("gejiu", None, 3), ("yangzhou", None, 2)])
+def test_derived_decisions_equal_the_ones_the_env_kept(tmp_path, variant, preset, seed):
+    env = mjenv.raw_env(variant, preset=preset)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
     while not env.engine.done[0]:
         m = env.observe(env.agent_selection)["action_mask"]
-        env.step(int((rng.random(m.shape) * m).argmax()))
+        env.step(int((m * (rng.random(m.shape) + _BONUS)).argmax()))
     env.save_replay(tmp_path / "kept.jsonl")
-    write_replay(
-        tmp_path / "derived.jsonl",
-        env.engine,
-        0,
-        {"seed": 9, "table_id": 0, "agents": env.possible_agents, "rules": {"ruleset": None, "preset": "barbaric"}},
-    )
+    extra = {"seed": seed, "table_id": 0, "agents": env.possible_agents}
+    if preset is not None:  # the env names its rules only when a ruleset or preset was chosen
+        extra["rules"] = {"ruleset": None, "preset": preset}
+    write_replay(tmp_path / "derived.jsonl", env.engine, 0, extra)
     kept = (tmp_path / "kept.jsonl").read_text().splitlines()
     derived = (tmp_path / "derived.jsonl").read_text().splitlines()
     assert kept == derived
+    names = {json.loads(line).get("name") for line in kept}
+    if variant == "gejiu":  # the decisions read back include a kong and the choice of a face-up kong tile
+        assert names & {"kongtile:0", "kongtile:1"} and any(n and n.startswith("kong") for n in names)
+    if variant == "yangzhou":
+        assert names & {"chi_low", "chi_mid", "chi_high"}
+
+
+@pytest.mark.parametrize("variant", mjenv.VARIANTS)
+def test_a_random_hand_of_every_variant_is_written_and_verified(tmp_path, variant):
+    eng = _play_batch(variant, 4, 3)
+    path = tmp_path / f"{variant}.jsonl"
+    for b in range(eng.batch_size):
+        write_replay(path, eng, b, {"seed": 3, "table_id": b}, append=b > 0)
+    code, text = _cli(["replay", "--verify", str(path)])  # re-simulates every hand
+    assert code == 0, text
+    assert text.count(": OK (") == 4
+    hands = read_replay(path)
+    for b, h in enumerate(hands):
+        assert h.result == eng.results[b]
+        # Sessions are recorded where they exist: a fresh session dealt by the same dealer.
+        if eng.sessions[b] is None:
+            assert "session" not in h.header
+        else:
+            assert h.header["session"] == {"dealer": 0, "rounds": eng.opts.rounds, "passes": 0, "hands": 0}
+    kinds = {e["type"] for h in hands for e in h.events}
+    assert "kong" in kinds
+    if variant in ("gejiu", "yangzhou", "yangzhou_new"):
+        assert "chi" in kinds
+    if variant == "gejiu":
+        assert "kong_pick" in kinds
+        picked = [r for h in hands for r in h.records if r["type"] == "action" and r["action"] >= A.KONGTILE_0]
+        assert picked  # a decision between two face-up kong tiles was recorded and re-played
+        code, text = _cli(["replay", "--hand", "1", str(path)])
+        assert "face-up kong tiles: 0: " in text
+
+
+def _session_replays(tmp_path, variant: str, options: dict, hands: int, seed: int):
+    """Play ``hands`` hands of one session (``next_hand``) kong-happily; write each to its own file."""
+    eng = Engine(variant, 1, options=options)
+    eng.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    paths = []
+    for k in range(hands):
+        start = (eng.sessions[0], eng.balance[0].copy())
+        _finish(eng, rng)
+        path = tmp_path / f"{variant}_{k}.jsonl"
+        write_replay(path, eng, 0)
+        head = read_replay(path)[0].header
+        ses = start[0]
+        assert head["session"] == {"dealer": ses.dealer, "rounds": ses.rounds, "passes": ses.passes, "hands": k}
+        if "balances" in head:
+            assert head["balances"] == start[1].tolist()
+        paths.append(path)
+        if eng.session_over[0]:
+            break
+        eng.next_hand(seed=seed + 1 + k)
+    return eng, paths
+
+
+def test_later_hands_of_a_bankroll_session_verify_and_need_their_balances(tmp_path):
+    # A 1 b bankroll with 米钱 of 0.5–1 b per kong payer (RULES.md §7.5, §7.7): balances run out within a
+    # few hands, so payments are limited, busted players pay nothing and the session ends early.
+    eng, paths = _session_replays(tmp_path, "diedaohu", {"bankroll": 1}, 6, 17)
+    assert len(paths) == 3 and eng.session_over[0]  # the second player busted in the third hand
+    assert read_replay(paths[-1])[0].result["session_over"]
+    stale = 0
+    for path in paths:
+        rep = read_replay(path)[0]
+        assert _cli(["replay", "--verify", str(path)])[0] == 0
+        code, text = _cli(["replay", str(path)])
+        assert "balances A " in text.splitlines()[0]
+        # The same hand re-played as if it began a fresh session (full bankrolls) pays differently.
+        rep.header = {k: v for k, v in rep.header.items() if k not in ("balances", "session")}
+        try:
+            verify_replay(rep)
+        except ReplayError:
+            stale += 1
+    assert stale >= 1
+
+
+def test_a_yangzhou_hand_in_the_south_round_records_its_session(tmp_path):
+    eng, paths = _session_replays(tmp_path, "yangzhou", {}, 6, 3)
+    heads = [read_replay(p)[0].header for p in paths]
+    assert [h["session"]["hands"] for h in heads] == list(range(len(paths)))
+    south = [p for p, h in zip(paths, heads) if h["session"]["passes"] >= 4]
+    assert south  # random play mostly draws, and a drawn hand passes the deal (draw_dealer: rotate)
+    rep = read_replay(south[0])[0]
+    assert verify_replay(rep) == rep.result
+    code, text = _cli(["replay", str(south[0])])
+    assert "round 2 of 4 (S wind)" in text.splitlines()[0]
 
 
 def _lines(path):
@@ -169,6 +268,8 @@ def test_header_is_protected_and_events_are_required():
     eng.reset(seed=0)
     with pytest.raises(ValueError, match="override"):
         write_replay("/dev/null", eng, 0, {"wall": "x"})
+    with pytest.raises(ValueError, match="override 'balances'"):
+        write_replay("/dev/null", eng, 0, {"balances": [1, 2, 3]})
     quiet = Engine("kawuxing3", 1, record_events=False)
     quiet.reset(seed=0)
     with pytest.raises(ReplayError, match="record_events"):

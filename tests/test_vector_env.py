@@ -19,13 +19,31 @@ def _legal(rng, mask):
     return (rng.random(mask.shape) * mask).argmax(-1)
 
 
-def _run(env, steps, seed=0):
-    """Random legal play; returns per-step records and the finished episodes' (return, delta) pairs."""
+# Random play that never passes up a win and prefers pong, kong and chi: hands that end with money moving
+# even in variants whose only money is a win (Gejiu, Yangzhou).
+_CLAIM_BONUS = np.zeros(111)
+_CLAIM_BONUS[[102, 103, 104, 105, 106]] = 1.0
+_CLAIM_BONUS[107] = 10.0
+
+
+def _claim_happy(seed: int):
+    rng = np.random.default_rng(seed)
+
+    def act(obs, mask):
+        return (mask * (rng.random(mask.shape) + _CLAIM_BONUS)).argmax(-1)
+
+    act.uses_obs = False
+    return act
+
+
+def _run(env, steps, seed=0, policy=None):
+    """Random legal play (or ``policy``); returns the finished episodes' (return, delta, seat) triples."""
     rng = np.random.default_rng(seed)
     totals = np.zeros(env.num_envs)
     episodes = []
     for _ in range(steps):
-        obs, rew, term, trunc, info = env.step(_legal(rng, env.action_masks()))
+        act = _legal(rng, env.action_masks()) if policy is None else policy(None, env.action_masks())
+        obs, rew, term, trunc, info = env.step(act)
         assert env.observation_space.contains(obs)
         assert not trunc.any()
         np.testing.assert_array_equal(info["action_mask"], env.action_masks())
@@ -38,12 +56,21 @@ def _run(env, steps, seed=0):
     return episodes
 
 
-@pytest.mark.parametrize("variant", ["kawuxing3", "kawuxing4"])
-def test_episode_rewards_are_the_learner_seats_money(variant):
-    env = MahjongVectorEnv(variant, 12, seed=1)
+@pytest.mark.parametrize(
+    "variant,options,claim_happy",
+    [
+        ("kawuxing3", None, False),
+        ("kawuxing4", None, False),
+        ("gejiu", None, True),  # no kong money: only wins move money
+        ("yangzhou", {"min_fan": 0}, True),  # neither; a 15-fan win is too rare for random play
+        ("liuwei", None, False),  # bankroll 50, kong money
+    ],
+)
+def test_episode_rewards_are_the_learner_seats_money(variant, options, claim_happy):
+    env = MahjongVectorEnv(variant, 12, options=options, seed=1, opponent=_claim_happy(2) if claim_happy else None)
     obs, info = env.reset()
     assert obs.shape == (12,) + ObservationEncoder.for_engine(env.core.engine).shape
-    episodes = _run(env, 80)
+    episodes = _run(env, 100, policy=_claim_happy(3) if claim_happy else None)
     assert len(episodes) >= 12
     for ret, delta, _ in episodes:
         assert ret == pytest.approx(delta)
@@ -144,13 +171,21 @@ def test_illegal_actions_are_rejected():
 def test_flatten_and_the_front_door_factories():
     env = mjenv.vector_env("kawuxing3", 3, flatten=True, seed=1)
     obs, _ = env.reset()
-    assert obs.shape == (3, 88 * 34) and env.single_observation_space.shape == (88 * 34,)
+    assert obs.shape == (3, 100 * 34) and env.single_observation_space.shape == (100 * 34,)
     assert isinstance(env, MahjongVectorEnv)
     assert isinstance(mjenv.single_env(), MahjongSingleEnv)
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{}, {"flatten": True, "variant": "kawuxing4"}, {"learner_seats": [1], "preset": "simple"}]
+    "kwargs",
+    [
+        {},
+        {"flatten": True, "variant": "kawuxing4"},
+        {"learner_seats": [1], "preset": "simple"},
+        {"variant": "gejiu"},
+        {"variant": "yangzhou", "flatten": True},
+        {"variant": "liuwei", "learner_seats": [2]},
+    ],
 )
 def test_single_agent_env_passes_the_gymnasium_checker(kwargs):
     with warnings.catch_warnings():
@@ -205,6 +240,6 @@ def test_maskable_ppo_trains_on_the_sb3_vec_env():
     for _ in range(5):
         act, _ = model.predict(obs, action_masks=selfplay.action_masks())
         obs, rew, done, infos = selfplay.step(act)
-        assert obs.shape == (4, 88 * 34) and rew.dtype == np.float32
+        assert obs.shape == (4, 100 * 34) and rew.dtype == np.float32
         for b in np.flatnonzero(done):
             assert "terminal_observation" in infos[b] and "result" in infos[b]

@@ -101,6 +101,8 @@ class Engine:
         """
         idx = np.arange(self.batch_size) if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         k = len(idx)
+        if k == 0:
+            return
         if walls is not None:
             wall_arr = self._check_walls(walls, k)
         else:

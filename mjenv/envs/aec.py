@@ -7,7 +7,7 @@ out-of-bounds actions asserted; call order enforced); ``mjenv.raw_env(...)`` the
 thin adapter over :class:`~mjenv.engine.core.Engine` (batch size 1): no rule lives here.
 
 Agents
-    ``player_0`` … ``player_{n-1}`` = seats 0 … n-1 (n = 3 for ``kawuxing3``, 4 for ``kawuxing4``);
+    ``player_0`` … ``player_{n-1}`` = seats 0 … n-1 (n = 3 for ``kawuxing3``, 4 for every other variant);
     play passes from seat i to seat i+1.  The dealer is seat 0 unless ``reset(options={"dealer": d})``.
     ``agent_selection`` is the seat the engine waits for: the player on turn, or in a claim window
     each seat that may claim, in turn order from the discarder.  Moves nobody has to decide (draws,
@@ -24,17 +24,17 @@ Actions — ``Discrete(111)``, the layout of :mod:`mjenv.encoding.actions`:
     68–101    ``kong:T``      concealed or added kong of T on one's own turn
     102       ``pong``        pong the discard
     103       ``kong``        direct kong of the discard
-    104–106   ``chi_*``       chi (variants with chi only; always masked in Kawuxing)
+    104–106   ``chi_*``       chi with the discard lowest / middle / highest (Gejiu, Yangzhou)
     107       ``win``         self-draw win, win on a discard, or rob a kong
     108       ``pass``        decline a claim
-    109–110   ``kongtile:*``  Gejiu face-up kong tiles (always masked in Kawuxing)
+    109–110   ``kongtile:*``  after a Gejiu kong: take face-up kong tile 0 / 1 as the replacement
     ========  ==============  =========================================================
 
 Observations — ``observe(agent)`` returns ``{"observation": float32 [C, 34], "action_mask": int8 [111]}``.
     ``observation`` is the ``mjenv-obs-v1`` encoding (:mod:`mjenv.encoding.observation`; ``oracle=True``
     gives ``mjenv-oracle-v1``) from that agent's own seat, also for agents that are not acting, and
-    contains only what that seat may know (RULES.md §1.12).  ``C`` = 88 for ``kawuxing3``, 108 for
-    ``kawuxing4``.  Blocks, in row order:
+    contains only what that seat may know (RULES.md §1.12).  ``C`` = 100 for ``kawuxing3``, 122 for
+    ``kawuxing4``, 121 for the other variants.  Blocks, in row order:
 
     ==========  ========  ================================================================
     block       rows      meaning
@@ -48,11 +48,15 @@ Observations — ``observe(agent)`` returns ``{"observation": float32 [C, 34], "
     claim       3 + n     tile under claim, discard or rob, relative seat it comes from
     kong_chain  2         kong-chain positions (杠上杠 / 杠上炮 context)
     wall        2         live wall left, live wall empty
+    kong_tiles  2         Gejiu's two face-up kong tiles
     seats       2n + 1    dealer, seat on turn, agent acts now
-    phase       6         phase, agent's first turn
+    winds       2         own seat wind, round wind (Diedaohu, Yangzhou, Liuwei)
+    phase       7         phase (turn, claimed, claim, rob, done, pick), agent's first turn
     lock        2         own missed-win lock
+    dadiaoche   1         own 大吊车 exception tile
     money       n         money so far per seat
-    options     2–3       rule options that change play
+    bankroll    2n        balances / starting bankroll and busted flags (园子)
+    options     1–3       rule options that change play
     ==========  ========  ================================================================
 
     Seat blocks are in relative order (the agent first).  ``action_mask`` is the legal actions for the
@@ -67,9 +71,11 @@ Rewards
 
 Termination
     Every agent terminates when the hand ends (a win or an exhaustive draw); there is no truncation.
+    Each episode is one hand and the first hand of a fresh session (variants with sessions: East round,
+    every balance at the starting bankroll).
     The final ``infos[agent]`` holds ``{"result": …, "seat": …}``: the engine's result (``how``,
     ``winners`` with reading, fans, value and cap, ``discarder``, ``tile``, ``transfers``,
-    ``settlement_deltas``, ``deltas``, ``next_dealer``).
+    ``settlement_deltas``, ``deltas``, ``next_dealer``, ``session_over``).
 
 Reset
     ``reset(seed=s)`` deals the wall of ``(s, 0)`` (the same hand as table 0 of ``Engine.reset(seed=s)``);
@@ -172,7 +178,7 @@ class raw_env(AECEnv):
     def observe(self, agent: str) -> dict:
         """``{"observation", "action_mask"}`` of ``agent`` from its own seat."""
         seat = self.agent_name_mapping[agent]
-        obs = self.encoder.encode(self.engine.state, np.array([seat]))[0]
+        obs = self.encoder.encode(self.engine.state, np.array([seat]), engine=self.engine)[0]
         mask = np.zeros(N_ACTIONS, np.int8)
         if not self.engine.done[0] and int(self.engine.state.actor[0]) == seat:
             mask[:] = self.engine.mask[0]

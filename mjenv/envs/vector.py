@@ -154,7 +154,7 @@ class LearnerTables:
                     final_reward[fin] = st.money[fin, self.seat[fin]] - self.mark[fin]
                     if self.last_final_obs is None:
                         self.last_final_obs = np.zeros((self.B,) + self.encoder.shape, np.float32)
-                    self.last_final_obs[fin] = self.encoder.encode(st, self.seat[fin], fin)
+                    self.last_final_obs[fin] = self.encoder.encode(st, self.seat[fin], fin, engine=self.engine)
                     for b in fin:
                         final_info[b] = {
                             "result": self.engine.results[b],
@@ -169,14 +169,15 @@ class LearnerTables:
             if not len(opp):
                 break
             seats = st.actor[opp].astype(np.int64)
-            obs = self.encoder.encode(st, seats, opp) if getattr(self.opponent, "uses_obs", True) else None
+            uses_obs = getattr(self.opponent, "uses_obs", True)
+            obs = self.encoder.encode(st, seats, opp, engine=self.engine) if uses_obs else None
             acts = np.asarray(self.opponent(obs, self.engine.mask[opp]))
             _step_tables(self.engine, opp, acts)
         return ended, final_reward, final_info
 
     def observe(self) -> np.ndarray:
         """``float32 [B, C, 34]``: every table from its learner seat (all are at a learner decision)."""
-        return self.encoder.encode(self.engine.state, self.seat)
+        return self.encoder.encode(self.engine.state, self.seat, engine=self.engine)
 
     def action_masks(self) -> np.ndarray:
         """``bool [B, 111]``: the learners' legal actions."""

@@ -1,0 +1,70 @@
+"""Agents for mjenv: one batched protocol and a registry of built-in players.
+
+Every agent has a ``name`` and ``act(obs float32 [B, C, 34], mask bool [B, 111]) -> int64 [B]`` (legal
+action ids, one per row), and is also callable as ``agent(obs, mask)`` so it can serve directly as the
+opponent policy of :mod:`mjenv.envs.vector`.
+
+Built-in names for :func:`make_agent`:
+
+| name | agent |
+|---|---|
+| ``random`` | :class:`agents.simple.RandomAgent`: uniform over legal actions, seeded |
+| ``heuristic`` | :class:`agents.heuristic.HeuristicAgent`: shanten/ukeire discards, 亮倒 and 包胡 aware |
+| a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.policy.PolicyAgent` on a ``train.py`` checkpoint |
+
+Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random),
+:mod:`agents.heuristic`, :mod:`agents.shanten` (batched shanten and ukeire), :mod:`agents.arena` (batched
+duplicate tournaments on the engine), :mod:`agents.policy` (network and checkpoint format; imports torch on
+use only), :mod:`agents.script_args` (the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``).
+Shipped checkpoints live in ``agents/checkpoints/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agents.base import Agent, ObsView, resolve_options
+
+__all__ = ["Agent", "ObsView", "BUILTIN", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
+
+BUILTIN = ("random", "heuristic")
+CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+
+
+def shipped_checkpoints(variant: str | None = None) -> list[Path]:
+    """Checkpoints shipped in ``agents/checkpoints/`` (optionally only those whose file name starts with ``variant``)."""
+    if not CHECKPOINT_DIR.is_dir():
+        return []
+    return sorted(p for p in CHECKPOINT_DIR.glob("*.pt") if variant is None or p.name.startswith(variant))
+
+
+def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = None, *, seed: int | None = 0, **kwargs) -> Agent:
+    """Build an agent from a built-in name or a checkpoint path (see the module docstring).
+
+    ``options`` is a rule options value, a mapping of option overrides, or ``None`` (the variant's default
+    ruleset).  Extra keyword arguments go to the agent's constructor (e.g. ``deterministic=False`` for a
+    policy, ``liang_min_live=3`` for the heuristic).  An unknown name raises ``ValueError`` listing the
+    choices.
+    """
+    opts = resolve_options(variant, options)
+    spec = str(name_or_path)
+    if spec == "random":
+        from agents.simple import RandomAgent
+
+        return RandomAgent(seed=seed, **kwargs)
+    if spec == "heuristic":
+        from agents.heuristic import HeuristicAgent
+
+        return HeuristicAgent(variant, opts, **kwargs)
+    path_text = spec[len("policy:"):] if spec.startswith("policy:") else spec
+    path = Path(path_text)
+    if path.suffix == ".pt" or spec.startswith("policy:"):
+        if not path.exists() and (CHECKPOINT_DIR / path.name).exists():
+            path = CHECKPOINT_DIR / path.name
+        if not path.exists():
+            raise ValueError(f"checkpoint {path_text!r} not found")
+        from agents.policy import PolicyAgent
+
+        return PolicyAgent(path, variant, opts, seed=seed, **kwargs)
+    raise ValueError(f"unknown agent {spec!r}; use one of {', '.join(BUILTIN)} or a checkpoint path (*.pt)")

@@ -1,0 +1,303 @@
+"""The rule-based Kawuxing player: shanten and live-tile counts for discards, liability-aware defence.
+
+This module owns :class:`HeuristicAgent`.  It reads its own hand, melds and every visible tile from the
+observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phase by phase:
+
+* **win** whenever the mask offers it.  The mask already applies the minimum value (``kaikou``) and the
+  missed-win lock (RULES.md §3.9 L3/L4); passing a legal win would set the lock, so taking it is right
+  (a self-draw is always legal and always paid by everybody);
+* **discard** the tile that leaves the lowest shanten (:mod:`agents.shanten`), then the most live
+  improving tiles (ukeire); once ready, the waits are weighted by the hand value each would score
+  (卡五星, 清一色, 七对 ... via the scoring library), so a 卡五星 wait beats a plain one of equal count;
+  ties go to the least connected tile, then to the most visible one;
+* **never feed a revealed player**: the waits of every opponent who declared 亮倒 are computed from its
+  face-up tiles; feeding one costs 包胡 (all shares, RULES.md §3.10), so those tiles are discarded only
+  when nothing else is legal;
+* **亮倒** with a ready discard when at least ``liang_min_live`` copies of the waits are still live and
+  the wall is not nearly empty (an exhaustive draw makes the first revealed player pay, §3.11); it also
+  reveals with a single live copy when every wait is a 1× hand under ``kaikou: hard``, since the 亮倒 ×2
+  is what makes those waits winnable on a discard at all;
+* **kong** when the hand is not worse for it (kong money is paid at once and kept, §3.5; a revealed player
+  always takes the kongs the mask allows), **pong** only when it lowers the shanten.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.base import MELD_LETTER_BY_ROW, Decoded, ObsView
+from agents.shanten import shanten, ukeire
+from mjenv.encoding import actions as A
+from mjenv.engine import state as S
+from mjenv.rules.hand import wait_mask
+from mjenv.rules.options import get_variant
+from mjenv.tiles import Meld
+
+_BIG = 1e6  # weight of "feeds a revealed player" in the discard score
+_SHANTEN_W = 1e4  # weight of one step of shanten: far above any ukeire or hand-value term
+
+
+def _suited_neighbours(h: np.ndarray) -> np.ndarray:
+    """float [R, 34]: how connected each tile is to the rest of the hand (pairs, neighbours, two-apart)."""
+    conn = np.zeros(h.shape, dtype=np.float32)
+    hf = h.astype(np.float32)
+    conn += 1.5 * np.maximum(hf - 1, 0)
+    for dist, w in ((1, 1.0), (2, 0.5)):
+        for sign in (1, -1):
+            shifted = np.zeros_like(hf)
+            if sign == 1:
+                shifted[:, :-dist] = hf[:, dist:]
+            else:
+                shifted[:, dist:] = hf[:, :-dist]
+            t = np.arange(34)
+            same_suit = (t < 27) & ((t + sign * dist) // 9 == t // 9) & (t + sign * dist >= 0) & (t + sign * dist < 27)
+            conn += w * shifted * same_suit[None, :]
+    rank = np.arange(34) % 9
+    conn += np.where((np.arange(34) < 27) & ((rank == 0) | (rank == 8)), -0.3, 0.0)[None, :]
+    conn += np.where(np.arange(34) >= 27, -0.2, 0.0)[None, :]
+    return conn
+
+
+class HeuristicAgent:
+    """Rule-based player (see the module docstring); batched over rows, deterministic."""
+
+    def __init__(self, variant: str = "kawuxing3", options: Any = None, *, liang_min_live: int = 2,
+                 liang_min_wall: int = 4, name: str = "heuristic"):
+        self.name = name
+        self.view = ObsView(variant, options)
+        self.variant = variant
+        self.opts = self.view.opts
+        self.n = self.view.n
+        self.kinds = self.view.kinds
+        self.liang_min_live = int(liang_min_live)
+        self.liang_min_wall = int(liang_min_wall)
+        # Hand values come from the Kawuxing scorer; other families play for shape alone.
+        family = get_variant(variant).family
+        self._kawuxing = family == "kawuxing"
+        self._sp = family in ("kawuxing", "gejiu")  # seven pairs is a winning shape only there (RULES.md §1.4)
+        self._value_cache: dict = {}
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Same as :meth:`act` (so the agent can be an env's opponent policy)."""
+        return self.act(obs, mask)
+
+    # ------------------------------------------------------------------------------------------ act
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One legal action per row."""
+        mask = np.asarray(mask, dtype=bool)
+        d = self.view.decode(obs)
+        B = len(mask)
+        out = np.full(B, -1, dtype=np.int64)
+        win = mask[:, A.WIN]
+        out[win] = A.WIN
+        own = ((d.phase == S.TURN) | (d.phase == S.CLAIMED)) & ~win
+        claim = ~own & ~win
+        if own.any():
+            rows = np.flatnonzero(own)
+            out[rows] = self._own_turn(d, mask, rows)
+        if claim.any():
+            rows = np.flatnonzero(claim)
+            out[rows] = self._claim(d, mask, rows)
+        bad = (out < 0) | ~mask[np.arange(B), np.clip(out, 0, A.N_ACTIONS - 1)]
+        if bad.any():  # a phase this player does not model (e.g. another variant's actions): first legal
+            out[bad] = mask[bad].argmax(1)
+        return out
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _danger(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
+        """int [R, 34]: how many revealed opponents wait on each tile (feeding them is 包胡)."""
+        danger = np.zeros((len(rows), 34), dtype=np.int64)
+        r_i, s_i = np.nonzero(d.revealed[rows, 1:])
+        if not len(r_i):
+            return danger
+        s_i = s_i + 1
+        shown = d.shown[rows[r_i], s_i].astype(np.int8)
+        owned = (shown + d.meld_tiles[rows[r_i], s_i]).clip(0, 4).astype(np.int8)
+        # Seven pairs is possible only with no melds and nothing kept face down.
+        sp = (d.n_melds[rows[r_i], s_i] == 0) & (d.face_down[rows[r_i], s_i] == 0) & self._sp
+        waits = np.zeros((len(r_i), 34), dtype=bool)
+        for flag in (False, True):
+            sel = np.flatnonzero(sp == flag)
+            if len(sel):
+                waits[sel] = wait_mask(shown[sel], seven_pairs=flag, kinds=self.kinds, owned=owned[sel])
+        np.add.at(danger, r_i, waits.astype(np.int64))
+        return danger
+
+    def _melds(self, d: Decoded, row: int) -> tuple[Meld, ...]:
+        out = []
+        for j, letter in enumerate(MELD_LETTER_BY_ROW):
+            for t in np.flatnonzero(d.melds[row, 0, j]):
+                size = 4 if letter in "KAX" else 3
+                for _ in range(int(d.melds[row, 0, j, t])):
+                    tiles = (int(t), int(t) + 1, int(t) + 2) if letter == "C" else (int(t),) * size
+                    out.append(Meld(letter, tiles))
+        return tuple(out)
+
+    def _wait_value(self, concealed: np.ndarray, melds: tuple[Meld, ...], t: int) -> tuple[float, bool]:
+        """(capped hand value of winning on ``t`` without situational fans, winnable on a discard unrevealed)."""
+        if not self._kawuxing:
+            return 1.0, True
+        from mjenv.rules.scoring import kawuxing as K
+
+        key = (concealed.tobytes(), melds, t)
+        hit = self._value_cache.get(key)
+        if hit is not None:
+            return hit
+        try:
+            sc = K.score_win(concealed, melds, t, K.WinContext("discard"), self.opts, self.n)
+            value = float(sc.value if sc.cap is None else min(sc.value, sc.cap)) if sc.reading is not None else 0.0
+            res = (value, bool(sc.legal))
+        except ValueError:  # a wait on a fifth copy; never scored
+            res = (0.0, False)
+        if len(self._value_cache) > 200_000:
+            self._value_cache.clear()
+        self._value_cache[key] = res
+        return res
+
+    # ------------------------------------------------------------------------------------------ own turn
+    def _own_turn(self, d: Decoded, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        R = len(rows)
+        out = np.full(R, -1, dtype=np.int64)
+        h = d.hand[rows].astype(np.int8)
+        nm = d.n_melds[rows, 0]
+        live = d.live()[rows]
+        disc_mask = mask[rows, : A.LIANG] | mask[rows, A.LIANG : A.KONG_SELF]
+
+        # Every legal discard: shanten after it, then ukeire for the best ones.
+        r_i, t_i = np.nonzero(disc_mask)
+        after = h[r_i].copy()
+        after[np.arange(len(r_i)), t_i] -= 1
+        s_after = shanten(after, nm[r_i], self._sp)
+        danger = self._danger(d, rows)
+        dangerous = danger[r_i, t_i] > 0
+        # Safe discards first; among them the lowest shanten.
+        any_safe = np.zeros(R, bool)
+        np.logical_or.at(any_safe, r_i, ~dangerous)
+        eligible = ~dangerous | ~any_safe[r_i]
+        key_s = np.where(eligible, s_after, 99)
+        best_s = np.full(R, 99, dtype=np.int64)
+        np.minimum.at(best_s, r_i, key_s)
+        cand = eligible & (s_after == best_s[r_i])
+
+        ci = np.flatnonzero(cand)
+        metric = np.zeros(len(r_i), dtype=np.float64)
+        waits_live = np.zeros(len(r_i), dtype=np.int64)
+        all_cheap = np.zeros(len(r_i), dtype=bool)
+        if len(ci):
+            _, acc, improving = ukeire(after[ci], nm[r_i[ci]], live[r_i[ci]], self.kinds, self._sp)
+            metric[ci] = acc
+            waits_live[ci] = acc
+            ready = np.flatnonzero(s_after[ci] == 0)
+            # Hand values cost a scoring call per wait: only where they decide something, i.e. between
+            # several ready discards, or for the 1×-hand 亮倒 rule when the waits are nearly dead.
+            n_ready = np.bincount(r_i[ci[ready]], minlength=R)
+            kaikou_hard = getattr(self.opts, "kaikou", "none") == "hard"
+            need = (n_ready[r_i[ci[ready]]] > 1) | (kaikou_hard & (acc[ready] < self.liang_min_live))
+            if self._kawuxing and len(ready):
+                for j in ready[need]:
+                    k = ci[j]
+                    row = rows[r_i[k]]
+                    melds = self._melds(d, row)
+                    ev, cheap = 0.0, True
+                    for t in np.flatnonzero(improving[j] & (live[r_i[k]] > 0)):
+                        v, discard_ok = self._wait_value(after[k], melds, int(t))
+                        ev += live[r_i[k], t] * v
+                        cheap &= not discard_ok
+                    metric[k] = ev
+                    all_cheap[k] = cheap
+        conn = _suited_neighbours(h)
+        score = (
+            -_BIG * (~eligible | dangerous) * np.maximum(danger[r_i, t_i], 1)
+            - _SHANTEN_W * np.minimum(s_after, 50)
+            + metric
+            - 0.01 * conn[r_i, t_i]
+            - 0.001 * live[r_i, t_i]
+        )
+        score = np.where(cand, score, -np.inf)
+        best_k = np.full(R, -1, dtype=np.int64)
+        order = np.lexsort((-score, r_i))  # per row, best score first
+        first = np.ones(len(order), bool)
+        first[1:] = r_i[order][1:] != r_i[order][:-1]
+        best_k[r_i[order][first]] = order[first]
+        has = best_k >= 0
+        tile = np.where(has, t_i[np.clip(best_k, 0, None)], -1) if len(t_i) else np.full(R, -1, dtype=np.int64)
+        out[has] = tile[has]
+
+        # 亮倒 with the chosen discard.
+        revealed = d.revealed[rows, 0]
+        for j in np.flatnonzero(has & ~revealed):
+            k = best_k[j]
+            t = tile[j]
+            if not mask[rows[j], A.LIANG + t] or d.wall_left[rows[j]] < self.liang_min_wall:
+                continue
+            enough = waits_live[k] >= self.liang_min_live
+            cheap = all_cheap[k] and waits_live[k] >= 1 and getattr(self.opts, "kaikou", "none") == "hard"
+            if enough or cheap:
+                out[j] = A.LIANG + t
+
+        # Kongs on one's own turn.
+        kong_mask = mask[rows, A.KONG_SELF : A.KONG_SELF + 34]
+        for j in np.flatnonzero(kong_mask.any(1)):
+            ts = np.flatnonzero(kong_mask[j])
+            if revealed[j]:
+                out[j] = A.KONG_SELF + ts[0]
+                continue
+            k = best_k[j]
+            s_best = best_s[j] if k >= 0 else 99
+            acc_best = waits_live[k] if k >= 0 else 0
+            for t in ts:
+                hk = h[j].copy()
+                if hk[t] == 4:
+                    hk[t] -= 4
+                    nmk = nm[j] + 1
+                else:
+                    hk[t] -= 1
+                    nmk = nm[j]
+                s_k, acc_k, _ = ukeire(hk[None], np.array([nmk]), live[j][None], self.kinds, self._sp)
+                if s_k[0] < s_best or (s_k[0] == s_best and acc_k[0] >= 0.6 * acc_best):
+                    out[j] = A.KONG_SELF + t
+                    break
+        return out
+
+    # ------------------------------------------------------------------------------------------ claims
+    def _claim(self, d: Decoded, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        R = len(rows)
+        out = np.full(R, A.PASS, dtype=np.int64)
+        can_pong = mask[rows, A.PONG]
+        can_kong = mask[rows, A.KONG_CLAIM]
+        act = np.flatnonzero(can_pong | can_kong)
+        if not len(act):
+            return out
+        rr = rows[act]
+        h = d.hand[rr].astype(np.int8)
+        nm = d.n_melds[rr, 0]
+        c = d.claim_tile[rr]
+        live = d.live()[rr]
+        s_now = shanten(h, nm, self._sp)
+        revealed = d.revealed[rr, 0]
+
+        # Direct kong: kong money from the discarder and a replacement draw, if the hand is no worse.
+        kk = np.flatnonzero(can_kong[act])
+        if len(kk):
+            hk = h[kk].copy()
+            hk[np.arange(len(kk)), c[kk]] -= 3
+            s_k, acc_k, _ = ukeire(hk, nm[kk] + 1, live[kk], self.kinds, self._sp)
+            ok = revealed[kk] | (s_k < s_now[kk]) | ((s_k == s_now[kk]) & ((s_now[kk] > 0) | (acc_k > 0)))
+            out[act[kk[ok]]] = A.KONG_CLAIM
+
+        # Pong: only when the best discard afterwards lowers the shanten.
+        pp = np.flatnonzero(can_pong[act] & (out[act] == A.PASS))
+        if len(pp):
+            hp = h[pp].copy()
+            hp[np.arange(len(pp)), c[pp]] -= 2
+            r_i, t_i = np.nonzero(hp > 0)
+            after = hp[r_i].copy()
+            after[np.arange(len(r_i)), t_i] -= 1
+            s_after = shanten(after, nm[pp][r_i] + 1, self._sp)
+            best = np.full(len(pp), 99, dtype=np.int64)
+            np.minimum.at(best, r_i, s_after)
+            ok = best < s_now[pp]
+            out[act[pp[ok]]] = A.PONG
+        return out

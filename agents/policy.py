@@ -1,0 +1,194 @@
+"""Learned policies: the network, the checkpoint format written by ``train.py``, and :class:`PolicyAgent`.
+
+This module owns the checkpoint format ``mjenv-policy-v1``: a ``torch.save`` dict holding only tensors
+and plain values (so it loads with ``weights_only=True``)::
+
+    {"format": "mjenv-policy-v1", "obs_version": "mjenv-obs-v1", "variant": "kawuxing3",
+     "options": {...every rule option...}, "obs_shape": [C, 34], "arch": {"channels": .., "hidden": ..},
+     "trunk": state_dict, "head": state_dict, "meta": {...training facts...}}
+
+A checkpoint only plays the variant, rule options and observation version it was trained on:
+:func:`check_compatible` refuses anything else with a message that lists every difference (a policy that
+learned under ``kaikou: hard`` has learned nothing about ``kaikou: none``).  Torch is imported only here,
+on use; nothing in ``mjenv/`` imports it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import resolve_options
+from mjenv.encoding.actions import N_ACTIONS
+from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
+from mjenv.rules.options import options_to_dict
+
+CHECKPOINT_FORMAT = "mjenv-policy-v1"
+DEFAULT_ARCH = {"channels": 32, "hidden": 128}
+
+
+class CheckpointMismatch(ValueError):
+    """A checkpoint trained on another variant, rule options or observation encoding than asked for."""
+
+
+def _torch():
+    try:
+        import torch
+    except ModuleNotFoundError as exc:  # the policy agent is the only agent that needs torch
+        raise ModuleNotFoundError(
+            "the policy agent needs torch: pip install torch==2.13.0 (or the project's 'train' extra)"
+        ) from exc
+    return torch
+
+
+def make_trunk(obs_shape: tuple[int, int], channels: int, hidden: int):
+    """The shared feature network: two 1-D convolutions along the 34 tile columns, then one dense layer.
+
+    Tile ids are laid out suit by suit, so a width-3 kernel sees a tile with its two neighbours
+    (sequences and partial sets); scalar rows are constant along the columns and reach every position.
+    """
+    torch = _torch()
+    nn = torch.nn
+    C, W = obs_shape
+    return nn.Sequential(
+        nn.Unflatten(1, (C, W)),
+        nn.Conv1d(C, channels, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv1d(channels, channels, 3, padding=1),
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(channels * W, hidden),
+        nn.ReLU(),
+    )
+
+
+def make_head(hidden: int):
+    """The action logits layer (``hidden -> 111``)."""
+    return _torch().nn.Linear(hidden, N_ACTIONS)
+
+
+def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, arch: dict, meta: dict | None = None) -> dict:
+    """The dict :func:`save_checkpoint` writes (weights copied to CPU)."""
+    opts = resolve_options(variant, options)
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "obs_version": OBS_VERSION,
+        "variant": variant,
+        "options": _plain(options_to_dict(opts, variant)),
+        "obs_shape": [int(x) for x in obs_shape],
+        "arch": {k: int(v) for k, v in arch.items()},
+        "trunk": {k: v.detach().cpu().clone() for k, v in trunk.state_dict().items()},
+        "head": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
+        "meta": _plain(meta or {}),
+    }
+
+
+def _plain(d: dict) -> dict:
+    """Only str/int/float/bool/None/list/dict values, so the file loads with ``weights_only=True``."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out[str(k)] = _plain(v)
+        elif isinstance(v, (list, tuple)):
+            out[str(k)] = [x if isinstance(x, (str, int, float, bool)) or x is None else str(x) for x in v]
+        elif isinstance(v, (str, int, float, bool)) or v is None:
+            out[str(k)] = v
+        elif isinstance(v, (np.integer, np.floating)):
+            out[str(k)] = v.item()
+        else:
+            out[str(k)] = str(v)
+    return out
+
+
+def save_checkpoint(path, payload: dict) -> Path:
+    """Write a checkpoint payload (from :func:`checkpoint_payload`) to ``path``; returns the path."""
+    torch = _torch()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(payload, path)
+    return path
+
+
+def load_checkpoint(path) -> dict:
+    """Read a checkpoint; raises ``ValueError`` for a file that is not ``mjenv-policy-v1``."""
+    torch = _torch()
+    try:
+        ck = torch.load(Path(path), map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"{path}: not a readable {CHECKPOINT_FORMAT} checkpoint ({exc})") from None
+    if not isinstance(ck, dict) or ck.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint (format {ck.get('format') if isinstance(ck, dict) else type(ck).__name__!r})")
+    return ck
+
+
+def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bool = True, where: str = "checkpoint") -> None:
+    """Raise :class:`CheckpointMismatch` unless ``ck`` was trained on ``variant``, ``options`` and this encoding.
+
+    ``strict_options=False`` lets rule options differ (the observation still has the same shape, and its
+    options block tells the network what changed); variant and observation version must always match.
+    """
+    problems = []
+    if ck.get("obs_version") != OBS_VERSION:
+        problems.append(f"observation encoding {ck.get('obs_version')!r} (this mjenv encodes {OBS_VERSION!r})")
+    if ck.get("variant") != variant:
+        problems.append(f"variant {ck.get('variant')!r} (asked for {variant!r})")
+    else:
+        want = _plain(options_to_dict(resolve_options(variant, options), variant))
+        have = ck.get("options", {})
+        diffs = [f"{k}: trained {have.get(k)!r}, asked {want.get(k)!r}" for k in sorted(set(want) | set(have)) if have.get(k) != want.get(k)]
+        if diffs and strict_options:
+            problems.append("rule options differ (" + "; ".join(diffs) + ")")
+        shape = list(ObservationEncoder(variant, resolve_options(variant, options)).shape)
+        if list(ck.get("obs_shape", [])) != shape:
+            problems.append(f"observation shape {ck.get('obs_shape')} (this encoder gives {shape})")
+    if problems:
+        raise CheckpointMismatch(f"{where} cannot play here: it was trained on " + "; ".join(problems))
+
+
+class PolicyAgent:
+    """Plays a ``mjenv-policy-v1`` checkpoint: masked logits, greedy by default or sampled (seeded)."""
+
+    def __init__(self, checkpoint, variant: str = "kawuxing3", options: Any = None, *, deterministic: bool = True,
+                 seed: int | None = 0, strict_options: bool = True, name: str | None = None):
+        torch = _torch()
+        ck = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
+        where = "checkpoint" if isinstance(checkpoint, dict) else str(checkpoint)
+        check_compatible(ck, variant, options, strict_options=strict_options, where=where)
+        arch = {**DEFAULT_ARCH, **ck.get("arch", {})}
+        self.trunk = make_trunk(tuple(ck["obs_shape"]), arch["channels"], arch["hidden"])
+        self.head = make_head(arch["hidden"])
+        self.trunk.load_state_dict(ck["trunk"])
+        self.head.load_state_dict(ck["head"])
+        self.trunk.eval()
+        self.head.eval()
+        self.deterministic = deterministic
+        self.generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
+        self.meta = ck.get("meta", {})
+        self.name = name or (Path(where).stem if where != "checkpoint" else "policy")
+        self._torch = torch
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Same as :meth:`act` (so the agent can be an env's opponent policy)."""
+        return self.act(obs, mask)
+
+    def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Masked action logits ``float32 [B, 111]`` (illegal actions at -inf)."""
+        torch = self._torch
+        with torch.no_grad():
+            x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(len(obs), -1))
+            out = self.head(self.trunk(x))
+            out = out.masked_fill(~torch.as_tensor(np.asarray(mask, dtype=bool)), float("-inf"))
+        return out.numpy()
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """One legal action per row."""
+        torch = self._torch
+        logits = torch.as_tensor(self.logits(obs, mask))
+        if self.deterministic:
+            return logits.argmax(1).numpy().astype(np.int64)
+        probs = torch.softmax(logits, 1)
+        return torch.multinomial(probs, 1, generator=self.generator)[:, 0].numpy().astype(np.int64)

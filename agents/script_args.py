@@ -1,0 +1,148 @@
+"""Command-line parsing for the single-file scripts (``train.py``, ``evaluate.py``): a typed ``Args``
+dataclass in, argparse and TOML config files out.
+
+Each field of the dataclass becomes ``--field`` (dashes also accepted); its help text is the string
+literal written under the field (CleanRL's convention, read with ``ast``).  ``bool`` fields take
+``--flag`` / ``--no-flag``; ``list[...]`` fields take several values.  Values come, later winning, from
+the dataclass defaults, then ``--config NAME`` (``NAME`` or ``NAME.toml`` in the script's config folder,
+or a path), then the command line.  An unknown key in a config file is an error that lists the fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import textwrap
+import types
+import typing
+from pathlib import Path
+from typing import Any, Sequence
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+__all__ = ["field_docs", "parse_args", "load_config"]
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """``{field: docstring}`` from the string literals that follow each annotated field of ``cls``."""
+    try:
+        src = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    body = ast.parse(src).body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for node, nxt in zip(body, body[1:] + [None]):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if isinstance(nxt, ast.Expr) and isinstance(getattr(nxt, "value", None), ast.Constant) and isinstance(nxt.value.value, str):
+                docs[node.target.id] = " ".join(nxt.value.value.split())
+    return docs
+
+
+def _base_type(tp: Any) -> tuple[Any, bool, bool]:
+    """(element type, is_list, optional) of a field annotation."""
+    optional = False
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(tp))
+        tp = args[0]
+        origin = typing.get_origin(tp)
+    if origin in (list, tuple, Sequence):
+        return typing.get_args(tp)[0], True, optional
+    return tp, False, optional
+
+
+def _convert(value: Any, tp: Any, name: str) -> Any:
+    elem, is_list, optional = _base_type(tp)
+    if value is None:
+        if optional:
+            return None
+        raise ValueError(f"{name}: a value is required")
+    if is_list:
+        if isinstance(value, str):
+            value = [value]
+        return [_convert(v, elem, name) for v in value]
+    if optional and isinstance(value, str) and value.lower() in ("none", "null", ""):
+        return None
+    if elem is bool:
+        if isinstance(value, bool):
+            return value
+        text = str(value).lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{name}: expected true/false, got {value!r}")
+    try:
+        return elem(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected {getattr(elem, '__name__', elem)}, got {value!r}") from None
+
+
+def load_config(cls: type, spec: str, config_dir: Path | None) -> dict[str, Any]:
+    """Values of a TOML config file for ``cls`` (a flat table, or the ``[args]`` table)."""
+    path = Path(spec)
+    if not path.exists() and config_dir is not None:
+        for cand in (config_dir / spec, config_dir / f"{spec}.toml"):
+            if cand.exists():
+                path = cand
+                break
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in config_dir.glob("*.toml"))) if config_dir and config_dir.is_dir() else "none"
+        raise SystemExit(f"config {spec!r} not found (configs in {config_dir}: {known})")
+    with open(path, "rb") as f:
+        data = tomllib.load(f)
+    data = data.get("args", data)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise SystemExit(f"{path}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}")
+    hints = typing.get_type_hints(cls)
+    try:
+        return {k: _convert(v, hints[k], f"{path}: {k}") for k, v in data.items()}
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def parse_args(cls: type, argv: Sequence[str] | None = None, *, config_dir: Path | None = None,
+               default_config: str | None = None, description: str | None = None):
+    """``(args, config)``: ``cls`` built from defaults, the TOML config (if any) and the command line."""
+    docs = field_docs(cls)
+    hints = typing.get_type_hints(cls)
+    parser = argparse.ArgumentParser(description=description or (cls.__doc__ or "").strip(),
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    if config_dir is not None:
+        parser.add_argument("--config", default=default_config,
+                            help=f"TOML file of defaults (a name in {config_dir} or a path); the command line overrides it")
+    for f in dataclasses.fields(cls):
+        tp = hints[f.name]
+        elem, is_list, _ = _base_type(tp)
+        flags = [f"--{f.name}"] + ([f"--{f.name.replace('_', '-')}"] if "_" in f.name else [])
+        default = f.default if f.default is not dataclasses.MISSING else (
+            f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
+        help_text = docs.get(f.name, "")
+        if elem is bool and not is_list:
+            parser.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction, default=None,
+                                help=f"{help_text} (default: {default})")
+        elif is_list:
+            parser.add_argument(*flags, dest=f.name, nargs="*", default=None, help=f"{help_text} (default: {default})")
+        else:
+            parser.add_argument(*flags, dest=f.name, default=None, help=f"{help_text} (default: {default})")
+    ns = parser.parse_args(argv)
+    values: dict[str, Any] = {}
+    config = getattr(ns, "config", None)
+    if config:
+        values.update(load_config(cls, config, config_dir))
+    for f in dataclasses.fields(cls):
+        v = getattr(ns, f.name)
+        if v is not None:
+            try:
+                values[f.name] = _convert(v, hints[f.name], f"--{f.name}")
+            except ValueError as exc:
+                parser.error(str(exc))
+    return cls(**values), config

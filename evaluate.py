@@ -1,0 +1,482 @@
+"""Duplicate tournaments among mjenv agents, played on the batched engine.
+
+This script owns the tournament command line: which agents (built-in names or ``train.py`` checkpoints),
+which variant and rules, how many walls; the leaderboard it prints; the files it writes (CSV, JSON,
+PNG plots, optional replays); and ``--compare``, which plays the same agents on the same walls under
+several rule configurations side by side.  The playing itself is :mod:`agents.arena`.
+
+Duplicate format: wall ``w`` is the engine's seeded wall ``(seed, w)``; it is replayed under every seat
+assignment of the agents (:func:`agents.arena.seatings`), and the arena checks that every replay was
+dealt the same tiles.  Scores are money per hand (units of the base stake); confidence intervals are
+95% Student-t intervals over walls, the independent unit of a duplicate tournament.
+
+Examples::
+
+    python evaluate.py                                   # random vs heuristic (+ a shipped checkpoint)
+    python evaluate.py --agents heuristic random --walls 500 --preset crazy
+    python evaluate.py --agents runs/x/final.pt heuristic --variant kawuxing3
+    python evaluate.py --agents heuristic random --compare kwx004 kwx004/simple kwx004/crazy "kwx004:kaikou=none"
+
+Ratings need ``openskill``, plots ``matplotlib``, the progress bar ``tqdm`` (``pip install -e .[eval]``);
+without them those parts are skipped with a note.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from agents import make_agent, shipped_checkpoints
+from agents.arena import TournamentResult, pairwise, play_duplicate, seatings, summarize, table_stats
+from agents.script_args import parse_args
+from mjenv.rules.options import load_rules, n_players, options_to_dict, parse_option_assignments
+from mjenv.rules.scoring.kawuxing import FANS
+
+
+@dataclass
+class Args:
+    """Duplicate tournament among mjenv agents (see the module docstring of evaluate.py)."""
+
+    agents: list[str] = field(default_factory=list)
+    """agents: built-in names (random, heuristic) or checkpoint paths (*.pt); empty = random, heuristic and the
+    shipped checkpoint of the variant if there is one"""
+    variant: str = "kawuxing3"
+    """game variant (kawuxing3, kawuxing4)"""
+    ruleset: str | None = None
+    """ruleset name from configs/rules (default: the variant's)"""
+    preset: str | None = None
+    """preset name from configs/rules applied on top of the ruleset (simple, barbaric, crazy)"""
+    options: list[str] = field(default_factory=list)
+    """explicit rule options as name=value, applied last"""
+    walls: int = 300
+    """number of walls; each is replayed under every seat assignment"""
+    seed: int = 0
+    """wall seed: wall w is the engine's seeded wall (seed, w)"""
+    first_wall: int = 0
+    """id of the first wall (to continue a tournament on fresh walls)"""
+    batch_size: int = 256
+    """tables played at once"""
+    out: str = "runs/eval"
+    """output folder; each run writes into a subfolder named after the run"""
+    run_name: str | None = None
+    """subfolder name (default: <variant>__<seed>__<unix time>)"""
+    replays: int = 0
+    """write the first N hands as mjenv-replay-v1 files (slower: events are recorded for every hand)"""
+    compare: list[str] = field(default_factory=list)
+    """rule configurations to compare on the same walls: 'RULESET', 'RULESET/PRESET', 'RULESET:opt=v,opt=v',
+    'RULESET/PRESET:opt=v' or 'default'"""
+    deterministic: bool = True
+    """checkpoint agents play their most likely action (else they sample, seeded)"""
+    allow_rules_mismatch: bool = False
+    """let checkpoints play rule options they were not trained on (variant and observation must still match)"""
+    plots: bool = True
+    """write PNG plots (needs matplotlib)"""
+    rating: bool = True
+    """compute openskill ratings (needs openskill)"""
+    progress: bool = True
+    """show a progress bar (needs tqdm)"""
+    quiet: bool = False
+    """print only the leaderboard"""
+
+
+# ------------------------------------------------------------------------------------------ set-up
+
+
+def rule_options(variant: str, ruleset: str | None, preset: str | None, options: Sequence[str]):
+    """The rule options value of a variant / ruleset / preset / ``name=value`` list."""
+    return load_rules(variant, ruleset=ruleset, preset=preset, options=parse_option_assignments(options))
+
+
+def parse_compare(spec: str, variant: str) -> tuple[str, Any]:
+    """``(label, options)`` of one ``--compare`` entry (``RULESET[/PRESET][:opt=v,...]`` or ``default``)."""
+    text = spec.strip()
+    rules, _, extra = text.partition(":")
+    ruleset, _, preset = rules.partition("/")
+    ruleset = None if ruleset in ("", "default") else ruleset
+    opts = [x for x in extra.split(",") if x.strip()] if extra else []
+    return text, rule_options(variant, ruleset, preset or None, opts)
+
+
+def default_agents(variant: str, opts) -> list[str]:
+    """random, heuristic and, when torch is installed and it fits these rules and this observation encoding,
+    the first shipped checkpoint of the variant."""
+    names = ["random", "heuristic"]
+    ck = shipped_checkpoints(variant)
+    if ck:
+        try:
+            from agents.policy import CheckpointMismatch, check_compatible, load_checkpoint
+        except ModuleNotFoundError:
+            return names
+        try:
+            check_compatible(load_checkpoint(ck[0]), variant, opts, where=ck[0].name)
+        except ModuleNotFoundError:
+            print(f"note: {ck[0].name} is shipped but torch is not installed; playing without it", file=sys.stderr)
+        except CheckpointMismatch as exc:
+            print(f"note: skipping the shipped checkpoint: {exc}", file=sys.stderr)
+        else:
+            names.append(str(ck[0]))
+    return names
+
+
+def build_agents(specs: Sequence[str], variant: str, opts, args: Args) -> list:
+    """Agents for ``specs``; repeated names get a ``#2``, ``#3`` suffix so the leaderboard tells them apart."""
+    agents, seen = [], {}
+    for i, spec in enumerate(specs):
+        kwargs: dict[str, Any] = {}
+        if spec.endswith(".pt") or spec.startswith("policy:"):
+            kwargs = {"deterministic": args.deterministic, "strict_options": not args.allow_rules_mismatch}
+        agent = make_agent(spec, variant, opts, seed=args.seed * 1000 + i, **kwargs)
+        seen[agent.name] = seen.get(agent.name, 0) + 1
+        if seen[agent.name] > 1:
+            agent.name = f"{agent.name}#{seen[agent.name]}"
+        agents.append(agent)
+    return agents
+
+
+class _Progress:
+    """tqdm when available and wanted, else nothing."""
+
+    def __init__(self, total: int, desc: str, enabled: bool):
+        self.bar = None
+        if enabled:
+            try:
+                from tqdm import tqdm
+            except ModuleNotFoundError:
+                print("note: pip install tqdm for a progress bar", file=sys.stderr)
+            else:
+                self.bar = tqdm(total=total, desc=desc, unit="hand", dynamic_ncols=True, file=sys.stderr)
+
+    def __call__(self, k: int) -> None:
+        if self.bar is not None:
+            self.bar.update(k)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def play(agents, variant: str, opts, args: Args, label: str, replay_dir: Path | None) -> TournamentResult:
+    """One tournament of ``args.walls`` walls with a progress bar."""
+    plan = seatings(len(agents), n_players(variant))
+    bar = _Progress(args.walls * len(plan), label, args.progress and not args.quiet)
+    try:
+        return play_duplicate(agents, variant, opts, walls=args.walls, seed=args.seed, first_wall=args.first_wall,
+                              batch_size=args.batch_size, replay_dir=replay_dir, n_replays=args.replays,
+                              progress=bar, config=label)
+    finally:
+        bar.close()
+
+
+# ------------------------------------------------------------------------------------------ ratings
+
+
+def openskill_ratings(result: TournamentResult) -> dict[str, dict] | None:
+    """PlackettLuce ratings over the hands in play order; each hand ranks the agents at the table by their
+    summed money (an agent in two seats is one team).  ``None`` when openskill is not installed."""
+    try:
+        from openskill.models import PlackettLuce
+    except ModuleNotFoundError:
+        return None
+    model = PlackettLuce()
+    ratings = [model.rating(name=n) for n in result.names]
+    for r in sorted(result.records, key=lambda r: r.game):
+        present = sorted(set(r.seating))
+        if len(present) < 2:
+            continue
+        score = {a: 0.0 for a in present}
+        for s, a in enumerate(r.seating):
+            score[a] += r.deltas[s]
+        new = model.rate([[ratings[a]] for a in present], scores=[score[a] for a in present])
+        for a, team in zip(present, new):
+            ratings[a] = team[0]
+    return {n: {"mu": r.mu, "sigma": r.sigma, "ordinal": r.mu - 3 * r.sigma} for n, r in zip(result.names, ratings)}
+
+
+# ------------------------------------------------------------------------------------------ reporting
+
+
+def _pct(x: float) -> str:
+    return "  n/a" if x != x else f"{100 * x:5.1f}"
+
+
+def _fan_label(f: str) -> str:
+    return FANS[f][0] if f in FANS else f
+
+
+def leaderboard_text(stats: list[dict], ratings: dict | None, result: TournamentResult) -> str:
+    """The leaderboard as an aligned text table, best mean score first."""
+    order = sorted(stats, key=lambda s: -s["mean"])
+    head = f"{'#':>2} {'agent':<22} {'hands':>6} {'score/hand ± 95% CI':>21} {'win%':>5} {'dealin%':>7} {'tsumo%':>6} {'亮倒%':>5} {'包胡 paid':>10} {'rating μ±σ':>12}  top fans"
+    lines = [head, "-" * len(head)]
+    for i, s in enumerate(order, 1):
+        rt = ratings.get(s["agent"]) if ratings else None
+        rating = f"{rt['mu']:6.1f}±{rt['sigma']:<4.1f}" if rt else "   n/a"
+        fans = ", ".join(f"{_fan_label(f)} {100 * v:.0f}%" for f, v in list(s["fans"].items())[:3])
+        ci = f"{s['mean']:+7.3f} ± {s['ci95']:.3f}" if s["ci95"] == s["ci95"] else f"{s['mean']:+7.3f}"
+        lines.append(
+            f"{i:>2} {s['agent'][:22]:<22} {s['hands']:>6} {ci:>21} {_pct(s['win_rate'])} {_pct(s['deal_in_rate']):>7} "
+            f"{_pct(s['self_draw_rate']):>6} {_pct(s['liang_rate']):>5} {s['baohu_paid_hands']:>4}/{s['baohu_paid']:<5.0f} {rating:>12}  {fans}"
+        )
+    return "\n".join(lines)
+
+
+def pairwise_text(pairs: list[dict]) -> str:
+    """Head-to-head margins, one line per pair."""
+    lines = ["head to head (A − B, money per hand, over walls):"]
+    for p in pairs:
+        sig = "" if p["ci95"] != p["ci95"] else ("  *" if abs(p["margin"]) > p["ci95"] else "")
+        lines.append(f"  {p['a']} − {p['b']}: {p['margin']:+.3f} ± {p['ci95']:.3f}  ({p['walls']} walls){sig}")
+    return "\n".join(lines)
+
+
+def write_outputs(folder: Path, args: Args, result: TournamentResult, stats, pairs, ratings, tstats, opts) -> None:
+    """leaderboard.csv, pairwise.csv, hands.csv and summary.json in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "leaderboard.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["agent", "hands", "mean", "ci95", "win_rate", "deal_in_rate", "self_draw_rate", "liang_rate",
+                    "baohu_paid_hands", "baohu_paid", "kong_money", "mean_win_value", "rating_mu", "rating_sigma"])
+        for s in stats:
+            rt = (ratings or {}).get(s["agent"], {})
+            w.writerow([s["agent"], s["hands"], s["mean"], s["ci95"], s["win_rate"], s["deal_in_rate"], s["self_draw_rate"],
+                        s["liang_rate"], s["baohu_paid_hands"], s["baohu_paid"], s["kong_money"], s["mean_win_value"],
+                        rt.get("mu", ""), rt.get("sigma", "")])
+    with open(folder / "pairwise.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["a", "b", "margin", "ci95", "walls"])
+        w.writeheader()
+        w.writerows(pairs)
+    with open(folder / "hands.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["config", "game", "wall", "wall_digest", "seat", "agent", "dealer", "delta", "how", "won", "dealt_in",
+                    "revealed", "baohu_paid", "kong_money", "value", "fans", "discards"])
+        for r in result.records:
+            for s, a in enumerate(r.seating):
+                won = s in r.winners
+                value = r.values[r.winners.index(s)] if won else ""
+                fans = " ".join(r.fans[r.winners.index(s)]) if won else ""
+                w.writerow([r.config, r.game, r.wall, r.wall_digest, s, result.names[a], r.dealer, r.deltas[s], r.how, int(won),
+                            int(r.discarder == s and r.how in ("discard", "rob")), int(r.revealed[s]), r.baohu_paid[s],
+                            r.kong_money[s], value, fans, r.discards])
+    summary = {
+        "args": asdict(args),
+        "variant": args.variant,
+        "options": options_to_dict(opts, args.variant),
+        "hands": len(result.records),
+        "seconds": result.seconds,
+        "hands_per_second": result.hands_per_second,
+        "hands_per_cpu_second": result.hands_per_cpu_second,
+        "decisions": result.decisions,
+        "agents": stats,
+        "pairwise": pairs,
+        "ratings": ratings,
+        "table": tstats,
+    }
+    (folder / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=_json), encoding="utf-8")
+
+
+def _json(x):
+    if isinstance(x, (np.integer, np.floating)):
+        return x.item()
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return str(x)
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        print("note: pip install matplotlib for plots", file=sys.stderr)
+        return None
+    return plt
+
+
+def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
+    """scores.png (mean ± CI per agent), rates.png (win / deal-in / self-draw / 亮倒) and fans.png."""
+    plt = _pyplot()
+    if plt is None:
+        return []
+    names = [s["agent"] for s in stats]
+    x = np.arange(len(names))
+    paths = []
+    fig, ax = plt.subplots(figsize=(max(4, 1.5 * len(names)), 3.5))
+    ax.bar(x, [s["mean"] for s in stats], yerr=[0 if s["ci95"] != s["ci95"] else s["ci95"] for s in stats], capsize=6,
+           color="tab:blue")
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xticks(x, names, rotation=15)
+    ax.set_ylabel("money per hand (base stakes)")
+    ax.set_title("mean score per hand, 95% CI over walls")
+    fig.tight_layout()
+    paths.append(folder / "scores.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(max(5, 2 * len(names)), 3.5))
+    keys = [("win_rate", "win"), ("deal_in_rate", "deal-in"), ("self_draw_rate", "self-draw"), ("liang_rate", "liangdao")]
+    width = 0.8 / len(keys)
+    for i, (k, label) in enumerate(keys):
+        ax.bar(x + (i - (len(keys) - 1) / 2) * width, [s[k] for s in stats], width, label=label)
+    ax.set_xticks(x, names, rotation=15)
+    ax.set_ylabel("share of hands")
+    ax.legend(fontsize=8)
+    ax.set_title("rates per hand")
+    fig.tight_layout()
+    paths.append(folder / "rates.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    fans = sorted({f for s in stats for f in s["fans"]}, key=lambda f: list(FANS).index(f) if f in FANS else 99)
+    if fans:
+        fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(fans) * len(names)), 3.5))
+        fx = np.arange(len(fans))
+        width = 0.8 / len(names)
+        for i, s in enumerate(stats):
+            ax.bar(fx + (i - (len(names) - 1) / 2) * width, [s["fans"].get(f, 0.0) for f in fans], width, label=s["agent"])
+        ax.set_xticks(fx, fans, rotation=30, ha="right")
+        ax.set_ylabel("share of the agent's wins")
+        ax.legend(fontsize=8)
+        ax.set_title("fan frequencies")
+        fig.tight_layout()
+        paths.append(folder / "fans.png")
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+    return paths
+
+
+# ------------------------------------------------------------------------------------------ compare
+
+
+def compare_rows(results: list[TournamentResult]) -> list[dict]:
+    """One row per configuration: table facts and per-agent win rate and score."""
+    rows = []
+    for res in results:
+        row = {"config": res.config, **table_stats(res.records), "hands_per_second": res.hands_per_second}
+        for s in summarize(res):
+            row[f"win_rate[{s['agent']}]"] = s["win_rate"]
+            row[f"score[{s['agent']}]"] = s["mean"]
+        rows.append(row)
+    return rows
+
+
+def compare_text(rows: list[dict], names: list[str]) -> str:
+    """Side-by-side table of the configurations."""
+    head = f"{'config':<28} {'hand value':>10} {'draw%':>6} {'亮倒%':>5} {'discards':>8}" + "".join(f" {('win% ' + n)[:14]:>14}" for n in names)
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        lines.append(f"{r['config'][:28]:<28} {r['mean_hand_value']:>10.2f} {_pct(r['draw_rate']):>6} {_pct(r['liang_rate']):>5} "
+                     f"{r['mean_discards']:>8.1f}" + "".join(f" {_pct(r[f'win_rate[{n}]']):>14}" for n in names))
+    return "\n".join(lines)
+
+
+def compare_plot(folder: Path, rows: list[dict], names: list[str]) -> Path | None:
+    """compare.png: win rate by agent, draw and 亮倒 rates, hand value and game length per configuration."""
+    plt = _pyplot()
+    if plt is None:
+        return None
+    labels = [r["config"] for r in rows]
+    x = np.arange(len(rows))
+    fig, axes = plt.subplots(2, 2, figsize=(max(8, 1.8 * len(rows)), 6.5))
+    width = 0.8 / max(1, len(names))
+    for i, n in enumerate(names):
+        axes[0, 0].bar(x + (i - (len(names) - 1) / 2) * width, [r[f"win_rate[{n}]"] for r in rows], width, label=n)
+    axes[0, 0].set_title("win rate by agent")
+    axes[0, 0].legend(fontsize=7)
+    axes[0, 1].plot(x, [r["draw_rate"] for r in rows], "o-", label="draw")
+    axes[0, 1].plot(x, [r["liang_rate"] for r in rows], "s-", label="liangdao")
+    axes[0, 1].set_title("draw and liangdao rates")
+    axes[0, 1].legend(fontsize=7)
+    axes[1, 0].bar(x, [r["mean_hand_value"] for r in rows], color="tab:green")
+    axes[1, 0].set_title("average winning hand value")
+    axes[1, 1].bar(x, [r["mean_discards"] for r in rows], color="tab:gray")
+    axes[1, 1].set_title("game length (discards per hand)")
+    for ax in axes.flat:
+        ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8)
+    fig.tight_layout()
+    path = folder / "compare.png"
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ------------------------------------------------------------------------------------------ main
+
+
+def run(args: Args) -> dict:
+    """Run the tournament (or the comparison) described by ``args``; returns what summary.json holds."""
+    specs = list(args.agents) or default_agents(args.variant, rule_options(args.variant, args.ruleset, args.preset, args.options))
+    run_name = args.run_name or f"{args.variant}__{args.seed}__{int(time.time())}"
+    folder = Path(args.out) / run_name
+    folder.mkdir(parents=True, exist_ok=True)
+    say = (lambda *a: None) if args.quiet else print
+
+    if args.compare:
+        configs = [parse_compare(c, args.variant) for c in args.compare]
+        results = []
+        for label, opts in configs:
+            agents = build_agents(specs, args.variant, opts, args)
+            res = play(agents, args.variant, opts, args, label, None)
+            results.append(res)
+            say(f"{label}: {len(res.records)} hands in {res.seconds:.1f} s ({res.hands_per_second:.1f} hands/s, "
+                f"{res.hands_per_cpu_second:.1f} per CPU second)")
+        names = results[0].names
+        rows = compare_rows(results)
+        print(compare_text(rows, names))
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "compare.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+        (folder / "compare.json").write_text(json.dumps({"args": asdict(args), "rows": rows}, indent=2, ensure_ascii=False, default=_json), encoding="utf-8")
+        if args.plots:
+            p = compare_plot(folder, rows, names)
+            if p:
+                say(f"plot: {p}")
+        say(f"wrote {folder}")
+        return {"rows": rows, "folder": str(folder)}
+
+    opts = rule_options(args.variant, args.ruleset, args.preset, args.options)
+    agents = build_agents(specs, args.variant, opts, args)
+    plan = seatings(len(agents), n_players(args.variant))
+    say(f"{args.variant}, {args.walls} walls × {len(plan)} seatings = {args.walls * len(plan)} hands; agents: {', '.join(a.name for a in agents)}")
+    replay_dir = folder / "replays" if args.replays > 0 else None
+    result = play(agents, args.variant, opts, args, "tournament", replay_dir)
+    stats = summarize(result)
+    pairs = pairwise(result)
+    ratings = openskill_ratings(result) if args.rating else None
+    if args.rating and ratings is None:
+        print("note: pip install openskill for ratings", file=sys.stderr)
+    tstats = table_stats(result.records)
+    print(leaderboard_text(stats, ratings, result))
+    say(pairwise_text(pairs))
+    say(f"table: draw {_pct(tstats['draw_rate'])}%, mean winning value {tstats['mean_hand_value']:.2f}, "
+        f"{tstats['mean_discards']:.1f} discards per hand")
+    print(f"throughput: {len(result.records)} hands in {result.seconds:.1f} s = {result.hands_per_second:.1f} hands/s "
+          f"({result.decisions / result.seconds:.0f} decisions/s; {result.hands_per_cpu_second:.1f} hands per CPU second)")
+    write_outputs(folder, args, result, stats, pairs, ratings, tstats, opts)
+    if args.plots:
+        for p in write_plots(folder, stats):
+            say(f"plot: {p}")
+    say(f"wrote {folder}")
+    return json.loads((folder / "summary.json").read_text(encoding="utf-8")) | {"folder": str(folder)}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point."""
+    args, _ = parse_args(Args, argv)
+    run(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

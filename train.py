@@ -1,0 +1,396 @@
+"""Self-play PPO for mjenv (CleanRL-style single file): sb3-contrib ``MaskablePPO`` on the batched vector env.
+
+This script owns training: the ``Args`` of a run (defaults from ``configs/train/default.toml``, another
+config with ``--config long``, any field overridable as ``--field value``), the opponent pool, the
+policy network wiring, periodic evaluation, logs and checkpoints.
+
+What happens:
+
+* ``num_envs`` engine tables (:func:`mjenv.envs.vector.sb3_vec_env`), each with one learner seat (rotating
+  over seats and dealers); the other seats are played by an **opponent pool** drawn per hand: ``random``,
+  ``heuristic`` and ``self`` (frozen snapshots of the learner taken every ``snapshot_every`` steps, the
+  last ``pool_size`` kept), with ``opponent_weights``;
+* the policy is :func:`agents.policy.make_trunk` (1-D convolutions over the 34 tile columns + one dense
+  layer) with a linear action head and a small value head; illegal actions are masked;
+* every ``eval_every`` steps the greedy policy plays a duplicate tournament (:mod:`agents.arena`) against each
+  of ``eval_opponents``; the score per hand with its 95% CI is printed and logged;
+* logs go to ``<out>/<run>/``: ``progress.csv`` and TensorBoard events (SB3 logger), ``eval.csv``; checkpoints
+  (``mjenv-policy-v1``, playable by ``evaluate.py`` and ``agents.make_agent``) to ``<out>/<run>/checkpoints/``
+  and ``<out>/<run>/final.pt``; ``--export PATH`` copies the final one (e.g. to ``agents/checkpoints/``).
+
+Needs the training extra: ``pip install torch==2.13.0 stable-baselines3 sb3-contrib tensorboard tqdm``.
+See ``docs/training.md`` for the configs and measured results.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from agents import make_agent
+from agents.arena import pairwise, play_duplicate, summarize
+from agents.policy import DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoint_payload, load_checkpoint, make_trunk, save_checkpoint
+from agents.script_args import parse_args
+from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
+from mjenv.rules.options import load_rules, options_to_dict, parse_option_assignments
+
+CONFIG_DIR = Path(__file__).resolve().parent / "configs" / "train"
+
+
+@dataclass
+class Args:
+    """Self-play MaskablePPO training for mjenv (see the module docstring of train.py)."""
+
+    exp_name: str = "ppo"
+    """experiment name, part of the run folder name"""
+    seed: int = 1
+    """seed of the walls, the network initialisation and the opponents"""
+    variant: str = "kawuxing3"
+    """game variant (kawuxing3, kawuxing4)"""
+    ruleset: str | None = None
+    """ruleset from configs/rules (default: the variant's)"""
+    preset: str | None = None
+    """preset from configs/rules applied on top of the ruleset"""
+    options: list[str] = field(default_factory=list)
+    """explicit rule options as name=value"""
+    total_timesteps: int = 320_000
+    """learner decisions to train for"""
+    num_envs: int = 64
+    """engine tables played at once (one learner seat each)"""
+    n_steps: int = 128
+    """steps per table per rollout (rollout size = n_steps * num_envs)"""
+    batch_size: int = 1024
+    """minibatch size of the PPO update"""
+    n_epochs: int = 4
+    """PPO epochs per rollout"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to zero"""
+    gamma: float = 0.995
+    """discount per learner decision (a hand is about 18 of them)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.2
+    """PPO clip range"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    reward_scale: float = 0.1
+    """rewards are money in base stakes times this (a hand moves up to about ±16)"""
+    channels: int = DEFAULT_ARCH["channels"]
+    """convolution channels of the trunk"""
+    hidden: int = DEFAULT_ARCH["hidden"]
+    """width of the trunk's dense layer (the policy features)"""
+    value_hidden: int = 64
+    """hidden layer of the value head"""
+    init_checkpoint: str | None = None
+    """start from this checkpoint's trunk and action head (same variant, options and architecture)"""
+    opponents: list[str] = field(default_factory=lambda: ["random", "heuristic", "self"])
+    """opponent pool: random, heuristic, self (past snapshots of the learner) or checkpoint paths"""
+    opponent_weights: list[float] = field(default_factory=lambda: [0.6, 0.2, 0.2])
+    """probability of each pool entry per hand"""
+    snapshot_every: int = 80_000
+    """steps between snapshots of the learner added to the 'self' pool"""
+    pool_size: int = 5
+    """snapshots kept in the 'self' pool"""
+    eval_every: int = 80_000
+    """steps between evaluations (0: only at the end)"""
+    eval_walls: int = 40
+    """walls per evaluation opponent (each played under 6 seatings in 3p)"""
+    final_eval_walls: int = 100
+    """walls of the final evaluation"""
+    eval_opponents: list[str] = field(default_factory=lambda: ["heuristic", "random"])
+    """opponents of the periodic and final evaluations"""
+    save_every: int = 80_000
+    """steps between checkpoints"""
+    out: str = "runs/train"
+    """output folder; each run writes into a subfolder"""
+    run_name: str | None = None
+    """subfolder name (default: <variant>__<exp_name>__<seed>__<unix time>)"""
+    export: str | None = None
+    """also copy the final checkpoint here (e.g. agents/checkpoints/kawuxing3-small.pt)"""
+    threads: int = 2
+    """torch CPU threads"""
+    tensorboard: bool = True
+    """write TensorBoard events (needs tensorboard)"""
+    progress: bool = True
+    """show a progress bar (needs tqdm)"""
+
+
+# ------------------------------------------------------------------------------------------ opponents
+
+
+class OpponentPool:
+    """The vector env's opponent policy: each hand (episode id) is given one pool entry, by weight.
+
+    The env calls it with the rows of every table whose non-learner seat must act; which tables those are is
+    read back from the env core (same ``actor != learner seat`` rule) so each row can be routed to the agent
+    drawn for its table's hand.
+    """
+
+    uses_obs = True
+
+    def __init__(self, core, entries: list[str], weights: Sequence[float], agents: dict[str, Any], seed: int):
+        if len(entries) != len(weights):
+            raise ValueError(f"{len(entries)} opponents but {len(weights)} weights")
+        w = np.asarray(weights, dtype=np.float64)
+        if (w < 0).any() or w.sum() <= 0:
+            raise ValueError(f"opponent weights must be >= 0 with a positive sum, got {list(weights)}")
+        self.core = core
+        self.entries = list(entries)
+        self.cum = np.cumsum(w / w.sum())
+        self.agents = agents
+        self.snapshots: list[Any] = []
+        self.seed = seed
+        self.hands = {e: 0 for e in entries}
+
+    def entry_of(self, episodes: np.ndarray) -> np.ndarray:
+        """Index into ``entries`` for each episode id (a fixed hash, so a hand keeps its opponent)."""
+        u = ((episodes.astype(np.uint64) * np.uint64(2654435761) + np.uint64(self.seed * 97 + 13)) % np.uint64(2**32)) / 2**32
+        return np.minimum(np.searchsorted(self.cum, u, side="right"), len(self.entries) - 1)
+
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        st = self.core.engine.state
+        tables = np.flatnonzero(st.actor != self.core.seat)
+        if len(tables) != len(mask):
+            raise RuntimeError("opponent pool: the env asked for other tables than actor != learner seat")
+        episodes = self.core.episode[tables]
+        which = self.entry_of(episodes)
+        out = np.zeros(len(mask), dtype=np.int64)
+        for k in np.unique(which):
+            rows = np.flatnonzero(which == k)
+            name = self.entries[k]
+            if name == "self":
+                if not self.snapshots:
+                    agent = self.agents["random"]
+                    out[rows] = agent.act(None, mask[rows])
+                    continue
+                pick = episodes[rows] % len(self.snapshots)
+                for j in np.unique(pick):
+                    sub = rows[pick == j]
+                    out[sub] = self.snapshots[j].act(obs[sub], mask[sub])
+            else:
+                out[rows] = self.agents[name].act(obs[rows], mask[rows])
+        return out
+
+    def add_snapshot(self, agent, keep: int) -> None:
+        """Add a frozen learner to the 'self' entry, keeping the newest ``keep``."""
+        self.snapshots.append(agent)
+        del self.snapshots[:-keep]
+
+
+# ------------------------------------------------------------------------------------------ main
+
+
+def main(argv: Sequence[str] | None = None) -> dict:
+    """Train as configured by the command line; returns the final evaluation summary."""
+    args, config = parse_args(Args, argv, config_dir=CONFIG_DIR, default_config="default")
+    return train(args, config)
+
+
+def train(args: Args, config: str | None = None) -> dict:
+    """Run one training job (see the module docstring); returns the final evaluation summary."""
+    try:
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.callbacks import BaseCallback
+        from stable_baselines3.common.logger import configure
+        from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+    except ModuleNotFoundError as exc:
+        raise SystemExit(f"train.py needs {exc.name}: pip install torch==2.13.0 stable-baselines3 sb3-contrib tensorboard tqdm") from None
+    from mjenv.envs.vector import sb3_vec_env
+
+    torch.set_num_threads(max(1, args.threads))
+    torch.manual_seed(args.seed)
+    opts = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.options))
+    obs_shape = ObservationEncoder(args.variant, opts).shape
+    arch = {"channels": args.channels, "hidden": args.hidden}
+    run_name = args.run_name or f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
+    folder = Path(args.out) / run_name
+    (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
+    (folder / "args.json").write_text(json.dumps({"config": config, **asdict(args)}, indent=2), encoding="utf-8")
+
+    class TrunkExtractor(BaseFeaturesExtractor):
+        """SB3 wrapper around :func:`agents.policy.make_trunk` (its weights are what a checkpoint stores)."""
+
+        def __init__(self, observation_space, channels: int, hidden: int):
+            super().__init__(observation_space, features_dim=hidden)
+            self.trunk = make_trunk(obs_shape, channels, hidden)
+
+        def forward(self, x):
+            return self.trunk(x)
+
+    fixed = {"random": make_agent("random", args.variant, opts, seed=args.seed + 1)}
+    for name in args.opponents:
+        if name not in ("random", "self") and name not in fixed:
+            fixed[name] = make_agent(name, args.variant, opts, seed=args.seed + 2)
+    # The pool is handed to the env at construction (an opponent set afterwards may be replaced by the env's
+    # default at reset) and learns the env core, which it reads to route rows, right after.
+    pool = OpponentPool(None, args.opponents, args.opponent_weights, fixed, args.seed)
+    venv = sb3_vec_env(args.variant, args.num_envs, options=opts, seed=args.seed, opponent=pool)
+    pool.core = venv.core
+
+    lr = (lambda progress: args.learning_rate * progress) if args.anneal_lr else args.learning_rate
+    model = MaskablePPO(
+        "MlpPolicy", venv, learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
+        gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
+        vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm, seed=args.seed, device="cpu", verbose=0,
+        policy_kwargs=dict(
+            features_extractor_class=TrunkExtractor,
+            features_extractor_kwargs=dict(channels=args.channels, hidden=args.hidden),
+            net_arch=dict(pi=[], vf=[args.value_hidden]),
+            activation_fn=torch.nn.ReLU,
+        ),
+    )
+    if args.init_checkpoint:
+        ck = load_checkpoint(args.init_checkpoint)
+        check_compatible(ck, args.variant, opts, where=args.init_checkpoint)
+        if {k: int(v) for k, v in ck["arch"].items()} != arch:
+            raise SystemExit(f"{args.init_checkpoint}: architecture {ck['arch']} differs from --channels/--hidden {arch}")
+        model.policy.features_extractor.trunk.load_state_dict(ck["trunk"])
+        model.policy.action_net.load_state_dict(ck["head"])
+    formats = ["csv"]
+    if args.tensorboard:
+        try:
+            import tensorboard  # noqa: F401
+
+            formats.append("tensorboard")
+        except ModuleNotFoundError:
+            print("note: tensorboard not installed; logging CSV only", file=sys.stderr)
+    model.set_logger(configure(str(folder), formats))
+
+    def payload(step: int, extra: dict | None = None) -> dict:
+        trunk = model.policy.features_extractor.trunk
+        head = model.policy.action_net
+        meta = {"algo": "MaskablePPO", "run": run_name, "timesteps": int(step), "seed": args.seed,
+                "config": config or "", **(extra or {})}
+        return checkpoint_payload(trunk, head, variant=args.variant, options=opts, obs_shape=obs_shape, arch=arch, meta=meta)
+
+    def frozen(step: int, deterministic: bool, name: str) -> PolicyAgent:
+        return PolicyAgent(payload(step), args.variant, opts, deterministic=deterministic, seed=args.seed + step, name=name)
+
+    eval_agents = {name: make_agent(name, args.variant, opts, seed=args.seed + 7) for name in args.eval_opponents}
+    eval_rows: list[dict] = []
+
+    def evaluate(step: int, walls: int, first_wall: int) -> dict:
+        learner = frozen(step, True, "learner")
+        out = {}
+        for name, opp in eval_agents.items():
+            res = play_duplicate([learner, opp], args.variant, opts, walls=walls, seed=10_000 + args.seed,
+                                 first_wall=first_wall, batch_size=min(256, walls * 6))
+            st = {s["agent"]: s for s in summarize(res)}["learner"]
+            margin = next(p for p in pairwise(res))
+            signed = margin["margin"] if margin["a"] == "learner" else -margin["margin"]
+            row = {"step": step, "opponent": name, "score": st["mean"], "ci95": st["ci95"], "margin": signed,
+                   "margin_ci95": margin["ci95"], "win_rate": st["win_rate"], "deal_in_rate": st["deal_in_rate"],
+                   "liang_rate": st["liang_rate"], "hands": len(res.records)}
+            out[name] = row
+            eval_rows.append(row)
+            model.logger.record(f"eval/score_vs_{name}", st["mean"])
+            model.logger.record(f"eval/win_rate_vs_{name}", st["win_rate"])
+            print(f"[eval @ {step:>9,}] vs {name:<10} score/hand {st['mean']:+.3f} ± {st['ci95']:.3f}  "
+                  f"(margin {signed:+.3f} ± {margin['ci95']:.3f}, win {100 * st['win_rate']:.1f}%, "
+                  f"deal-in {100 * st['deal_in_rate']:.1f}%, {len(res.records)} hands)", flush=True)
+        with open(folder / "eval.csv", "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(eval_rows[0]))
+            w.writeheader()
+            w.writerows(eval_rows)
+        return out
+
+    class Monitor(BaseCallback):
+        """Progress bar, hand statistics per opponent, snapshots, checkpoints and evaluations."""
+
+        def __init__(self):
+            super().__init__()
+            self.bar = None
+            self.next_eval = args.eval_every if args.eval_every > 0 else None
+            self.next_save = args.save_every
+            self.next_snap = args.snapshot_every
+            self.money: dict[str, list[float]] = {}
+
+        def _on_training_start(self) -> None:
+            if args.progress:
+                try:
+                    from tqdm import tqdm
+
+                    self.bar = tqdm(total=args.total_timesteps, unit="step", dynamic_ncols=True, desc=run_name[:40])
+                except ModuleNotFoundError:
+                    print("note: pip install tqdm for a progress bar", file=sys.stderr)
+            pool.add_snapshot(frozen(0, False, "self@0"), args.pool_size)
+
+        def _on_step(self) -> bool:
+            step = self.num_timesteps
+            if self.bar is not None:
+                self.bar.update(min(step, args.total_timesteps) - self.bar.n)
+            for info, done in zip(self.locals["infos"], self.locals["dones"]):
+                episode = info.get("episode_id", info.get("episode"))
+                if done and "result" in info and isinstance(episode, (int, np.integer)):
+                    entry = pool.entries[int(pool.entry_of(np.array([episode]))[0])]
+                    self.money.setdefault(entry, []).append(info["result"]["deltas"][info["seat"]])
+            if step >= self.next_snap:
+                self.next_snap += args.snapshot_every
+                pool.add_snapshot(frozen(step, False, f"self@{step}"), args.pool_size)
+            if step >= self.next_save:
+                self.next_save += args.save_every
+                save_checkpoint(folder / "checkpoints" / f"step_{step:09d}.pt", payload(step))
+            if self.next_eval is not None and step >= self.next_eval:
+                self.next_eval += args.eval_every
+                evaluate(step, args.eval_walls, 0)
+            return True
+
+        def _on_rollout_end(self) -> None:
+            for entry, vals in self.money.items():
+                if vals:
+                    self.logger.record(f"hands/money_vs_{entry}", float(np.mean(vals)))
+                    self.logger.record(f"hands/count_vs_{entry}", len(vals))
+            if self.bar is not None:
+                parts = [f"{e}:{np.mean(v):+.2f}" for e, v in self.money.items() if v]
+                self.bar.set_postfix_str(" ".join(parts))
+            self.money = {}
+
+        def _on_training_end(self) -> None:
+            if self.bar is not None:
+                self.bar.close()
+
+    started = time.perf_counter()
+    cpu0 = time.process_time()
+    print(f"run {run_name}: {args.variant}, {args.total_timesteps:,} steps on {args.num_envs} tables, "
+          f"opponents {dict(zip(args.opponents, args.opponent_weights))}, obs {OBS_VERSION} {obs_shape}", flush=True)
+    model.learn(total_timesteps=args.total_timesteps, callback=Monitor())
+    train_seconds = time.perf_counter() - started
+    train_cpu = time.process_time() - cpu0
+    steps = int(model.num_timesteps)
+    print(f"trained {steps:,} steps in {train_seconds:.0f} s ({steps / train_seconds:.0f} steps/s, "
+          f"{train_cpu:.0f} CPU s)", flush=True)
+
+    final = evaluate(steps, args.final_eval_walls, 1_000_000)
+    meta = {"train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1),
+            "final_eval": {k: {kk: vv for kk, vv in v.items() if kk != "step"} for k, v in final.items()}}
+    final_path = save_checkpoint(folder / "final.pt", payload(steps, meta))
+    print(f"final checkpoint: {final_path}")
+    if args.export:
+        Path(args.export).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(final_path, args.export)
+        print(f"exported to {args.export}")
+    summary = {"run": run_name, "folder": str(folder), "steps": steps, "seconds": train_seconds,
+               "cpu_seconds": train_cpu, "final_eval": final, "checkpoint": str(final_path),
+               "options": options_to_dict(opts, args.variant)}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
+    venv.close()
+    return summary
+
+
+if __name__ == "__main__":
+    main()
