@@ -51,9 +51,9 @@ class Args:
     variant: str = "kawuxing3"
     """game variant (kawuxing3, kawuxing4)"""
     ruleset: str | None = None
-    """ruleset name from configs/rules (default: the variant's)"""
+    """ruleset name (default: the variant's; `mjenv rules --variant V` lists them)"""
     preset: str | None = None
-    """preset name from configs/rules applied on top of the ruleset (simple, barbaric, crazy)"""
+    """preset name applied on top of the ruleset (simple, barbaric, crazy)"""
     options: list[str] = field(default_factory=list)
     """explicit rule options as name=value, applied last"""
     walls: int = 300

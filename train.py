@@ -56,9 +56,9 @@ class Args:
     variant: str = "kawuxing3"
     """game variant (kawuxing3, kawuxing4)"""
     ruleset: str | None = None
-    """ruleset from configs/rules (default: the variant's)"""
+    """ruleset name (default: the variant's; `mjenv rules --variant V` lists them)"""
     preset: str | None = None
-    """preset from configs/rules applied on top of the ruleset"""
+    """preset name applied on top of the ruleset"""
     options: list[str] = field(default_factory=list)
     """explicit rule options as name=value"""
     total_timesteps: int = 320_000

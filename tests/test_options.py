@@ -129,7 +129,7 @@ PRESETS = {
     "crazy": {"kaikou": "hard", "tingtou": "each", "gang_stack": "on", "liang_vs_liang": "on", "cap": None,
               "huang_liang_penalty": 0},
 }
-REPO_RULES = Path(__file__).resolve().parents[1] / "configs" / "rules"
+REPO_RULES = Path(__file__).resolve().parents[1] / "mjenv" / "rules" / "data"
 
 
 def as_dict(opts) -> dict:
@@ -474,7 +474,7 @@ def test_rules_dir_env_var(rules_tmp):
     assert load_rules("kawuxing3", "mine").cap == 16
 
 
-def test_default_rules_dir_is_the_repo_configs():
+def test_default_rules_dir_is_the_package_data():
     assert O.rules_dir() == REPO_RULES
 
 

@@ -1,5 +1,5 @@
 """Tests of the 4-player option classes of mjenv.rules.options against RULES.md §6.9, §7.9, §8.11, §9, §10.6
-and Appendix C, and of their rulesets in configs/rules/."""
+and Appendix C, and of their rulesets in mjenv/rules/data/."""
 
 from __future__ import annotations
 

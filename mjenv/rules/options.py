@@ -11,7 +11,7 @@ This module owns:
 * the generic machinery over those dataclasses: validation (``__post_init__``), coercion of command-line
   strings, the error messages, ``options_to_dict`` and ``describe_options``;
 * the loading of rulesets (complete assignments) and presets (partial overrides) from
-  ``configs/rules/*.toml`` in the order of §1.11: ruleset → preset → explicit options;
+  ``mjenv/rules/data/*.toml`` in the order of §1.11: ruleset → preset → explicit options;
 * the variant registry :data:`VARIANTS` (options class, number of players, default ruleset, tile kinds).
 
 It is pure rules: no engine, observation or env concepts.
@@ -28,7 +28,9 @@ A ruleset/preset file looks like::
     cap = 8                     # TOML has no null: write cap = "none"
     ...
 
-The directory is ``$MJENV_RULES_DIR`` if set, else ``<repo root>/configs/rules``.
+The files ship inside the package, in ``mjenv/rules/data/`` (:data:`PACKAGED_RULES_DIR`), so an installed wheel
+finds them from any working directory.  ``$MJENV_RULES_DIR``, when set, names a directory used instead of them
+(copy the shipped files there and add your own).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ __all__ = [
     "VARIANTS",
     "PLANNED_VARIANTS",
     "RULES_DIR_ENV",
+    "PACKAGED_RULES_DIR",
     "get_variant",
     "n_players",
     "tile_kinds",
@@ -745,16 +748,17 @@ def describe_options(options_cls: type, variant: str | None = None) -> str:
 # --------------------------------------------------------------------------------------------------
 
 RULES_DIR_ENV = "MJENV_RULES_DIR"
+PACKAGED_RULES_DIR = Path(__file__).resolve().parent / "data"
+"""The ruleset and preset files shipped with the package (package data, listed in pyproject.toml)."""
 _META_KEYS = ("kind", "family", "name", "source")
 _KINDS = ("ruleset", "preset")
 _NAME_RE = re.compile(r"[A-Za-z0-9_\-]+")
 
 
 def rules_dir() -> Path:
-    """Directory of the ruleset/preset files: ``$MJENV_RULES_DIR``, else ``<repo root>/configs/rules``."""
+    """Directory of the ruleset/preset files: ``$MJENV_RULES_DIR`` if set, else the package's own data directory."""
     env = os.environ.get(RULES_DIR_ENV)
-    # options.py is <repo>/mjenv/rules/options.py and the package is installed editable from the repo
-    d = Path(env) if env else Path(__file__).resolve().parents[2] / "configs" / "rules"
+    d = Path(env) if env else PACKAGED_RULES_DIR
     if not d.is_dir():
         raise OptionError(f"rules directory {str(d)!r} does not exist (set ${RULES_DIR_ENV} to override)")
     return d
