@@ -8,8 +8,8 @@ reads at run time (ruleset/preset TOMLs, the shipped checkpoint) must be inside 
 2. creates a venv with ``--system-site-packages`` (to reuse numpy, torch ... already installed) and installs
    the wheel into it with ``--no-deps --force-reinstall``;
 3. from an empty folder outside the checkout, with ``PYTHONPATH`` and ``$MJENV_RULES_DIR`` cleared, checks that
-   ``mjenv`` is imported from the venv (not the checkout), creates an env of every variant, runs ``mjenv score``,
-   plays one hand into a replay file and verifies it with ``mjenv replay --verify``, and loads the shipped checkpoint when torch is available.
+   ``mjenv`` is imported from the venv (not the checkout), creates an env of every variant, runs ``mjenv score``
+   and ``mjenv rules``, plays one hand into a replay file and verifies it with ``mjenv replay --verify``, and loads the shipped checkpoint when torch is available.
 
 Any failure prints the failing command with its output and exits 1.  Run by ``.ci/run``; the test suite runs
 it when ``MJENV_WHEEL_TEST=1`` (``tests/test_packaging.py``).  Usage: ``python .ci/wheel_smoke.py [--keep]``.
@@ -116,6 +116,10 @@ def build_and_check(work: Path) -> list[str]:
     if '"legal": true' not in out:
         raise SmokeFailure(f"mjenv score gave an unexpected answer:\n{out}")
     done.append("mjenv score ok")
+    out = _run([console, "rules", "--variant", "gejiu"], cwd=outside, env=env)
+    if "gejiu_combine" not in out or "gejiu002" not in out:
+        raise SmokeFailure(f"mjenv rules does not list the Gejiu options and ruleset:\n{out}")
+    done.append("mjenv rules ok")
     out = _run([console, "replay", "--verify", "game.jsonl"], cwd=outside, env=env)
     if "OK" not in out:
         raise SmokeFailure(f"mjenv replay --verify did not verify the hand:\n{out}")

@@ -4,14 +4,14 @@ This module owns :class:`HeuristicAgent`.  It reads its own hand, melds and ever
 observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phase by phase:
 
 * **win** whenever the mask offers it.  The mask already applies the minimum value (``kaikou``) and the
-  missed-win lock (RULES.md §3.9 L3/L4); passing a legal win would set the lock, so taking it is right
+  missed-win lock (docs/rules/kawuxing.md §3.9 L3/L4); passing a legal win would set the lock, so taking it is right
   (a self-draw is always legal and always paid by everybody);
 * **discard** the tile that leaves the lowest shanten (:mod:`agents.shanten`), then the most live
   improving tiles (ukeire); once ready, the waits are weighted by the hand value each would score
   (卡五星, 清一色, 七对 ... via the scoring library), so a 卡五星 wait beats a plain one of equal count;
   ties go to the least connected tile, then to the most visible one;
 * **never feed a revealed player**: the waits of every opponent who declared 亮倒 are computed from its
-  face-up tiles; feeding one costs 包胡 (all shares, RULES.md §3.10), so those tiles are discarded only
+  face-up tiles; feeding one costs 包胡 (all shares, docs/rules/kawuxing.md §3.10), so those tiles are discarded only
   when nothing else is legal;
 * **亮倒** with a ready discard when at least ``liang_min_live`` copies of the waits are still live and
   the wall is not nearly empty (an exhaustive draw makes the first revealed player pay, §3.11); it also
@@ -76,7 +76,7 @@ class HeuristicAgent:
         # Hand values come from the Kawuxing scorer; other families play for shape alone.
         family = get_variant(variant).family
         self._kawuxing = family == "kawuxing"
-        self._sp = family in ("kawuxing", "gejiu")  # seven pairs is a winning shape only there (RULES.md §1.4)
+        self._sp = family in ("kawuxing", "gejiu")  # seven pairs is a winning shape only there (docs/rules/common.md §1.4)
         self._value_cache: dict = {}
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ Definition.  A hand that needs ``k = 4 - n_melds`` more sets is split into block
 (sequence or triplet), ``T`` partial sets (a pair, two adjacent or two-apart tiles of a suit), at most
 one pair ``P`` set aside as the head, and loose tiles.  Standard shanten is
 ``2k - max(2M + min(T, k - M) + P)`` over all splits; seven pairs (only without melds; a four of a kind
-is two pairs, RULES.md §1.4) is ``6 - min(pairs, 7)``.  The shanten of a hand is the smaller of the two.
+is two pairs, docs/rules/common.md §1.4) is ``6 - min(pairs, 7)``.  The shanten of a hand is the smaller of the two.
 ``-1`` means complete, ``0`` ready.  The usual caveat of this formula applies: a partial set whose
 missing tile the player already holds four of still counts.
 

@@ -6,8 +6,10 @@ This module owns argument parsing, the human and JSON renderings of results, and
 the chosen variant does not have).
 
 Subcommands are registered in :data:`COMMANDS` (name -> (add-arguments function, run function)); a new one
-(``replay``, ``play`` ...) adds an entry there.  Today: ``score`` (one winning hand of any variant: Kawuxing
-RULES.md §3.7-§3.10, Gejiu §6, Diedaohu §7, Yangzhou §8-§9, Liuwei §10).
+(``replay``, ``play`` ...) adds an entry there; a command whose logic lives in its own module registers that
+module's two functions.  Today: ``score`` (one winning hand of any variant, the rules of docs/rules/: Kawuxing
+§3.7-§3.10, Gejiu §6, Diedaohu §7, Yangzhou §8-§9, Liuwei §10), ``replay`` (:mod:`mjenv.replay`) and ``rules``
+(the option reference, :mod:`mjenv.rules.reference`).
 
 ``score`` is driven by two tables:
 
@@ -33,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mjenv.replay import add_replay_subcommand, replay_main
+from mjenv.rules import reference
+from mjenv.rules.reference import add_rules_subcommand, rules_main
 from mjenv.rules.options import (
     OptionError,
     VARIANTS,
@@ -353,8 +357,8 @@ _FAMILIES: dict[str, _Family] = {
 
 _SCORE_DESCRIPTION = """\
 Score one winning hand of any variant: the best reading, its fans, the value V, the cap and the share one payer
-pays (Kawuxing: before payer factors, min(V, cap) * b).  The hand is written in RULES.md §1.2 notation and must
-name the winning tile and how it arrived, e.g.
+pays (Kawuxing: before payer factors, min(V, cap) * b).  The hand is written in the notation of
+docs/rules/common.md §1.2 and must name the winning tile and how it arrived, e.g.
 
   mjenv score "24p678s789s55z [P 333p] +3p discard"
   mjenv score "1122334456677p +5p self-draw" --option cap=none --json
@@ -396,7 +400,8 @@ def _score_epilog() -> str:
         for family in _FAMILIES:
             variant = _variants_of(family)[0]
             table = describe_options(get_variant(variant).options_cls, variant)
-            lines.append(f"\noptions of {_family_label(family)} (--option name=value):\n{table}")
+            rules = f"rules: docs/rules/{reference.PAGES[family]}; mjenv rules --variant {variant}"
+            lines.append(f"\noptions of {_family_label(family)} (--option name=value; {rules}):\n{table}")
     except OptionError as e:  # a broken rules directory must not break --help
         return f"(rulesets and presets unavailable: {e})"
     return "\n".join(lines)
@@ -473,6 +478,7 @@ def _run_score(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable[[argparse.Namespace], int]]] = {
     "score": (_add_score, _run_score),
     "replay": (add_replay_subcommand, replay_main),
+    "rules": (add_rules_subcommand, rules_main),
 }
 
 

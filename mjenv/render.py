@@ -84,7 +84,7 @@ def render_table(
             lines.append(f"    hand: {_tiles(hand)}{extra}")
             if st.revealed[b, s] and st.hidden[b, s].any():
                 lines.append(f"    face down: {format_counts(st.hidden[b, s].astype(np.int8) * 3)}")
-            if st.lock[b, s] > 0:  # private: a player's own missed-win lock (RULES.md §1.12)
+            if st.lock[b, s] > 0:  # private: a player's own missed-win lock (docs/rules/common.md §1.12)
                 value = f" (M = {int(st.lock[b, s])})" if engine.family.value_lock else ""
                 dd = int(st.dadiaoche[b, s])
                 exc = f"; 大吊车: may still win on {tile_unicode(dd)} {tile_name(dd)}" if dd >= 0 else ""

@@ -109,7 +109,7 @@ def session_at_deal(engine, table: int) -> dict | None:
     """Where table ``table``'s session stood when its current hand was dealt (None without sessions).
 
     The engine advances the session when a hand ends; for a finished hand this undoes that one step
-    (the deal passed iff the next dealer differs, RULES.md §7.8), so the header can record the session
+    (the deal passed iff the next dealer differs, docs/rules/diedaohu.md §7.8), so the header can record the session
     the hand was played in: its round wind and how far the session had gone.
     """
     ses = engine.sessions[table]

@@ -1,11 +1,11 @@
-"""Tiles: integer ids 0..33, 34-count vectors, and the hand notation of RULES.md §1.2.
+"""Tiles: integer ids 0..33, 34-count vectors, and the hand notation of docs/rules/common.md §1.2.
 
 Ids: ``0..8`` = 1m..9m, ``9..17`` = 1p..9p, ``18..26`` = 1s..9s, ``27..33`` = 1z..7z
 (1z-4z East South West North, 5z White, 6z Green, 7z Red).  Inside the engine tiles are
 always ids or count vectors; strings exist only at the edges (parsing user input,
 rendering, tests).
 
-Hand notation (RULES.md §1.2), whitespace-separated tokens in any order::
+Hand notation (docs/rules/common.md §1.2), whitespace-separated tokens in any order::
 
     24p678s789s55z [P 333p<B] [K 5555s<C] [A 7777p] [X 6666z] [C 345m<A] +3p discard(B)
 
@@ -158,7 +158,8 @@ WIN_HOWS = ("discard", "self-draw", "rob")
 
 @dataclass(frozen=True)
 class Meld:
-    """A declared meld: ``kind`` is one of P C K A X (RULES.md §1.2), ``tiles`` its ids, ``source`` the seat claimed from."""
+    """A declared meld: ``kind`` is one of P C K A X (docs/rules/common.md §1.2), ``tiles`` its ids, ``source``
+    the seat claimed from."""
 
     kind: str
     tiles: tuple[int, ...]
@@ -230,7 +231,7 @@ def _seat(tok: str) -> int:
 
 
 def parse_hand(text: str, kinds: np.ndarray | None = None) -> Hand:
-    """Read a hand in RULES.md §1.2 notation.
+    """Read a hand in docs/rules/common.md §1.2 notation.
 
     ``kinds`` is the variant's boolean ``[34]`` tile-kind mask (see :func:`kinds_mask`); a tile
     outside it is an error.  Raises :class:`NotationError` naming the problem and its position.

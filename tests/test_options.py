@@ -428,7 +428,7 @@ def test_describe_options_lists_every_option():
     assert lines[0].split()[:2] == ["option", "allowed"]
     assert len(lines) == 2 + len(TABLE_3_13)
     cap_line = next(line for line in lines if line.startswith("cap "))
-    assert "8, 16, none" in cap_line and "per-share cap" in cap_line
+    assert "8, 16, none" in cap_line and "largest share" in cap_line
     assert any(line.startswith("base ") and "a number > 0" in line for line in lines)
 
 

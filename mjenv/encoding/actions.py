@@ -4,7 +4,7 @@
 |----------|-----------------|---------------------------------------------------------------------|
 | 0–33     | ``discard:T``   | discard tile T                                                      |
 | 34–67    | ``liang:T``     | discard tile T and declare 亮倒 (the engine keeps face down the      |
-|          |                 | largest set of triplets RULES.md §3.6 D2 allows, when               |
+|          |                 | largest set of triplets docs/rules/kawuxing.md §3.6 D2 allows, when               |
 |          |                 | ``liang_hide_triplets: on``)                                        |
 | 68–101   | ``kong:T``      | kong of tile T on one's own turn (concealed or added, whichever     |
 |          |                 | applies)                                                            |

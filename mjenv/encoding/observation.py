@@ -1,7 +1,7 @@
 """Observation encodings: named blocks of ``[rows, 34]`` planes, batched over tables.
 
 This module owns what an agent sees: the ``mjenv-obs-v1`` encoding (only what the observing seat may
-know, RULES.md §1.12) and the ``mjenv-oracle-v1`` encoding (v1 plus every hand and the wall order, for
+know, docs/rules/common.md §1.12) and the ``mjenv-oracle-v1`` encoding (v1 plus every hand and the wall order, for
 perfect-information research).  Each encoder lists its blocks in order; :meth:`ObservationEncoder.encode`
 writes them into one ``float32 [K, C, 34]`` array with numpy over all K rows at once (no Python loop over
 tables) and asserts the final row count.  Column ``t`` of a tile plane is tile id ``t`` (:mod:`mjenv.tiles`);
@@ -28,12 +28,12 @@ Encoding ``mjenv-obs-v1``:
 | claim | 3 + n | claim window: one-hot of the tile under claim, is-discard (scalar), is-rob (scalar: an added-kong tile, or Gejiu's chosen kong tile under ``gejiu_qianggang: replacement_tile``), then n scalar rows one-hot of the relative seat that discarded / is konging |
 | kong_chain | 2 | scalars: chain position of the kong whose replacement the seat on turn just drew / 4 (``turn`` phase); chain position of the kong before the discard under claim / 4 (``claim`` phase) |
 | wall | 2 | scalars: tiles left in the live wall / L; 1 when the live wall is empty (last discard: win only) |
-| kong_tiles | 2 | Gejiu's face-up kong tiles (public, RULES.md §6.3): row i one-hot of the tile in slot i (action ``kongtile:i``), zero when the slot is empty or the variant has none |
+| kong_tiles | 2 | Gejiu's face-up kong tiles (public, docs/rules/gejiu.md §6.3): row i one-hot of the tile in slot i (action ``kongtile:i``), zero when the slot is empty or the variant has none |
 | seats | 2n + 1 | scalar one-hot rows: relative seat of the dealer (n), relative seat on turn (n: drawer / discarder / konger), 1 when the observer must act now |
 | winds | 2 | variants with sessions (Diedaohu, Yangzhou, Liuwei): one-hot at the wind's tile column (1z–4z) of the observer's seat wind (the dealer is East), then of the round wind; zero rows otherwise |
 | phase | 7 | scalar one-hot of the phase (turn, claimed, claim, rob, done, pick), then 1 while the observer has not discarded yet this hand (its first turn) |
 | lock | 2 | scalars: own missed-win lock set (0/1); its value M / 16 (the Yangzhou family's lock is a flag, M = 1) |
-| dadiaoche | 1 | one-hot of the observer's own 大吊车 exception tile (RULES.md §7.6: the tile a locked player may still win on), private |
+| dadiaoche | 1 | one-hot of the observer's own 大吊车 exception tile (docs/rules/diedaohu.md §7.6: the tile a locked player may still win on), private |
 | money | n | scalars: each seat's money this hand so far / (8 × base) |
 | bankroll | 2n | under a 园子 bankroll: each seat's current balance / its starting bankroll (n scalars, 0–n), then each seat's busted flag (balance 0; n scalars); zero rows when money is unlimited |
 | options | opt | rule options that change play, packed into rows in declaration order: one column per allowed value (1 = in force; ``none`` of an optional number is its own column), a number takes one column holding its value / its scale (:data:`NUMBER_SCALES`); see :func:`option_slots` |
@@ -52,7 +52,7 @@ Seat winds, round wind and balances live outside the engine's :class:`~mjenv.eng
 without it the hand is taken to be the first of a fresh session (East round, every balance starting at the
 bankroll), which is what every env of this package deals.
 
-What v1 leaves out on purpose (RULES.md §1.12): opponents' concealed tiles and the kinds of their
+What v1 leaves out on purpose (docs/rules/common.md §1.12): opponents' concealed tiles and the kinds of their
 face-down triplets, the wall order, a tile an opponent has just drawn, opponents' locks and 大吊车 tiles,
 and who else is being asked in a claim window and how they replied (claims are simultaneous at a real
 table).
@@ -94,7 +94,7 @@ OBS_VERSION = "mjenv-obs-v1"
 ORACLE_VERSION = "mjenv-oracle-v1"
 
 MATCH_LEVEL_OPTIONS = frozenset({"seat_rotation", "escape_penalty"})
-"""Options a single hand ignores (RULES.md §3.12): left out of the options block."""
+"""Options a single hand ignores (docs/rules/kawuxing.md §3.12): left out of the options block."""
 
 NUMBER_SCALES = {"base": 1.0, "bankroll": 100.0, "min_fan": 20.0}
 """Divisor of each number-valued option in the options block, so that usual values land near 0.5–1
@@ -347,7 +347,7 @@ class ObservationEncoder:
         out[:, w0] = (left / self.live_wall)[:, None]
         out[rows[(left <= 0) & live], w0 + 1] = 1.0
 
-        # Gejiu's face-up kong tiles are public (RULES.md §1.12); -1 marks an empty slot (and every other variant).
+        # Gejiu's face-up kong tiles are public (docs/rules/common.md §1.12); -1 marks an empty slot (and every other variant).
         kt = st.kong_tiles[idx].astype(np.int64)  # [K, 2]
         k_i, j_i = np.nonzero(kt >= 0)
         out[k_i, sl["kong_tiles"].start + j_i, kt[k_i, j_i]] = 1.0

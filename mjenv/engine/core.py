@@ -1,4 +1,4 @@
-"""The batched game core: reset and step for B tables at once (RULES.md §1.7–§1.9, §3).
+"""The batched game core: reset and step for B tables at once (docs/rules/common.md §1.7–§1.9, §3).
 
 One :class:`Engine` holds the state of ``B`` tables of one variant and rule options.  Each
 step every live table's acting seat gives one action id (see :mod:`mjenv.encoding.actions`);
@@ -128,7 +128,7 @@ class Engine:
         self._advance(idx)
 
     def next_hand(self, seed: int | None = None, *, walls=None, tables=None, table_ids=None) -> None:
-        """Deal the next hand of each finished table's match (RULES.md §3.12 dealer rotation).
+        """Deal the next hand of each finished table's match (docs/rules/kawuxing.md §3.12 dealer rotation).
 
         The dealer is the finished hand's ``next_dealer``; money accumulates in ``match_money``.
         """
@@ -544,7 +544,7 @@ class Engine:
 
     # ------------------------------------------------------------------ kongs
     def _kong_position(self, b: int, s: int, direct: bool) -> int:
-        """Chain position of a kong now made by ``s`` (RULES.md §3.5 linking; self_consecutive when off)."""
+        """Chain position of a kong now made by ``s`` (docs/rules/kawuxing.md §3.5 linking; self_consecutive when off)."""
         st = self.state
         mode = getattr(self.opts, "gangshanggang", "off")
         link = "self_consecutive" if mode == "off" else mode

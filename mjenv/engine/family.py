@@ -1,6 +1,6 @@
 """Rule families as seen by the engine: what differs between variants, behind one small interface.
 
-The engine (:mod:`mjenv.engine.core`) runs the common state machine of RULES.md §1.7; a
+The engine (:mod:`mjenv.engine.core`) runs the common state machine of docs/rules/common.md §1.7; a
 :class:`Family` answers the variant-specific questions — which shapes win, what a win is worth
 and whether it is legal, who pays what (wins, kongs, drawn hands), who deals next, how a passed
 win locks a player.  Each family is a thin adapter over the pure scoring module of that family
@@ -38,7 +38,7 @@ class Family:
 
     @property
     def single_winner(self) -> bool:
-        """Only the nearest claimant wins a discard (RULES.md §1.8)."""
+        """Only the nearest claimant wins a discard (docs/rules/common.md §1.8)."""
         return getattr(self.opts, "multi_win", "on") == "off"
 
     def special_complete(self, counts: np.ndarray) -> np.ndarray | None:
@@ -71,7 +71,7 @@ class Family:
 
 
 class KawuxingFamily(Family):
-    """Kawuxing 3p/4p and its rulesets (RULES.md §3–§5)."""
+    """Kawuxing 3p/4p and its rulesets (docs/rules/kawuxing.md §3–§5)."""
 
     seven_pairs = True
     liang = True
@@ -138,7 +138,7 @@ class KawuxingFamily(Family):
 
 
 class GejiuFamily(Family):
-    """Gejiu (RULES.md §6): chi, seven pairs and 烂牌, face-up kong tiles, no kong money, no lock."""
+    """Gejiu (docs/rules/gejiu.md §6): chi, seven pairs and 烂牌, face-up kong tiles, no kong money, no lock."""
 
     seven_pairs = True
     chi = True
@@ -179,7 +179,7 @@ class GejiuFamily(Family):
 
 
 class DiedaohuFamily(Family):
-    """Diedaohu (RULES.md §7): hand classes, 米钱 kong money, 漏胡 with 大吊车, 园子 bankroll, sessions.
+    """Diedaohu (docs/rules/diedaohu.md §7): hand classes, 米钱 kong money, 漏胡 with 大吊车, 园子 bankroll, sessions.
 
     Yangzhou and Liuwei share its missed-win rule, sessions and (Liuwei) bankroll.
     """
@@ -236,7 +236,7 @@ class DiedaohuFamily(Family):
 
 
 class YangzhouFamily(DiedaohuFamily):
-    """Yangzhou standard and new (RULES.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
+    """Yangzhou standard and new (docs/rules/yangzhou.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
 
     scorer = Y
     self_draw_minimum = True
@@ -266,7 +266,7 @@ class YangzhouFamily(DiedaohuFamily):
 
 
 class LiuweiFamily(DiedaohuFamily):
-    """Liuwei (RULES.md §10): one winner per discard, 陪冲 payments, kong money, 园子 50, 8 rounds."""
+    """Liuwei (docs/rules/liuwei.md §10): one winner per discard, 陪冲 payments, kong money, 园子 50, 8 rounds."""
 
     scorer = L
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-# Phases of the state machine (RULES.md §1.7).  DRAW is never a resting phase: draws happen
+# Phases of the state machine (docs/rules/common.md §1.7).  DRAW is never a resting phase: draws happen
 # inside a step, so an agent only ever sees a seat that must decide something.
 TURN = 0  # AFTER_DRAW: the acting seat holds 14 - 3m tiles; may win, kong or discard
 CLAIMED = 1  # AFTER_CLAIM: after a pong/chi the claimer must discard

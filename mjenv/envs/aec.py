@@ -20,7 +20,7 @@ Actions — ``Discrete(111)``, the layout of :mod:`mjenv.encoding.actions`:
     ids       name            meaning
     ========  ==============  =========================================================
     0–33      ``discard:T``   discard tile T
-    34–67     ``liang:T``     discard T and declare 亮倒 (RULES.md §3.6)
+    34–67     ``liang:T``     discard T and declare 亮倒 (docs/rules/kawuxing.md §3.6)
     68–101    ``kong:T``      concealed or added kong of T on one's own turn
     102       ``pong``        pong the discard
     103       ``kong``        direct kong of the discard
@@ -33,7 +33,7 @@ Actions — ``Discrete(111)``, the layout of :mod:`mjenv.encoding.actions`:
 Observations — ``observe(agent)`` returns ``{"observation": float32 [C, 34], "action_mask": int8 [111]}``.
     ``observation`` is the ``mjenv-obs-v1`` encoding (:mod:`mjenv.encoding.observation`; ``oracle=True``
     gives ``mjenv-oracle-v1``) from that agent's own seat, also for agents that are not acting, and
-    contains only what that seat may know (RULES.md §1.12).  ``C`` = 100 for ``kawuxing3``, 122 for
+    contains only what that seat may know (docs/rules/common.md §1.12).  ``C`` = 100 for ``kawuxing3``, 122 for
     ``kawuxing4``, 121 for the other variants.  Blocks, in row order:
 
     ==========  ========  ================================================================

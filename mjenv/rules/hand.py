@@ -1,6 +1,6 @@
 """Hand analysis by lookup tables: is a hand complete, what does it wait on, how does it split.
 
-This module owns the shape rules of RULES.md §1.4-§1.5 (sets, pairs, the standard shape for any
+This module owns the shape rules of docs/rules/common.md §1.4-§1.5 (sets, pairs, the standard shape for any
 number of declared melds, seven pairs, wait sets) and the enumeration of readings (§1.6).  It
 knows nothing of fans, scoring or game state; scorers and the engine build on it.
 
@@ -359,7 +359,7 @@ def _bool_mask_one(bits: int) -> np.ndarray:
 
 
 def is_complete(counts, seven_pairs: bool = False) -> np.ndarray | bool:
-    """Whether concealed tiles (incl. the winning tile) form a winning shape (RULES.md §1.4).
+    """Whether concealed tiles (incl. the winning tile) form a winning shape (docs/rules/common.md §1.4).
 
     ``counts``: int ``[N, 34]`` or ``[34]``.  Standard shape: k sets (sequences or triplets) plus
     exactly one pair, for any k, so it serves any number of declared melds (14, 11, 8, 5, 2
@@ -402,7 +402,7 @@ def _waits(c: np.ndarray, seven_pairs: bool, kinds, owned) -> np.ndarray:
 
 
 def wait_mask(concealed, seven_pairs: bool = False, kinds=None, owned=None) -> np.ndarray:
-    """The wait set W(H) of RULES.md §1.5 as a bool mask ``[N, 34]`` (or ``[34]``).
+    """The wait set W(H) of docs/rules/common.md §1.5 as a bool mask ``[N, 34]`` (or ``[34]``).
 
     ``concealed``: the concealed tiles H, int ``[N, 34]`` or ``[34]`` (13, 10, 7, 4 or 1 tiles).
     Tile t is a wait iff ``kinds[t]`` (bool ``[34]``, the variant's tile kinds; None = all 34),
@@ -523,7 +523,7 @@ def wait_mask_after_discards(concealed14, seven_pairs: bool = False, kinds=None,
     ``concealed14``: concealed tiles before discarding (14, 11, 8, 5 or 2), int ``[N, 34]`` or
     ``[34]``.  Row d equals ``wait_mask(concealed14 - e_d, ...)`` when d is held, all False
     otherwise; ``owned`` (concealed + melded, before the discard) is reduced by the discarded tile.
-    This decides whether a discard with 亮倒 is legal (RULES.md §3.6 D1).
+    This decides whether a discard with 亮倒 is legal (docs/rules/kawuxing.md §3.6 D1).
     """
     return _unpack_bits(_discard_waits(concealed14, seven_pairs, kinds, owned))
 

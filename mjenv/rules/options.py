@@ -1,5 +1,5 @@
-"""Rule options, rulesets, presets and the variant registry (RULES.md §1.11, §3.13, §3.14, §4, §5, §6.9, §7.9,
-§8.11, §9, §10.6, Appendix C).
+"""Rule options, rulesets, presets and the variant registry (docs/rules/: common.md §1.11 and the options
+sections of each family page, §3.13, §3.14, §4, §5, §6.9, §7.9, §8.11, §9, §10.6).
 
 This module owns:
 
@@ -332,7 +332,7 @@ def _bad_value(name: str, value: Any, domain: Domain, *, from_text: bool = False
 
 
 # --------------------------------------------------------------------------------------------------
-# Kawuxing (3p and 4p): RULES.md §3.13. Defaults = ruleset kwx004.
+# Kawuxing (3p and 4p): docs/rules/kawuxing.md §3.13. Defaults = ruleset kwx004.
 # --------------------------------------------------------------------------------------------------
 
 _SIGUI_SCOPES = ("win_tile", "qingyise_any", "any")
@@ -340,95 +340,128 @@ _SIGUI_SCOPES = ("win_tile", "qingyise_any", "any")
 
 @dataclass(frozen=True)
 class KawuxingOptions(_ValidatedOptions):
-    """Options of Kawuxing 3p and 4p (RULES.md §3.13); defaults are ruleset ``kwx004``.
+    """Options of Kawuxing 3p and 4p (docs/rules/kawuxing.md §3.13); defaults are ruleset ``kwx004``.
 
     Every field is named as the option and holds the rule book's spelling; ``cap`` is ``8``, ``16`` or
     ``None`` (``none``), ``base`` a float > 0, ``huang_liang_penalty`` the int ``0`` or ``1``.
     """
 
-    suits: str = _choice("ps", ("ps", "mp", "ms"), "the two suits in play, 3p only (§3.2)")
-    base: float = _opt(1.0, PositiveNumber(), "base stake b (§1.10)")
-    fan_combine: str = _choice("multiply", ("multiply", "add"), "how fans combine (§3.8)")
-    cap: int | None = _choice(8, (8, 16, None), "per-share cap in units of b (§3.8)")
-    cap_shuanglong_16: str = _choice("on", _ON_OFF, "双龙七对 capped at 16 when cap is 8 (§3.8)")
-    kaikou: str = _choice("hard", ("none", "soft", "hard"), "minimum value for discard-type wins (§3.9 L3)")
-    louhu_exception: str = _choice("higher", ("off", "higher"), "missed-win lock exception (§3.9 L4)")
-    multi_win: str = _choice("on", _ON_OFF, "several winners on one discard/rob")
-    baohu: str = _choice("on", _ON_OFF, "包胡 liability (§3.10)")
-    baohu_liang_exempt: str = _choice("on", _ON_OFF, "no 包胡 when the feeder is also revealed (§3.10)")
-    baohu_amount: str = _choice(
-        "all_shares", ("all_shares", "double"), "包胡 pays k = n−1 shares or k = 2 (§3.10)"
+    suits: str = _choice("ps", ("ps", "mp", "ms"), "the two suits in play (p dots, s bamboo, m characters); 3p only")
+    base: float = _opt(1.0, PositiveNumber(), "base stake b: every amount is a multiple of it")
+    fan_combine: str = _choice(
+        "multiply", ("multiply", "add"), "multiply: V is the product of the fans; add: their sum, then ×2 for 亮倒"
     )
-    baohu_cap: str = _choice("per_share", ("per_share", "total"), "how the cap applies to 包胡 (§3.10)")
-    liang_vs_liang: str = _choice("off", _OFF_ON, "亮对亮: revealed payer ×2 when the winner is revealed")
+    cap: int | None = _choice(8, (8, 16, None), "largest share one payer pays for one win, in b; none: no cap")
+    cap_shuanglong_16: str = _choice("on", _ON_OFF, "on: a 双龙七对 reading is capped at 16 instead of 8")
+    kaikou: str = _choice(
+        "hard",
+        ("none", "soft", "hard"),
+        "discard and rob wins need V >= 2: hard always, soft until the winner has made a kong, none never",
+    )
+    louhu_exception: str = _choice(
+        "higher", ("off", "higher"), "higher: a player locked by a missed win may still win a strictly higher hand"
+    )
+    multi_win: str = _choice("on", _ON_OFF, "on: everybody who claims a discard or rob wins; off: the nearest only")
+    baohu: str = _choice("on", _ON_OFF, "包胡: whoever feeds a revealed (亮倒) player's win pays for everybody")
+    baohu_liang_exempt: str = _choice("on", _ON_OFF, "on: no 包胡 when the feeder has revealed too")
+    baohu_amount: str = _choice(
+        "all_shares", ("all_shares", "double"), "包胡 pays every other player's share (n−1) or exactly two shares"
+    )
+    baohu_cap: str = _choice(
+        "per_share", ("per_share", "total"), "包胡 under a cap: each share capped, or the total capped once"
+    )
+    liang_vs_liang: str = _choice("off", _OFF_ON, "亮对亮: a revealed payer pays ×2 to a revealed winner")
     liang_loser_double: str = _choice(
-        "off", _OFF_ON, "revealed payer ×2 when the winner is not revealed (external rule)"
+        "off", _OFF_ON, "a revealed payer pays ×2 to a winner who has not revealed (not in the source texts)"
     )
     liang_hide_triplets: str = _choice(
-        "on", _ON_OFF, "unrelated concealed triplets may stay face down (§3.6 D2)"
+        "on", _ON_OFF, "on: at 亮倒, concealed triplets that do not change the waits may stay face down"
     )
     liang_kong: str = _choice(
-        "keep_ready", ("keep_ready", "same_waits", "none"), "kongs allowed after 亮倒 (§3.6 D3)"
+        "keep_ready",
+        ("keep_ready", "same_waits", "none"),
+        "kongs after 亮倒: if the hand stays ready, only if the waits stay the same, or none",
     )
-    tingtou: str = _choice("off", ("off", "on", "each"), "drawn-hand ready settlement (§3.11)")
+    tingtou: str = _choice(
+        "off", ("off", "on", "each"), "ready-hand settlement at a drawn hand: off, the first revealer only, each revealer"
+    )
     huang_liang_penalty: int = _choice(
-        1, (0, 1), "first revealed player pays each other 1 b at a drawn hand (§3.11)"
+        1, (0, 1), "1: at a drawn hand the first revealed player pays each other player 1 b (tingtou off)"
     )
     gangshanggang: str = _choice(
-        "chain", ("off", "self_consecutive", "chain", "per_hand"), "kong-money doubling (§3.5)"
+        "chain",
+        ("off", "self_consecutive", "chain", "per_hand"),
+        "which kongs double the kong money of the one before (杠上杠): linked chain, own consecutive kongs, every "
+        "kong of the hand, none",
     )
-    gang_stack: str = _choice("off", _OFF_ON, "杠上累番 for 杠上开花 / 杠上炮 (§3.7 F5)")
+    gang_stack: str = _choice("off", _OFF_ON, "杠上累番: 杠上开花 / 杠上炮 worth 2^L for the L-th kong of a chain, not ×2")
     angang_timing: str = _choice(
-        "deferrable", ("deferrable", "immediate"), "when a concealed kong may be declared (§3.5 K4)"
+        "deferrable", ("deferrable", "immediate"), "a concealed kong on any later own turn, or only when the 4th arrives"
     )
-    ming_sigui_scope: str = _choice("qingyise_any", _SIGUI_SCOPES, "where 明四归一 counts (§3.7 F2)")
-    an_sigui_scope: str = _choice("qingyise_any", _SIGUI_SCOPES, "where 暗四归一 counts (§3.7 F3)")
-    an_sigui_split: str = _choice("any", ("any", "triplet_seq"), "how the four 暗四归一 tiles may split (§3.7 F3)")
+    ming_sigui_scope: str = _choice(
+        "qingyise_any", _SIGUI_SCOPES, "明四归一 needs the winning tile, or any tile in a 清一色 hand, or any tile"
+    )
+    an_sigui_scope: str = _choice(
+        "qingyise_any", _SIGUI_SCOPES, "暗四归一 needs the winning tile, or any tile in a 清一色 hand, or any tile"
+    )
+    an_sigui_split: str = _choice(
+        "any", ("any", "triplet_seq"), "the four 暗四归一 tiles: any split, or one triplet plus one sequence tile"
+    )
     sigui_count: str = _choice(
-        "once", ("once", "each"), "四归一 fans count once, or once per qualifying kind (§3.7)"
+        "once", ("once", "each"), "四归一 fans count once, or once per qualifying kind"
     )
     longqidui: str = _choice(
-        "any_four", ("any_four", "win_tile"), "win_tile: 龙七对 only when the winning tile is the fourth copy"
+        "any_four", ("any_four", "win_tile"), "龙七对 with any four-of-a-kind, or only when the winning tile is the fourth"
     )
-    shuanglong: str = _choice("on", _ON_OFF, "双龙七对 ×16 exists; off: scored as 龙七对")
-    shouzhuayi: str = _choice("melded_x4", ("melded_x4", "pph_single_x2"), "手抓一 definition and value (§3.7 F4)")
-    haidi: str = _choice("zimo", ("off", "zimo", "zimo_and_pao"), "海底捞 scope (§3.7)")
-    qianggang: str = _choice("on", _ON_OFF, "robbing added kongs allowed")
-    seat_rotation: str = _choice("off", ("off", "winner_sits_out"), "match-level seat rotation (§3.12)")
-    escape_penalty: str = _choice("off", _OFF_ON, "match-level penalty for leaving a game (§3.12)")
+    shuanglong: str = _choice("on", _ON_OFF, "on: 双龙七对 (two fours) is ×16; off: it scores as 龙七对")
+    shouzhuayi: str = _choice(
+        "melded_x4",
+        ("melded_x4", "pph_single_x2"),
+        "手抓一: four melds and a single wait ×4, or any all-triplets single wait ×2 on top of 碰碰胡",
+    )
+    haidi: str = _choice(
+        "zimo", ("off", "zimo", "zimo_and_pao"), "海底捞 ×2: never, self-draw of the last tile, or also its discard"
+    )
+    qianggang: str = _choice("on", _ON_OFF, "on: an added kong may be robbed (抢杠胡)")
+    seat_rotation: str = _choice(
+        "off", ("off", "winner_sits_out"), "match level, 3p with a fourth person: the winner sits out one hand"
+    )
+    escape_penalty: str = _choice(
+        "off", _OFF_ON, "match level: a player who leaves pays each other 2 × cap (32 b without a cap)"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
-# The 4-player 136-tile families: RULES.md §6.9, §7.9, §8.11, §9, §10.6 and Appendix C.
+# The 4-player 136-tile families: the options sections §6.9, §7.9, §8.11, §9 and §10.6 of docs/rules/.
 # --------------------------------------------------------------------------------------------------
 
-_BASE_MEANING = "base stake b (§1.10)"
-_MULTI_WIN_MEANING = "several winners on one discard/rob (off: the nearest claimant, §1.8)"
+_BASE_MEANING = "base stake b"
+_MULTI_WIN_MEANING = "several winners on one discard/rob (off: only the nearest claimant wins)"
 
 
 @dataclass(frozen=True)
 class GejiuOptions(_ValidatedOptions):
-    """Options of Gejiu 个旧 (RULES.md §6.9); defaults are ruleset ``gejiu002``."""
+    """Options of Gejiu 个旧 (docs/rules/gejiu.md §6.9); defaults are ruleset ``gejiu002``."""
 
     base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
-    gejiu_combine: str = _choice("multiply", ("multiply", "add", "max"), "how pattern values combine (§6.8)")
+    gejiu_combine: str = _choice("multiply", ("multiply", "add", "max"), "how pattern values combine")
     gejiu_qianggang: str = _choice(
-        "add_kong", ("add_kong", "replacement_tile"), "what 抢杠 robs: the added tile or the chosen kong tile (§6.4)"
+        "add_kong", ("add_kong", "replacement_tile"), "what 抢杠 robs: the added tile or the chosen kong tile"
     )
     gejiu_multiwin_dealer: str = _choice(
         "next_of_nearest_winner",
         ("next_of_nearest_winner", "nearest_winner", "standard"),
-        "next dealer after several winners on one discard (§6.5)",
+        "next dealer after several winners on one discard",
     )
     multi_win: str = _choice("on", _ON_OFF, _MULTI_WIN_MEANING)
 
 
-_BANKROLL_MEANING = "园子: each player's session bankroll in b; none = 紧淌, unlimited (§7.7)"
+_BANKROLL_MEANING = "园子: each player's session bankroll in b; none = 紧淌, unlimited"
 
 
 @dataclass(frozen=True)
 class DiedaohuOptions(_ValidatedOptions):
-    """Options of Diedaohu 跌倒胡 (RULES.md §7.9); defaults are ruleset ``diedaohu003``.
+    """Options of Diedaohu 跌倒胡 (docs/rules/diedaohu.md §7.9); defaults are ruleset ``diedaohu003``.
 
     ``bankroll`` is ``None`` (``none``, 紧淌) or a float > 0.
     """
@@ -436,36 +469,36 @@ class DiedaohuOptions(_ValidatedOptions):
     base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
     bankroll: float | None = _opt(None, OptionalPositiveNumber(), _BANKROLL_MEANING)
     draw_dealer: str = _choice(
-        "rotate", ("rotate", "stay"), "dealer after a drawn hand: city rotate, countryside stay (§7.8)"
+        "rotate", ("rotate", "stay"), "dealer after a drawn hand: the next player deals (city), or the dealer stays (countryside)"
     )
-    rounds: int = _choice(4, (4, 8), "rounds (圈) per session (一操) (§7.8)")
-    louhu: str = _choice("on", _ON_OFF, "missed-win lock until the next own draw, 大吊车 exception (§7.6)")
+    rounds: int = _choice(4, (4, 8), "rounds (圈) per session (一操)")
+    louhu: str = _choice("on", _ON_OFF, "missed-win lock until the next own draw, 大吊车 exception")
     multi_win: str = _choice("on", _ON_OFF, _MULTI_WIN_MEANING)
-    fengqing_baopai: str = _choice("off", _OFF_ON, "风清 liability of §8.9 applied to Diedaohu")
+    fengqing_baopai: str = _choice("off", _OFF_ON, "the Yangzhou 风清 liability (包牌) applied to Diedaohu")
 
 
 @dataclass(frozen=True)
 class YangzhouOptions(_ValidatedOptions):
-    """Options of Yangzhou-standard and Yangzhou-new (RULES.md §8.11, §9); defaults are ruleset ``yzstd003``.
+    """Options of Yangzhou-standard and Yangzhou-new (docs/rules/yangzhou.md §8.11, §9); defaults are ruleset ``yzstd003``.
 
     ``yz_style`` picks the column of big-fan values (§8.5); ruleset ``yznew003`` (the default of variant
     ``yangzhou_new``) sets ``yz_style = "new"`` and ``min_fan = 20``.
     """
 
     base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
-    yz_style: str = _choice("standard", ("standard", "new"), "big-fan values: 标准 or 新扬州式 (§8.5, §9)")
-    min_fan: int = _opt(15, NonNegativeInteger(), "minimum total T of a legal win, besides one big fan (§8.7)")
-    chi: str = _choice("on", _ON_OFF, "the discarder's next player may chi (§8.2)")
-    baopai: str = _choice("on", _ON_OFF, "包牌 liability for 清一色 by three chis and for 风清 (§8.9)")
-    louhu: str = _choice("on", _ON_OFF, "missed-win lock as Diedaohu (§8.2, §7.6)")
-    draw_dealer: str = _choice("rotate", ("rotate", "stay"), "dealer after a drawn hand (§8.10, §7.8)")
-    rounds: int = _choice(4, (4, 8), "rounds (圈) per session; drives the round wind (§8.3, §8.10)")
+    yz_style: str = _choice("standard", ("standard", "new"), "which column of big-fan values counts: 标准 (standard) or 新扬州式 (new)")
+    min_fan: int = _opt(15, NonNegativeInteger(), "a win needs at least one big fan and a total T of at least min_fan")
+    chi: str = _choice("on", _ON_OFF, "the discarder's next player may chi")
+    baopai: str = _choice("on", _ON_OFF, "包牌 liability for 清一色 by three chis and for 风清")
+    louhu: str = _choice("on", _ON_OFF, "missed-win lock until the next own draw, 大吊车 exception (as Diedaohu)")
+    draw_dealer: str = _choice("rotate", ("rotate", "stay"), "dealer after a drawn hand: the next player deals, or the dealer stays")
+    rounds: int = _choice(4, (4, 8), "rounds (圈) per session (一操); sets the round wind")
     multi_win: str = _choice("on", _ON_OFF, _MULTI_WIN_MEANING)
 
 
 @dataclass(frozen=True)
 class LiuweiOptions(_ValidatedOptions):
-    """Options of Liuwei 六圩式 (RULES.md §10.6); defaults are ruleset ``liuwei003``.
+    """Options of Liuwei 六圩式 (docs/rules/liuwei.md §10.6); defaults are ruleset ``liuwei003``.
 
     ``bankroll`` is ``None`` (``none``) or a float > 0 (default 50: the 50-scale tables of §10.3–§10.4);
     ``rounds`` exists only as ``8`` ("六圩式一操都是8圈，沒有4圈"). Liuwei has no ``multi_win``: one winner
@@ -473,9 +506,11 @@ class LiuweiOptions(_ValidatedOptions):
     """
 
     base: float = _opt(1.0, PositiveNumber(), _BASE_MEANING)
-    bankroll: float | None = _opt(50.0, OptionalPositiveNumber(), "园子 bankroll in b; amounts scale N/50 (§10.4)")
-    rounds: int = _choice(8, (8,), "rounds (圈) per session, always 8 (§10.5)")
-    louhu: str = _choice("on", _ON_OFF, "missed-win lock as Diedaohu (§10.2, §7.6)")
+    bankroll: float | None = _opt(
+        50.0, OptionalPositiveNumber(), "园子: each player's session bankroll in b; amounts scale N/50; none: unlimited"
+    )
+    rounds: int = _choice(8, (8,), "rounds (圈) per session, always 8")
+    louhu: str = _choice("on", _ON_OFF, "missed-win lock until the next own draw, 大吊车 exception (as Diedaohu)")
 
 
 RuleOptions = KawuxingOptions | GejiuOptions | DiedaohuOptions | YangzhouOptions | LiuweiOptions
@@ -523,7 +558,7 @@ VARIANTS: dict[str, VariantSpec] = {
         n_players=3,
         default_ruleset="kwx004",
         kinds=lambda o: kinds_mask(o.suits, _DRAGONS),
-        description="Kawuxing 卡五星, 3 players, two suits + 5z6z7z, 84 tiles (RULES.md §3)",
+        description="Kawuxing 卡五星, 3 players, two suits + 5z6z7z, 84 tiles (docs/rules/kawuxing.md §3)",
     ),
     "kawuxing4": VariantSpec(
         name="kawuxing4",
@@ -532,8 +567,8 @@ VARIANTS: dict[str, VariantSpec] = {
         n_players=4,
         default_ruleset="kwx004",
         kinds=lambda o: kinds_mask("mps", _DRAGONS),
-        absent_options={"suits": "Kawuxing 4p always plays all three suits (RULES.md §4)"},
-        description="Kawuxing 卡五星, 4 players, three suits + 5z6z7z, 120 tiles (RULES.md §4)",
+        absent_options={"suits": "Kawuxing 4p always plays all three suits (docs/rules/kawuxing.md §4)"},
+        description="Kawuxing 卡五星, 4 players, three suits + 5z6z7z, 120 tiles (docs/rules/kawuxing.md §4)",
     ),
     "gejiu": VariantSpec(
         name="gejiu",
@@ -542,7 +577,7 @@ VARIANTS: dict[str, VariantSpec] = {
         n_players=4,
         default_ruleset="gejiu002",
         kinds=_all_kinds,
-        description="Gejiu 个旧, 4 players, 136 tiles, 烂牌/七星, two face-up kong tiles (RULES.md §6)",
+        description="Gejiu 个旧, 4 players, 136 tiles, 烂牌/七星, two face-up kong tiles (docs/rules/gejiu.md §6)",
     ),
     "diedaohu": VariantSpec(
         name="diedaohu",
@@ -551,7 +586,7 @@ VARIANTS: dict[str, VariantSpec] = {
         n_players=4,
         default_ruleset="diedaohu003",
         kinds=_all_kinds,
-        description="Diedaohu 跌倒胡, 4 players, 136 tiles, no chi, one class per hand (RULES.md §7)",
+        description="Diedaohu 跌倒胡, 4 players, 136 tiles, no chi, one class per hand (docs/rules/diedaohu.md §7)",
     ),
     "yangzhou": VariantSpec(
         name="yangzhou",
@@ -569,7 +604,7 @@ VARIANTS: dict[str, VariantSpec] = {
         n_players=4,
         default_ruleset="yznew003",
         kinds=_all_kinds,
-        description="Yangzhou-new 新扬州式, 4 players, 136 tiles, big + small fans, 20 to win (RULES.md §9)",
+        description="Yangzhou-new 新扬州式, 4 players, 136 tiles, big + small fans, 20 to win (docs/rules/yangzhou.md §9)",
     ),
     "liuwei": VariantSpec(
         name="liuwei",
@@ -578,7 +613,7 @@ VARIANTS: dict[str, VariantSpec] = {
         n_players=4,
         default_ruleset="liuwei003",
         kinds=_all_kinds,
-        description="Liuwei 六圩式, 4 players, 136 tiles, one winner, 陪冲 payments, bankroll 50 (RULES.md §10)",
+        description="Liuwei 六圩式, 4 players, 136 tiles, one winner, 陪冲 payments, bankroll 50 (docs/rules/liuwei.md §10)",
     ),
 }
 """Implemented variants by name."""

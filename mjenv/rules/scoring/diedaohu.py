@@ -1,4 +1,4 @@
-"""Diedaohu (跌倒胡) scoring and money: RULES.md §7.4–§7.8, and the Yangzhou-family pieces built on them.
+"""Diedaohu (跌倒胡) scoring and money: docs/rules/diedaohu.md §7.4–§7.8, and the Yangzhou-family pieces built on them.
 
 This module owns, for Diedaohu:
 

@@ -1,4 +1,4 @@
-"""Gejiu (个旧) shapes, scoring, settlement and dealer rotation: RULES.md §6.4–§6.8, §6.10.
+"""Gejiu (个旧) shapes, scoring, settlement and dealer rotation: docs/rules/gejiu.md §6.4–§6.8, §6.10.
 
 This module owns, for Gejiu and every option of §6.9 that touches shapes, value, money or the deal:
 

@@ -1,4 +1,4 @@
-"""Kawuxing (卡五星) scoring and settlement: RULES.md §3.5 (kong money), §3.6 D2, §3.7–§3.11, §4.
+"""Kawuxing (卡五星) scoring and settlement: docs/rules/kawuxing.md §3.5 (kong money), §3.6 D2, §3.7–§3.11, §4.
 
 This module owns, for Kawuxing 3p and 4p and every option of §3.13 that touches value or money:
 

@@ -1,4 +1,4 @@
-"""Liuwei (六圩式) scoring and money: RULES.md §10.2–§10.5.
+"""Liuwei (六圩式) scoring and money: docs/rules/liuwei.md §10.2–§10.5.
 
 This module owns, for variant ``liuwei``:
 

@@ -1,4 +1,4 @@
-"""Yangzhou (扬州式) scoring and settlement, standard and new: RULES.md §8.3–§8.9 and §9.
+"""Yangzhou (扬州式) scoring and settlement, standard and new: docs/rules/yangzhou.md §8.3–§8.9 and §9.
 
 This module owns, for variants ``yangzhou`` (标准扬州式) and ``yangzhou_new`` (新扬州式), which differ only in
 ``yz_style`` (the big-fan value column) and ``min_fan``:
