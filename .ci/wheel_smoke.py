@@ -9,7 +9,8 @@ reads at run time (ruleset/preset TOMLs, the shipped checkpoint) must be inside 
    the wheel into it with ``--no-deps --force-reinstall``;
 3. from an empty folder outside the checkout, with ``PYTHONPATH`` and ``$MJENV_RULES_DIR`` cleared, checks that
    ``mjenv`` is imported from the venv (not the checkout), creates an env of every variant, runs ``mjenv score``
-   and ``mjenv rules``, plays one hand into a replay file and verifies it with ``mjenv replay --verify``, and loads the shipped checkpoint when torch is available.
+   and ``mjenv rules``, plays one hand into a replay file and verifies it with ``mjenv replay --verify``, and
+   loads the shipped checkpoint when torch is available.
 
 Any failure prints the failing command with its output and exits 1.  Run by ``.ci/run``; the test suite runs
 it when ``MJENV_WHEEL_TEST=1`` (``tests/test_packaging.py``).  Usage: ``python .ci/wheel_smoke.py [--keep]``.
