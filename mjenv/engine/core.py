@@ -6,32 +6,43 @@ the engine applies it, then advances every table through the moves nobody has to
 (draws, claim windows nobody can use, a revealed player's automatic discard, any state with a
 single legal action) until every live table waits for a real decision.
 
-Common moves (draw, discard, claim replies, passes) are applied with numpy over all tables
-concerned; rare moves (kongs, wins, 亮倒, the end of a hand) are applied table by table and
-call the pure scoring library.
+The state machine runs compiled (:mod:`mjenv.engine.kernels`, numba) table by table over the packed
+state of :func:`mjenv.engine.state.allocate_packed`; the same code serves one table (the AEC env)
+and thousands.  What needs the pure scoring library — judging and valuing wins, 亮倒's face-down
+triplets, kong money, settlements — runs here in Python through the family adapter
+(:mod:`mjenv.engine.family`) when a kernel stops a table with a pending code, after which the
+kernel resumes it.  Events are kept as compact records and become dicts only when read.
 
-Seeded walls: table ``i`` of ``reset(seed=s)`` gets the wall
-``numpy.random.default_rng([s, i]).permutation(tiles)`` where ``tiles`` is the variant's tile
-multiset in ascending id order, so a batch of N tables plays exactly the games of N single
-tables reset with the same seed and index (``reset(seed=s, table_ids=[i])``).
+Seeded walls: table ``i`` of ``reset(seed=s)`` gets the wall :func:`seeded_wall` ``(s, i, tiles)``,
+a SplitMix64-driven Fisher–Yates shuffle of the variant's tiles in ascending id order, so a batch
+of N tables plays exactly the games of N single tables reset with the same seed and index
+(``reset(seed=s, table_ids=[i])``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence as SequenceABC
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
 from mjenv.encoding import actions as A
+from mjenv.engine import handk
+from mjenv.engine import kernels as K
 from mjenv.engine import state as S
 from mjenv.engine.family import family_for
-from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate
+from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
 from mjenv.tiles import Meld, NotationError, format_counts, parse_tiles, tile_name
 
+__all__ = ["Engine", "IllegalActionError", "WallError", "seeded_wall", "CLAIM", "CLAIMED", "DONE", "PICK", "ROB", "TURN"]
+
 CHI_BITS = (8, 16, 32)  # claim_opts bits of chi with the claimed tile lowest / middle / highest
 KONG_KIND_NAMES = {S.CONCEALED_KONG: "concealed", S.ADDED_KONG: "added", S.DIRECT_KONG: "direct"}
+_LIANG_KONG = {"none": K.LIANG_KONG_NONE, "keep_ready": K.LIANG_KONG_KEEP_READY, "same_waits": K.LIANG_KONG_SAME_WAITS}
+_KONG_LINK = {"off": K.LINK_SELF_CONSECUTIVE, "self_consecutive": K.LINK_SELF_CONSECUTIVE, "chain": K.LINK_CHAIN, "per_hand": K.LINK_PER_HAND}
+_MASK64 = (1 << 64) - 1
 
 
 class IllegalActionError(ValueError):
@@ -40,6 +51,93 @@ class IllegalActionError(ValueError):
 
 class WallError(ValueError):
     """An explicit wall that is not exactly the variant's tile multiset."""
+
+
+def _splitmix(x: int) -> tuple[int, int]:
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    z = x
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x, z ^ (z >> 31)
+
+
+def seeded_wall(seed: int, table_id: int, tiles: Sequence[int]) -> list[int]:
+    """The wall of table ``table_id`` under ``seed`` in plain Python (the engine runs the compiled twin).
+
+    SplitMix64 seeded with ``mix(mix(seed) ^ table_id)`` drives a Fisher–Yates shuffle of ``tiles``
+    (the variant's tiles in ascending id order): for i = W−1 … 1 swap positions i and ``next() mod (i+1)``.
+    """
+    _, s0 = _splitmix(int(seed) & _MASK64)
+    state, _ = _splitmix(s0 ^ (int(table_id) & _MASK64))
+    row = list(tiles)
+    for i in range(len(row) - 1, 0, -1):
+        state, r = _splitmix(state)
+        k = r % (i + 1)
+        row[i], row[k] = row[k], row[i]
+    return row
+
+
+class EventLog(list):
+    """One table's events of the current hand as dicts (docs/replay-format.md), converted when read.
+
+    The engine writes compact records; the log turns them into dicts when it is fetched
+    (``engine.events[b]``) or read, and caches them.  It is a ``list``, so ``json.dumps`` and friends
+    take it as it was when fetched; reading it through its own methods (len, index, iteration)
+    brings it up to date with the engine.  When the table is dealt again the log is completed and
+    detached, so a log the caller holds keeps the hand it belonged to.
+    """
+
+    def __init__(self, engine: "Engine", b: int):
+        super().__init__()
+        self._engine: Engine | None = engine
+        self._b = b
+        self._done = 0
+
+    def _sync(self) -> "EventLog":
+        eng = self._engine
+        if eng is not None:
+            end = int(eng._evn[self._b])
+            if end > K.EV_CAPACITY:
+                raise RuntimeError(f"table {self._b}: more than {K.EV_CAPACITY} events in one hand")
+            while self._done < end:
+                self._done = eng._convert(self._b, self._done, self)
+        return self
+
+    def _detach(self) -> None:
+        self._sync()
+        self._engine = None
+
+    def __len__(self) -> int:
+        return list.__len__(self._sync())
+
+    def __getitem__(self, i):
+        return list.__getitem__(self._sync(), i)
+
+    def __iter__(self):
+        return list.__iter__(self._sync())
+
+    def __eq__(self, other) -> bool:
+        return list.__eq__(self._sync(), other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return list.__repr__(self._sync())
+
+
+class _EventLogs(SequenceABC):
+    """``engine.events``: one :class:`EventLog` per table."""
+
+    def __init__(self, engine: "Engine"):
+        self._engine = engine
+
+    def __len__(self) -> int:
+        return self._engine.batch_size
+
+    def __getitem__(self, b):
+        if isinstance(b, slice):
+            return [self[i] for i in range(*b.indices(len(self)))]
+        return self._engine._log(int(b))
 
 
 class Engine:
@@ -68,18 +166,56 @@ class Engine:
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.record_events = record_events
-        self.state: State = allocate(self.batch_size, self.n, self.wall_size)
-        self.events: list[list[dict]] = [[] for _ in range(self.batch_size)]
-        self.results: list[dict | None] = [None] * self.batch_size
-        self.mask = np.zeros((self.batch_size, A.N_ACTIONS), dtype=bool)
+        B = self.batch_size
+        self.state: State
+        self.state, self._b8, self._b16, self._money = allocate_packed(B, self.n, self.wall_size)
+        self._fresh8, self._fresh16 = fresh_rows(self.n, self.wall_size)
+        self.results: list[dict | None] = [None] * B
+        self.mask = np.zeros((B, A.N_ACTIONS), dtype=bool)
         self.n_decisions = 0
-        self.match_money = np.zeros((self.batch_size, self.n), dtype=np.float64)
+        self.match_money = np.zeros((B, self.n), dtype=np.float64)
         self.family = family_for(self)
         self.seven_pairs = self.family.seven_pairs
-        self.balance = np.zeros((self.batch_size, self.n), dtype=np.float64)
-        self.sessions: list = [None] * self.batch_size
-        self.session_over = np.zeros(self.batch_size, dtype=bool)
-        self.hand_number = np.zeros(self.batch_size, dtype=np.int64)
+        self.balance = np.zeros((B, self.n), dtype=np.float64)
+        self.sessions: list = [None] * B
+        self.session_over = np.zeros(B, dtype=bool)
+        self.hand_number = np.zeros(B, dtype=np.int64)
+        self._pend = np.zeros((B, K.PEND_WIDTH), np.int64)
+        self._waiting = np.zeros(B, np.int64)
+        self._scratch = np.zeros((4, 34), np.int8)
+        self._ev = np.zeros((B if record_events else 1, K.EV_CAPACITY if record_events else 1, K.EV_WIDTH), np.int16)
+        self._evn = np.zeros(B, np.int64)
+        self._py_events: list[list[dict]] = [[] for _ in range(B)]
+        self._logs: dict[int, EventLog] = {}
+        self.events = _EventLogs(self)
+        self._tabs = handk.tables()
+        self._cfg = self._config()
+        self._all = np.arange(B, dtype=np.int64)
+
+    def _config(self) -> np.ndarray:
+        fam, opts = self.family, self.opts
+        cfg = np.zeros(K.N_CONFIG, np.int64)
+        cfg[K.C_N] = self.n
+        cfg[K.C_WALL] = self.wall_size
+        cfg[K.C_SEVEN_PAIRS] = fam.seven_pairs
+        cfg[K.C_LIANG] = fam.liang
+        cfg[K.C_CHI] = fam.chi
+        cfg[K.C_ROB_ADDED] = fam.rob_added_kong
+        cfg[K.C_ROB_REPLACEMENT] = fam.rob_replacement
+        cfg[K.C_KONG_TILES] = fam.kong_tiles
+        cfg[K.C_SELF_DRAW_MINIMUM] = fam.self_draw_minimum
+        cfg[K.C_LIANG_KONG] = _LIANG_KONG[getattr(opts, "liang_kong", "none")]
+        cfg[K.C_ANGANG_IMMEDIATE] = getattr(opts, "angang_timing", "deferrable") == "immediate"
+        cfg[K.C_KONG_LINK] = _KONG_LINK[getattr(opts, "gangshanggang", "off")]
+        cfg[K.C_PY_REVEAL] = fam.liang and getattr(opts, "liang_hide_triplets", "off") == "on"
+        cfg[K.C_PY_KONG_MONEY] = fam.pays_kong_money
+        cfg[K.C_RECORD] = self.record_events
+        cfg[K.C_KINDS_BITS] = handk.kinds_bits(self.kinds)
+        cfg[K.C_SPECIAL] = fam.special_complete(np.zeros((1, 34), np.int8)) is not None
+        return cfg
+
+    def _kernel_args(self):
+        return (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch)
 
     # ------------------------------------------------------------------ reset
     def reset(
@@ -99,7 +235,7 @@ class Engine:
         string listing the tiles in the order they leave the wall (13 to the dealer, 13 to each
         next seat, the dealer's 14th, then the live wall front to back).
         """
-        idx = np.arange(self.batch_size) if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
+        idx = self._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         k = len(idx)
         if k == 0:
             return
@@ -109,8 +245,7 @@ class Engine:
             ids = idx if table_ids is None else np.asarray(table_ids, dtype=np.int64).reshape(-1)
             if len(ids) != k:
                 raise ValueError(f"table_ids has {len(ids)} entries for {k} tables")
-            base = 0 if seed is None else int(seed)
-            wall_arr = np.stack([np.random.default_rng([base, int(i)]).permutation(self.tiles) for i in ids])
+            wall_arr = self.seeded_walls(0 if seed is None else int(seed), ids)
         dealers = np.broadcast_to(np.asarray(dealer, dtype=np.int8), (k,)).copy()
         if np.any((dealers < 0) | (dealers >= self.n)):
             raise ValueError(f"dealer must be a seat 0..{self.n - 1}")
@@ -118,14 +253,33 @@ class Engine:
             self.match_money[idx] = 0.0
             self.hand_number[idx] = 0
             self.session_over[idx] = False
-            for j, b in enumerate(idx):
+            start = self.family.starting_balance()
+            for j, b in enumerate(idx.tolist()):
                 self.sessions[b] = self.family.new_session(int(dealers[j]))
-                self.balance[b] = self.family.starting_balance()
+            self.balance[idx] = start
         else:
             self.hand_number[idx] += 1
             self.balance[idx] += self.state.money[idx]  # the bankroll carries the finished hand's money
-        self._deal(idx, wall_arr, dealers)
-        self._advance(idx)
+        for b in idx.tolist():
+            log = self._logs.pop(b, None)
+            if log is not None:
+                log._detach()
+            self.results[b] = None
+            if self._py_events[b]:
+                self._py_events[b] = []
+        K.deal_tables(
+            self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers.astype(np.int64),
+            self._cfg, self._ev, self._evn, self.mask,
+        )
+        self._pend[idx] = 0
+        self._run(K.advance_tables(*self._kernel_args(), idx, self._waiting))
+
+    def seeded_walls(self, seed: int, table_ids) -> np.ndarray:
+        """int8 [k, W]: the walls :func:`seeded_wall` gives table ids ``table_ids`` under ``seed``."""
+        ids = np.asarray(table_ids, dtype=np.int64).reshape(-1)
+        out = np.empty((len(ids), self.wall_size), np.int8)
+        K.seeded_walls(np.uint64(int(seed) & _MASK64), ids.astype(np.uint64), self.tiles, out)
+        return out
 
     def next_hand(self, seed: int | None = None, *, walls=None, tables=None, table_ids=None) -> None:
         """Deal the next hand of each finished table's match (docs/rules/kawuxing.md §3.12 dealer rotation).
@@ -164,45 +318,6 @@ class Engine:
             raise WallError(f"{len(rows)} walls given for {k} tables")
         return np.asarray(rows, dtype=np.int8)
 
-    def _deal(self, idx: np.ndarray, walls: np.ndarray, dealers: np.ndarray) -> None:
-        st = self.state
-        n = self.n
-        fresh = allocate(len(idx), n, self.wall_size)
-        for name in fresh.__dataclass_fields__:
-            getattr(st, name)[idx] = getattr(fresh, name)
-        st.wall[idx] = walls
-        rows = np.arange(len(idx))
-        for k in range(n):
-            seat = (dealers + k) % n
-            counts = np.zeros((len(idx), 34), np.int8)
-            np.add.at(counts, (np.repeat(rows, 13), walls[:, 13 * k : 13 * k + 13].reshape(-1).astype(np.int64)), 1)
-            st.hand[idx, seat] = counts
-        fourteenth = walls[:, 13 * n].astype(np.int64)
-        st.hand[idx, dealers, fourteenth] += 1
-        st.front[idx] = 13 * n + 1
-        st.back[idx] = self.wall_size
-        if self.family.kong_tiles:
-            # Gejiu §6.3: the last two wall tiles are turned face up as kong tiles right after the deal.
-            st.kong_tiles[idx] = walls[:, -2:][:, ::-1]
-            st.back[idx] = self.wall_size - 2
-        st.dealer[idx] = dealers
-        st.cur[idx] = dealers
-        st.actor[idx] = dealers
-        st.phase[idx] = TURN
-        st.drawn[idx] = fourteenth
-        for j, b in enumerate(idx):
-            self.results[b] = None
-            self.events[b] = []
-            if self.record_events:
-                self.events[b].append(
-                    {
-                        "type": "deal",
-                        "dealer": int(dealers[j]),
-                        "hands": [format_counts(st.hand[b, s]) for s in range(n)],
-                        "wall": "".join(tile_name(t) for t in walls[j]),
-                    }
-                )
-
     # ------------------------------------------------------------------ public views
     @property
     def done(self) -> np.ndarray:
@@ -217,6 +332,10 @@ class Engine:
         """int [B] tiles left in the live wall."""
         return (self.state.back - self.state.front).astype(np.int64)
 
+    def event_count(self, b: int) -> int:
+        """Number of events of table ``b``'s current hand (cheaper than ``len(events[b])``)."""
+        return int(self._evn[b]) if self.record_events else 0
+
     def melds_of(self, b: int, s: int) -> tuple[Meld, ...]:
         """The declared melds of seat ``s`` at table ``b`` as notation objects."""
         st = self.state
@@ -229,6 +348,18 @@ class Engine:
             out.append(Meld(S.MELD_LETTERS[kind], tiles, src if src >= 0 else None))
         return tuple(out)
 
+    def _compute_masks(self, idx) -> np.ndarray:
+        """bool [len(idx), 111]: the masks of live tables ``idx`` derived afresh from the state (for the validator)."""
+        idx = np.asarray(idx, dtype=np.int64).reshape(-1)
+        out = np.zeros_like(self.mask)
+        status = np.zeros(len(idx), np.int64)
+        args = list(self._kernel_args())
+        args[3] = out
+        K.compute_masks(*args, idx, status)
+        for j in np.flatnonzero(status == K.P_MASK_SCORE):
+            out[idx[j], A.WIN] = bool(self._self_draw_score(int(idx[j])).legal)
+        return out[idx]
+
     # ------------------------------------------------------------------ step
     def step(self, actions, tables=None) -> None:
         """Apply one action per table, then advance automatic moves.
@@ -239,7 +370,7 @@ class Engine:
         action is not legal; in that case nothing changes.
         """
         acts = np.asarray(actions).reshape(-1)
-        idx = np.arange(self.batch_size) if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
+        idx = self._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         if acts.shape[0] != len(idx):
             raise ValueError(f"expected {len(idx)} actions, got {acts.shape[0]}")
         if not np.issubdtype(acts.dtype, np.integer):
@@ -259,95 +390,64 @@ class Engine:
                 f"table {b}, seat {int(self.state.actor[b])}: action {name} is not legal (legal: {legal})"
             )
         self.n_decisions += len(live)
-        self._apply(live, a)
-        self._advance(live)
+        self._run(K.step_tables(*self._kernel_args(), live, a, self._waiting))
 
-    def _apply(self, idx: np.ndarray, a: np.ndarray) -> None:
-        st = self.state
-        ph = st.phase[idx]
-        own = (ph == TURN) | (ph == CLAIMED)
-        disc = own & (a < A.KONG_SELF)
-        if disc.any():
-            self._discard(idx[disc], (a[disc] % 34).astype(np.int64), a[disc] >= A.LIANG)
-        for b, act in zip(idx[own & ~disc], a[own & ~disc]):
-            if act == A.WIN:
-                self._self_draw_win(int(b))
-            else:
-                self._self_kong(int(b), int(act) - A.KONG_SELF)
-        pick = ph == PICK
-        for b, act in zip(idx[pick], a[pick]):
-            self._pick(int(b), int(act) - A.KONGTILE_0)
-        if (~own & ~pick).any():
-            self._reply(idx[~own & ~pick], a[~own & ~pick])
+    def _run(self, k: int) -> None:
+        """Handle the pendings of the first ``k`` tables in ``_waiting`` in Python, resume them, repeat."""
+        while k:
+            waiting = self._waiting[:k].copy()
+            for b in waiting.tolist():
+                self._handle(b, int(self._pend[b, 0]))
+            k = K.resume_tables(*self._kernel_args(), waiting, self._waiting)
 
-    def _advance(self, tables: np.ndarray) -> None:
-        """Recompute the masks of ``tables``; auto-play every one whose seat has exactly one legal action."""
+    def _handle(self, b: int, code: int) -> None:
+        """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.kernels`)."""
         st = self.state
-        tables = np.asarray(tables, dtype=np.int64)
-        self.mask[tables[st.phase[tables] == DONE]] = False
-        todo = tables[st.phase[tables] != DONE]
-        while len(todo):
-            self.mask[todo] = self._compute_masks(todo)
-            single = todo[self.mask[todo].sum(1) == 1]
-            if not len(single):
-                break
-            self._apply(single, self.mask[single].argmax(1).astype(np.int64))
-            self.mask[single[st.phase[single] == DONE]] = False
-            todo = single[st.phase[single] != DONE]
+        p = self._pend[b]
+        if code == K.P_WINDOW:
+            bits, rob, t = int(p[1]), bool(p[2]), int(st.claim_tile[b])
+            for s in range(self.n):
+                if bits >> s & 1:
+                    score = self._claim_score(b, s, t, rob)
+                    if score.legal:
+                        st.claim_opts[b, s] |= 1
+                        # Kawuxing's lock remembers the value passed (§3.9 L4); the Yangzhou family's is a plain flag.
+                        st.claim_value[b, s] = max(1, score.value_d) if self.family.value_lock else 1
+        elif code == K.P_REVEAL:
+            self._reveal(b, int(p[1]))
+        elif code == K.P_KONG:
+            self._kong_money(b, int(p[1]), int(p[2]), int(p[3]), int(p[4]), int(p[5]))
+        elif code == K.P_MASK_SCORE:
+            p[1] = int(bool(self._self_draw_score(b).legal))
+        elif code == K.P_SELF_DRAW:
+            self._self_draw_win(b)
+        elif code == K.P_CLAIM_WIN:
+            order = [(int(st.claim_from[b]) + k) % self.n for k in range(1, self.n)]
+            winners = [s for s in order if st.claim_reply[b, s] == A.WIN]
+            if self.family.single_winner:
+                winners = winners[:1]
+            self._claim_win(b, winners)
+        elif code == K.P_EXHAUSTED:
+            self._exhaustive_draw(b)
+        else:  # pragma: no cover - a kernel bug
+            raise RuntimeError(f"table {b}: unknown pending code {code}")
 
-    # ------------------------------------------------------------------ draws and discards
-    def _draw(self, idx: np.ndarray, seats: np.ndarray) -> None:
-        """Normal draw for ``seats`` at tables ``idx``; an empty wall ends the hand as a draw."""
-        st = self.state
-        empty = st.front[idx] >= st.back[idx]
-        for b in idx[empty]:
-            self._exhaustive_draw(int(b))
-        idx, seats = idx[~empty], seats[~empty]
-        if not len(idx):
+    # ------------------------------------------------------------------ the Python pieces
+    def _event_py(self, b: int, event: dict) -> None:
+        """Append a dict-valued event (made here, not by a kernel) to table ``b``'s log."""
+        if not self.record_events:
             return
-        tiles = st.wall[idx, st.front[idx]].astype(np.int64)
-        st.front[idx] += 1
-        st.claim_tile[idx] = -1
-        st.claim_from[idx] = -1
-        st.hand[idx, seats, tiles] += 1
-        st.drawn[idx] = tiles
-        st.lock[idx, seats] = 0
-        st.dadiaoche[idx, seats] = -1
-        st.cur[idx] = seats
-        st.actor[idx] = seats
-        st.phase[idx] = TURN
-        st.after_kong[idx] = 0
-        if self.record_events:
-            for b, s, t in zip(idx, seats, tiles):
-                self.events[b].append({"type": "draw", "seat": int(s), "tile": tile_name(t)})
-
-    def _discard(self, idx: np.ndarray, tiles: np.ndarray, liang: np.ndarray) -> None:
-        st = self.state
-        s = st.cur[idx].astype(np.int64)
-        st.hand[idx, s, tiles] -= 1
-        pos = st.river_len[idx, s].astype(np.int64)
-        st.river[idx, s, pos] = tiles
-        st.river_time[idx, s, pos] = st.n_discards[idx]
-        st.river_len[idx, s] += 1
-        st.n_discards[idx] += 1
-        st.claim_kong_pos[idx] = st.after_kong[idx]
-        st.after_kong[idx] = 0
-        st.drawn[idx] = -1
-        st.turns[idx, s] += 1
-        # 大吊车 (Yangzhou family §7.6): a locked player left holding only the tile it just discarded may win on it.
-        single = (st.lock[idx, s] > 0) & (st.hand[idx, s].sum(1) == 1) & (st.hand[idx, s, tiles] == 1)
-        st.dadiaoche[idx, s] = np.where(single, tiles, -1)
-        if self.record_events:
-            for b, seat, t, lg in zip(idx, s, tiles, liang):
-                self.events[b].append({"type": "discard", "seat": int(seat), "tile": tile_name(t), "liang": bool(lg)})
-        for b, seat in zip(idx[liang], s[liang]):
-            self._reveal(int(b), int(seat))
-        self._open_window(idx, tiles, s, rob=False)
+        k = int(self._evn[b])
+        lst = self._py_events[b]
+        if k < K.EV_CAPACITY:
+            self._ev[b, k, 0] = K.EV_PY
+            self._ev[b, k, 1] = len(lst)
+        lst.append(event)
+        self._evn[b] = k + 1
 
     def _reveal(self, b: int, s: int) -> None:
+        """亮倒's face-down triplets (§3.6 D2); the kernel already marked the seat revealed."""
         st = self.state
-        st.reveal_seq[b, s] = int(st.revealed[b].sum())
-        st.revealed[b, s] = True
         hidden = self.family.hideable_triplets(b, s)
         st.hidden[b, s] = False
         for t in hidden:
@@ -356,321 +456,18 @@ class Engine:
             shown = st.hand[b, s].copy()
             for t in hidden:
                 shown[t] -= 3
-            self.events[b].append(
-                {"type": "reveal", "seat": s, "shown": format_counts(shown), "face_down": 3 * len(hidden)}
-            )
+            self._event_py(b, {"type": "reveal", "seat": s, "shown": format_counts(shown), "face_down": 3 * len(hidden)})
 
-    # ------------------------------------------------------------------ claim windows
-    def _open_window(self, idx: np.ndarray, tiles: np.ndarray, frm: np.ndarray, rob: bool) -> None:
-        """Find who may claim ``tiles`` discarded (or added-konged) by ``frm``; ask them or move on."""
+    def _kong_money(self, b: int, s: int, t: int, kind: int, discarder: int, pos: int) -> None:
         st = self.state
-        n = self.n
-        st.claim_tile[idx] = tiles
-        st.claim_from[idx] = frm
-        st.claim_reply[idx] = -1
-        st.claim_opts[idx] = 0
-        st.claim_value[idx] = 0
-        wall_left = (st.back[idx] - st.front[idx]).astype(np.int64)
-        rows = np.arange(len(idx))
-        for k in range(1, n):
-            s = (frm + k) % n
-            h = st.hand[idx, s].astype(np.int8)
-            cnt = h[rows, tiles]
-            h[rows, tiles] += 1
-            comp = H.is_complete(h, self.seven_pairs)
-            special = self.family.special_complete(h)
-            if special is not None:
-                comp |= special
-            opts = np.zeros(len(idx), np.int8)
-            for j in np.flatnonzero(comp):
-                b, seat = int(idx[j]), int(s[j])
-                score = self._claim_score(b, seat, int(tiles[j]), rob)
-                if score.legal:
-                    opts[j] |= 1
-                    # Kawuxing's lock remembers the value passed (§3.9 L4); the Yangzhou family's is a plain flag.
-                    st.claim_value[b, seat] = max(1, score.value_d) if self.family.value_lock else 1
-            if not rob:
-                rev = st.revealed[idx, s]
-                can = wall_left > 0
-                opts |= np.where((cnt >= 2) & ~rev & can, 2, 0).astype(np.int8)
-                kong = (cnt == 3) & can
-                for j in np.flatnonzero(kong & rev):
-                    if not self._revealed_kong_ok(int(idx[j]), int(s[j]), int(tiles[j]), "direct"):
-                        kong[j] = False
-                opts |= np.where(kong, 4, 0).astype(np.int8)
-                if k == 1 and self.family.chi:
-                    opts |= self._chi_bits(h, tiles, cnt) * can
-            st.claim_opts[idx, s] = opts
-        st.phase[idx] = ROB if rob else CLAIM
-        self._next_claimant(idx)
-
-    @staticmethod
-    def _chi_bits(h_plus: np.ndarray, tiles: np.ndarray, cnt: np.ndarray) -> np.ndarray:
-        """claim_opts chi bits for hands ``h_plus`` (already holding the claimed tile) on suited ``tiles``."""
-        h = h_plus.copy()
-        h[np.arange(len(tiles)), tiles] = cnt
-        rank = np.where(tiles < 27, tiles % 9, -10)
-        padded = np.concatenate([np.zeros((len(tiles), 2), h.dtype), h, np.zeros((len(tiles), 2), h.dtype)], axis=1)
-        at = lambda off: padded[np.arange(len(tiles)), tiles + 2 + off] > 0  # noqa: E731
-        low = (rank >= 0) & (rank <= 6) & at(1) & at(2)
-        mid = (rank >= 1) & (rank <= 7) & at(-1) & at(1)
-        high = (rank >= 2) & (rank <= 8) & at(-2) & at(-1)
-        return (low * CHI_BITS[0] + mid * CHI_BITS[1] + high * CHI_BITS[2]).astype(np.int8)
-
-    def _next_claimant(self, idx: np.ndarray) -> None:
-        """Point each window at its next unanswered eligible seat in turn order; resolve finished windows."""
-        st = self.state
-        n = self.n
-        offs = np.arange(1, n)
-        seats = (st.claim_from[idx, None].astype(np.int64) + offs[None, :]) % n
-        pending = (st.claim_opts[idx[:, None], seats] > 0) & (st.claim_reply[idx[:, None], seats] < 0)
-        has = pending.any(1)
-        first = seats[np.arange(len(idx)), pending.argmax(1)]
-        st.actor[idx[has]] = first[has]
-        if (~has).any():
-            self._resolve(idx[~has])
-
-    def _reply(self, idx: np.ndarray, a: np.ndarray) -> None:
-        st = self.state
-        s = st.actor[idx].astype(np.int64)
-        st.claim_reply[idx, s] = a
-        missed = ((st.claim_opts[idx, s] & 1) > 0) & (a != A.WIN)
-        if missed.any():
-            mb, ms = idx[missed], s[missed]
-            st.lock[mb, ms] = np.maximum(st.lock[mb, ms], np.maximum(st.claim_value[mb, ms], 1))
-        if self.record_events:
-            for b, seat, act in zip(idx, s, a):
-                self.events[b].append({"type": "reply", "seat": int(seat), "action": A.action_name(act)})
-        self._next_claimant(idx)
-
-    def _resolve(self, idx: np.ndarray) -> None:
-        st = self.state
-        replies = st.claim_reply[idx]
-        wins = (replies == A.WIN).any(1)
-        claims = ((replies == A.PONG) | (replies == A.KONG_CLAIM) | ((replies >= A.CHI_LOW) & (replies <= A.CHI_HIGH))).any(1)
-        quiet = ~wins & ~claims
-        q = idx[quiet]
-        if len(q):
-            rob = q[st.phase[q] == ROB]
-            disc = q[st.phase[q] == CLAIM]
-            st.claim_opts[q] = 0
-            if len(disc):
-                self._draw(disc, (st.claim_from[disc].astype(np.int64) + 1) % self.n)
-            for b in rob:
-                if st.rob_replacement[b]:  # nobody took the replacement tile: the konger plays on
-                    st.rob_replacement[b] = False
-                    st.phase[b] = TURN
-                    st.actor[b] = st.cur[b]
-                    st.claim_tile[b] = -1
-                else:
-                    self._complete_kong(int(b), int(st.cur[b]), int(st.claim_tile[b]), S.ADDED_KONG, None)
-        for b in idx[~quiet]:
-            b = int(b)
-            order = [(int(st.claim_from[b]) + k) % self.n for k in range(1, self.n)]
-            winners = [s for s in order if st.claim_reply[b, s] == A.WIN]
-            if winners:
-                if self.family.single_winner:
-                    winners = winners[:1]
-                self._claim_win(b, winners)
-                continue
-            s = next((s for s in order if st.claim_reply[b, s] in (A.PONG, A.KONG_CLAIM)), None)
-            if s is None:  # chi has the lowest priority (§1.8) and only the next player may chi
-                s = order[0]
-                self._chi(b, s, int(st.claim_reply[b, s]) - A.CHI_LOW)
-            elif st.claim_reply[b, s] == A.PONG:
-                self._pong(b, s)
-            else:
-                self._direct_kong(b, s)
-
-    def _take_discard(self, b: int) -> int:
-        """Remove the tile under claim from its discarder's river (it is always the last one)."""
-        st = self.state
-        frm = int(st.claim_from[b])
-        st.river_len[b, frm] -= 1
-        st.river[b, frm, st.river_len[b, frm]] = -1
-        return int(st.claim_tile[b])
-
-    def _add_meld(self, b: int, s: int, kind: int, t: int, src: int | None) -> None:
-        st = self.state
-        j = int(st.n_melds[b, s])
-        st.meld_kind[b, s, j] = kind
-        st.meld_tile[b, s, j] = t
-        st.meld_src[b, s, j] = -1 if src is None else src
-        st.n_melds[b, s] += 1
-        if kind == S.CHI_MELD:
-            st.melded[b, s, t : t + 3] += 1
-        else:
-            st.melded[b, s, t] += 4 if kind >= S.DIRECT_KONG else 3
-
-    def _pong(self, b: int, s: int) -> None:
-        self._claim_meld(b, s, S.PONG_MELD, int(self.state.claim_tile[b]))
-
-    def _chi(self, b: int, s: int, position: int) -> None:
-        """Chi of the tile under claim as the lowest / middle / highest tile of the sequence (position 0/1/2)."""
-        self._claim_meld(b, s, S.CHI_MELD, int(self.state.claim_tile[b]) - position)
-
-    def _claim_meld(self, b: int, s: int, kind: int, low: int) -> None:
-        """Seat ``s`` pongs or chis the tile under claim (meld starting at ``low``) and must discard next."""
-        st = self.state
-        t = self._take_discard(b)
-        frm = int(st.claim_from[b])
-        tiles = [low] * 3 if kind == S.PONG_MELD else [low, low + 1, low + 2]
-        tiles.remove(t)
-        for x in tiles:
-            st.hand[b, s, x] -= 1
-        self._add_meld(b, s, kind, low, frm)
-        st.claim_opts[b] = 0
-        st.claim_tile[b] = st.claim_from[b] = -1
-        st.cur[b] = st.actor[b] = s
-        st.phase[b] = CLAIMED
-        st.drawn[b] = -1
-        st.after_kong[b] = 0
-        if self.record_events:
-            name = "pong" if kind == S.PONG_MELD else "chi"
-            event = {"type": name, "seat": s, "tile": tile_name(t), "from": frm}
-            if kind == S.CHI_MELD:
-                event["meld"] = "".join(str(x % 9 + 1) for x in range(low, low + 3)) + "mps"[low // 9]
-            self.events[b].append(event)
-
-    def _direct_kong(self, b: int, s: int) -> None:
-        st = self.state
-        t = self._take_discard(b)
-        frm = int(st.claim_from[b])
-        st.hand[b, s, t] -= 3
-        st.hidden[b, s, t] = False  # a face-down triplet konged is shown as the kong
-        self._add_meld(b, s, S.DIRECT_KONG, t, frm)
-        st.claim_opts[b] = 0
-        self._finish_kong(b, s, t, S.DIRECT_KONG, frm)
-
-    # ------------------------------------------------------------------ kongs
-    def _kong_position(self, b: int, s: int, direct: bool) -> int:
-        """Chain position of a kong now made by ``s`` (docs/rules/kawuxing.md §3.5 linking; self_consecutive when off)."""
-        st = self.state
-        mode = getattr(self.opts, "gangshanggang", "off")
-        link = "self_consecutive" if mode == "off" else mode
-        if link == "per_hand":
-            return int(st.kong_count[b, s]) + 1
-        if not direct and st.after_kong[b] > 0 and st.cur[b] == s:
-            return int(st.after_kong[b]) + 1
-        if direct and link == "chain" and st.claim_kong_pos[b] > 0:
-            return int(st.claim_kong_pos[b]) + 1
-        return 1
-
-    def _revealed_kong_ok(self, b: int, s: int, t: int, kind: str) -> bool:
-        """§3.6 D3 ``liang_kong`` test for a revealed player's kong of ``t``."""
-        rule = self.opts.liang_kong
-        if rule == "none":
-            return False
-        st = self.state
-        h = st.hand[b, s].astype(np.int8)
-        nm = int(st.n_melds[b, s])
-        owned = h + st.melded[b, s]
-        owned_after = owned.copy()
-        owned_after[t] = 4  # after the kong all four copies are the player's
-        after = h.copy()
-        after[t] -= {"direct": 3, "concealed": 4, "added": 1}[kind]
-        w_after = self._waits(after, owned_after)
-        if rule == "keep_ready":
-            return bool(w_after.any())
-        before = h.copy()
-        if kind != "direct":
-            before[st.drawn[b]] -= 1  # the wait set the player revealed, before this turn's draw
-            owned[st.drawn[b]] -= 1
-        w_before = self._waits(before, owned)
-        return bool(w_after.any()) and bool(np.array_equal(w_before, w_after))
-
-    def _waits(self, concealed: np.ndarray, owned: np.ndarray) -> np.ndarray:
-        """Wait set of one concealed hand (seven pairs only count with 13 concealed tiles)."""
-        return np.asarray(H.wait_mask(concealed, seven_pairs=self.seven_pairs, kinds=self.kinds, owned=owned))
-
-    def _self_kong(self, b: int, t: int) -> None:
-        st = self.state
-        s = int(st.cur[b])
-        if st.hand[b, s, t] == 4:
-            st.hand[b, s, t] -= 4
-            self._add_meld(b, s, S.CONCEALED_KONG, t, None)
-            st.hidden[b, s, t] = False
-            self._finish_kong(b, s, t, S.CONCEALED_KONG, None)
-            return
-        # Added kong: the rob window opens before the kong is laid down (§3.5).
-        if self.record_events:
-            self.events[b].append({"type": "add_kong_declared", "seat": s, "tile": tile_name(t)})
-        if self.family.rob_added_kong:
-            self._open_window(np.array([b]), np.array([t]), np.array([s]), rob=True)
-        else:
-            self._complete_kong(b, s, t, S.ADDED_KONG, None)
-
-    def _complete_kong(self, b: int, s: int, t: int, kind: int, src: int | None) -> None:
-        """Lay down an added kong whose rob window closed without a rob."""
-        st = self.state
-        st.hand[b, s, t] -= 1
-        j = int(np.flatnonzero((st.meld_kind[b, s] == S.PONG_MELD) & (st.meld_tile[b, s] == t))[0])
-        st.meld_kind[b, s, j] = S.ADDED_KONG
-        st.melded[b, s, t] += 1
-        st.claim_opts[b] = 0
-        st.claim_tile[b] = -1
-        self._finish_kong(b, s, t, kind, src)
-
-    def _finish_kong(self, b: int, s: int, t: int, kind: int, discarder: int | None) -> None:
-        """Kong money at its chain position, then the replacement draw from the back of the wall."""
-        st = self.state
-        pos = self._kong_position(b, s, direct=kind == S.DIRECT_KONG)
-        transfers = self.family.kong_money(b, s, KONG_KIND_NAMES[kind], discarder, pos)
+        src = None if discarder < 0 else discarder
+        transfers = self.family.kong_money(b, s, KONG_KIND_NAMES[kind], src, pos)
         for tr in transfers:
             st.money[b, tr.payer] -= tr.amount
             st.money[b, tr.payee] += tr.amount
-        st.kong_count[b, s] += 1
         if self.record_events:
-            self.events[b].append(
-                {
-                    "type": "kong",
-                    "seat": s,
-                    "tile": tile_name(t),
-                    "kind": KONG_KIND_NAMES[kind],
-                    "from": discarder,
-                    "position": pos,
-                    "transfers": [_transfer_dict(tr) for tr in transfers],
-                }
-            )
-        st.cur[b] = st.actor[b] = s
-        st.after_kong[b] = pos
-        st.claim_tile[b] = -1
-        if self.family.kong_tiles:
-            st.phase[b] = PICK
-            return
-        back = int(st.back[b]) - 1
-        st.back[b] = back
-        self._replacement(b, s, int(st.wall[b, back]))
+            self._event_py(b, _kong_event(s, t, kind, src, pos, [_transfer_dict(tr) for tr in transfers]))
 
-    def _replacement(self, b: int, s: int, tile: int) -> None:
-        """Seat ``s`` takes its kong replacement ``tile`` and is in AFTER_DRAW with the after-kong flag."""
-        st = self.state
-        st.hand[b, s, tile] += 1
-        st.drawn[b] = tile
-        st.lock[b, s] = 0
-        st.dadiaoche[b, s] = -1
-        st.phase[b] = TURN
-        if self.record_events:
-            self.events[b].append({"type": "draw", "seat": s, "tile": tile_name(tile), "replacement": True})
-
-    def _pick(self, b: int, slot: int) -> None:
-        """Gejiu §6.3: the konger takes face-up kong tile ``slot``; the last face-down tile is turned up."""
-        st = self.state
-        s = int(st.cur[b])
-        tile = int(st.kong_tiles[b, slot])
-        if st.back[b] > st.front[b]:
-            st.back[b] -= 1
-            st.kong_tiles[b, slot] = st.wall[b, st.back[b]]
-        else:
-            st.kong_tiles[b, slot] = -1
-        if self.record_events:
-            self.events[b].append({"type": "kong_pick", "seat": s, "slot": slot, "tile": tile_name(tile)})
-        self._replacement(b, s, tile)
-        if self.family.rob_replacement:
-            st.rob_replacement[b] = True
-            self._open_window(np.array([b]), np.array([tile]), np.array([s]), rob=True)
-
-    # ------------------------------------------------------------------ wins and the end of a hand
     def _claim_score(self, b: int, s: int, t: int, rob: bool):
         """Score (and judge) seat ``s`` winning on the tile under claim ``t``."""
         st = self.state
@@ -713,7 +510,8 @@ class Engine:
         if rob:
             st.hand[b, frm, t] -= 1
         else:
-            self._take_discard(b)
+            st.river_len[b, frm] -= 1
+            st.river[b, frm, st.river_len[b, frm]] = -1
         st.hand[b, winners[0], t] += 1
         how = "rob" if rob else "discard"
         settlement = self.family.settle_win(b, scored, how, frm)
@@ -730,17 +528,12 @@ class Engine:
             st.money[b, tr.payee] += tr.amount
         st.phase[b] = DONE
         st.claim_opts[b] = 0
+        self.mask[b] = False
         self.match_money[b] += st.money[b]
         self.sessions[b], over = self.family.advance_session(b, [w for w, _ in scored], settlement)
         self.session_over[b] = over
         winners = [
-            {
-                "seat": s,
-                "reading": sc.reading_text,
-                "fans": dict(sc.fans),
-                "value": sc.value,
-                "cap": sc.cap,
-            }
+            {"seat": s, "reading": sc.reading_text, "fans": dict(sc.fans), "value": sc.value, "cap": sc.cap}
             for s, sc in scored
         ]
         result = {
@@ -756,84 +549,86 @@ class Engine:
         }
         self.results[b] = result
         if self.record_events:
-            self.events[b].append({"type": "end", **result})
+            self._event_py(b, {"type": "end", **result})
 
-    # ------------------------------------------------------------------ masks
-    def _compute_masks(self, idx: np.ndarray) -> np.ndarray:
+    # ------------------------------------------------------------------ events
+    def _log(self, b: int) -> EventLog:
+        log = self._logs.get(b)
+        if log is None:
+            log = self._logs[b] = EventLog(self, b)
+        return log._sync()
+
+    def _convert(self, b: int, k: int, out: list) -> int:
+        """Append the dict of table ``b``'s event record ``k`` to ``out``; returns the next record index."""
+        rec = [int(x) for x in self._ev[b, k]]
+        kind, a0, a1, a2, a3 = rec
         st = self.state
-        m = np.zeros((len(idx), A.N_ACTIONS), dtype=bool)
-        ph = st.phase[idx]
-        own = (ph == TURN) | (ph == CLAIMED)
-        if own.any():
-            m[own] = self._own_turn_masks(idx[own])
-        win_rows = ~own
-        if win_rows.any():
-            w = idx[win_rows]
-            o = st.claim_opts[w, st.actor[w]]
-            sub = np.zeros((len(w), A.N_ACTIONS), dtype=bool)
-            sub[:, A.WIN] = (o & 1) > 0
-            sub[:, A.PONG] = (o & 2) > 0
-            sub[:, A.KONG_CLAIM] = (o & 4) > 0
-            for j, bit in enumerate(CHI_BITS):
-                sub[:, A.CHI_LOW + j] = (o & bit) > 0
-            sub[:, A.PASS] = True
-            pick = st.phase[w] == PICK
-            sub[pick] = False
-            sub[pick, A.KONGTILE_0] = st.kong_tiles[w[pick], 0] >= 0
-            sub[pick, A.KONGTILE_1] = st.kong_tiles[w[pick], 1] >= 0
-            m[win_rows] = sub
-        return m
+        if kind == K.EV_PY:
+            out.append(self._py_events[b][a0])
+        elif kind == K.EV_DEAL:
+            wall = [int(x) for x in st.wall[b]]
+            hands = []
+            for k_seat in range(self.n):
+                seat = (a0 + k_seat) % self.n
+                hands.append((seat, wall[13 * k_seat : 13 * k_seat + 13]))
+            counts = np.zeros((self.n, 34), np.int8)
+            for seat, tiles in hands:
+                for t in tiles:
+                    counts[seat, t] += 1
+            counts[a0, wall[13 * self.n]] += 1
+            out.append(
+                {
+                    "type": "deal",
+                    "dealer": a0,
+                    "hands": [format_counts(counts[s]) for s in range(self.n)],
+                    "wall": "".join(tile_name(t) for t in wall),
+                }
+            )
+        elif kind == K.EV_DRAW:
+            ev = {"type": "draw", "seat": a0, "tile": tile_name(a1)}
+            if a2:
+                ev["replacement"] = True
+            out.append(ev)
+        elif kind == K.EV_DISCARD:
+            out.append({"type": "discard", "seat": a0, "tile": tile_name(a1), "liang": bool(a2)})
+        elif kind == K.EV_REPLY:
+            out.append({"type": "reply", "seat": a0, "action": A.action_name(a1)})
+        elif kind == K.EV_PONG:
+            out.append({"type": "pong", "seat": a0, "tile": tile_name(a1), "from": a2})
+        elif kind == K.EV_CHI:
+            meld = "".join(str(x % 9 + 1) for x in range(a3, a3 + 3)) + "mps"[a3 // 9]
+            out.append({"type": "chi", "seat": a0, "tile": tile_name(a1), "from": a2, "meld": meld})
+        elif kind == K.EV_ADD_KONG:
+            out.append({"type": "add_kong_declared", "seat": a0, "tile": tile_name(a1)})
+        elif kind == K.EV_KONG:
+            src = a2 % 8 - 1
+            out.append(_kong_event(a0, a1, a2 // 8, None if src < 0 else src, a3, []))
+        elif kind == K.EV_PICK:
+            out.append({"type": "kong_pick", "seat": a0, "slot": a1, "tile": tile_name(a2)})
+        elif kind == K.EV_REVEAL:
+            counts = np.zeros(34, np.int8)
+            fields = [int(x) for x in self._ev[b, k + 1, 1:]] + [int(x) for x in self._ev[b, k + 2, 1:]]
+            for f, v in enumerate(fields):
+                for x in range(6 * f, min(6 * f + 6, 34)):
+                    counts[x] = v % 5
+                    v //= 5
+            out.append({"type": "reveal", "seat": a0, "shown": format_counts(counts), "face_down": a1})
+            return k + 3
+        else:  # pragma: no cover - a kernel bug
+            raise RuntimeError(f"table {b}: unknown event record {rec}")
+        return k + 1
 
-    def _own_turn_masks(self, idx: np.ndarray) -> np.ndarray:
-        st = self.state
-        m = np.zeros((len(idx), A.N_ACTIONS), dtype=bool)
-        s = st.cur[idx].astype(np.int64)
-        h = st.hand[idx, s]
-        rev = st.revealed[idx, s]
-        turn = st.phase[idx] == TURN
-        drawn = st.drawn[idx].astype(np.int64)
-        nm = st.n_melds[idx, s]
-        wall_ok = st.back[idx] > st.front[idx]
 
-        free = ~rev
-        m[free, 0:34] = h[free] > 0
-        rd = np.flatnonzero(rev)
-        m[rd, drawn[rd]] = True  # a revealed player's only possible discard is the drawn tile
-        if self.family.liang and free.any():
-            fi = np.flatnonzero(free)
-            m[fi, A.LIANG : A.LIANG + 34] = self._ready_after_discard(h[fi], st.melded[idx[fi], s[fi]], nm[fi])
-        # Kongs on one's own turn (never after a claim, never without a replacement tile).
-        kong_rows = turn & wall_ok
-        if kong_rows.any():
-            kr = np.flatnonzero(kong_rows)
-            four = self.family.concealed_kong_mask(h[kr] == 4, drawn[kr], st.turns[idx[kr], s[kr]] == 0)
-            added = np.zeros_like(four)
-            pong = (st.meld_kind[idx[kr], s[kr]] == S.PONG_MELD) & (st.meld_tile[idx[kr], s[kr]] == drawn[kr, None])
-            added[np.arange(len(kr)), drawn[kr]] = pong.any(1) & (h[kr, drawn[kr]] >= 1)
-            kongs = four | added
-            for j in np.flatnonzero(rev[kr] & kongs.any(1)):
-                b = int(idx[kr[j]])
-                for t in np.flatnonzero(kongs[j]):
-                    kind = "concealed" if four[j, t] else "added"
-                    kongs[j, t] = self._revealed_kong_ok(b, int(s[kr[j]]), int(t), kind)
-            m[kr, A.KONG_SELF : A.KONG_SELF + 34] = kongs
-        if turn.any():
-            ti = np.flatnonzero(turn)
-            hc = h[ti]
-            win = H.is_complete(h[ti], self.seven_pairs)
-            special = self.family.special_complete(h[ti])
-            if special is not None:
-                win |= special
-            if self.family.self_draw_minimum:
-                for j in np.flatnonzero(win):
-                    win[j] = self._self_draw_score(int(idx[ti[j]])).legal
-            m[ti, A.WIN] = win
-        return m
-
-    def _ready_after_discard(self, h: np.ndarray, melded: np.ndarray, nm: np.ndarray) -> np.ndarray:
-        """bool [K, 34]: discarding t (held) leaves a ready hand (§3.6 D1)."""
-        owned = h + melded
-        return np.asarray(H.ready_after_discards(h, seven_pairs=self.seven_pairs, kinds=self.kinds, owned=owned))
+def _kong_event(s: int, t: int, kind: int, src: int | None, pos: int, transfers: list) -> dict:
+    return {
+        "type": "kong",
+        "seat": s,
+        "tile": tile_name(t),
+        "kind": KONG_KIND_NAMES[kind],
+        "from": src,
+        "position": pos,
+        "transfers": transfers,
+    }
 
 
 def _transfer_dict(tr) -> dict:

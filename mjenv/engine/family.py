@@ -30,6 +30,7 @@ class Family:
     kong_tiles = 0  # face-up kong tiles the konger chooses from (Gejiu: 2); 0 = replacements from the wall's back
     value_lock = False  # missed-win lock keeps a value M (Kawuxing) instead of a plain flag
     self_draw_minimum = False  # a self-draw must also reach a minimum value (Yangzhou), not just a winning shape
+    pays_kong_money = False  # kong_money can return transfers (the compiled core then asks for them)
 
     def __init__(self, engine):
         self.engine = engine
@@ -76,6 +77,7 @@ class KawuxingFamily(Family):
     seven_pairs = True
     liang = True
     value_lock = True
+    pays_kong_money = True
 
     @property
     def rob_added_kong(self) -> bool:  # type: ignore[override]
@@ -185,6 +187,7 @@ class DiedaohuFamily(Family):
     """
 
     scorer = D
+    pays_kong_money = True
 
     def _lock(self, b: int, s: int) -> D.LouhuLock:
         st = self.engine.state
@@ -240,6 +243,7 @@ class YangzhouFamily(DiedaohuFamily):
 
     scorer = Y
     self_draw_minimum = True
+    pays_kong_money = False
 
     @property
     def chi(self) -> bool:  # type: ignore[override]

@@ -3,6 +3,14 @@
 Struct of arrays with a leading batch axis ``B`` (tables) and a seat axis ``n``.  Everything the
 rules need lives here; derived conveniences (``melded``) are kept in step with the primary
 arrays and checked by :func:`mjenv.engine.validate.validate`.
+
+The engine keeps the arrays *packed*: every int8/bool field of a table lies in one row of an int8
+buffer ``[B, ROW8]``, every int16 field in one row of an int16 buffer ``[B, ROW16]`` and the money in a
+float64 ``[B, 4]``, at the fixed column offsets ``O8_*`` / ``O16_*`` below (room for 4 seats and the
+largest wall whatever the variant).  :func:`allocate_packed` returns the three buffers and a
+:class:`State` whose fields are numpy *views* into them, so Python code reads and writes the usual
+named arrays while the compiled kernels (:mod:`mjenv.engine.kernels`) receive just three arrays — a
+compiled call pays per argument, and 36 arrays would cost ~6 µs a call.
 """
 
 from __future__ import annotations
@@ -76,6 +84,117 @@ class State:
     def take(self, idx) -> "State":
         """The sub-batch of tables ``idx`` as a new State."""
         return State(**{f.name: getattr(self, f.name)[idx].copy() for f in fields(self)})
+
+
+MAX_SEATS = 4
+MAX_WALL = 136
+
+# (name, buffer, per-table shape with "n" for the seat axis and "W" for the wall, fill value)
+_PACKED_FIELDS = (
+    ("hand", 8, ("n", 34), 0),
+    ("melded", 8, ("n", 34), 0),
+    ("meld_kind", 8, ("n", MAX_MELDS), 0),
+    ("meld_tile", 8, ("n", MAX_MELDS), -1),
+    ("meld_src", 8, ("n", MAX_MELDS), -1),
+    ("n_melds", 8, ("n",), 0),
+    ("river", 8, ("n", MAX_RIVER), -1),
+    ("wall", 8, ("W",), 0),
+    ("dealer", 8, (), 0),
+    ("cur", 8, (), 0),
+    ("actor", 8, (), 0),
+    ("phase", 8, (), DONE),
+    ("drawn", 8, (), -1),
+    ("turns", 8, ("n",), 0),
+    ("revealed", 8, ("n",), 0),
+    ("reveal_seq", 8, ("n",), -1),
+    ("hidden", 8, ("n", 34), 0),
+    ("after_kong", 8, (), 0),
+    ("claim_kong_pos", 8, (), 0),
+    ("kong_count", 8, ("n",), 0),
+    ("dadiaoche", 8, ("n",), -1),
+    ("claim_tile", 8, (), -1),
+    ("claim_from", 8, (), -1),
+    ("claim_opts", 8, ("n",), 0),
+    ("claim_reply", 8, ("n",), -1),
+    ("kong_tiles", 8, (2,), -1),
+    ("rob_replacement", 8, (), 0),
+    ("river_time", 16, ("n", MAX_RIVER), 0),
+    ("river_len", 16, ("n",), 0),
+    ("front", 16, (), 0),
+    ("back", 16, (), 0),
+    ("lock", 16, ("n",), 0),
+    ("claim_value", 16, ("n",), 0),
+    ("n_discards", 16, (), 0),
+    ("money", 64, ("n",), 0.0),
+)
+_BOOL_FIELDS = ("revealed", "hidden", "rob_replacement")
+
+
+def _layout():
+    """Column offset of every packed field (seats and wall at their maximum) and the row widths."""
+    offsets, width = {}, {8: 0, 16: 0, 64: 0}
+    for name, buf, shape, _ in _PACKED_FIELDS:
+        size = 1
+        for d in shape:
+            size *= {"n": MAX_SEATS, "W": MAX_WALL}.get(d, d)
+        offsets[name] = width[buf]
+        width[buf] += size
+    return offsets, width
+
+
+OFFSETS, _WIDTH = _layout()
+ROW8, ROW16 = _WIDTH[8], _WIDTH[16]
+# Offsets as plain module constants: the compiled kernels fold them into their code.
+O8_HAND, O8_MELDED, O8_MELD_KIND, O8_MELD_TILE, O8_MELD_SRC = (OFFSETS[k] for k in ("hand", "melded", "meld_kind", "meld_tile", "meld_src"))
+O8_N_MELDS, O8_RIVER, O8_WALL, O8_DEALER, O8_CUR = (OFFSETS[k] for k in ("n_melds", "river", "wall", "dealer", "cur"))
+O8_ACTOR, O8_PHASE, O8_DRAWN, O8_TURNS, O8_REVEALED = (OFFSETS[k] for k in ("actor", "phase", "drawn", "turns", "revealed"))
+O8_REVEAL_SEQ, O8_HIDDEN, O8_AFTER_KONG, O8_CLAIM_KONG_POS = (OFFSETS[k] for k in ("reveal_seq", "hidden", "after_kong", "claim_kong_pos"))
+O8_KONG_COUNT, O8_DADIAOCHE, O8_CLAIM_TILE, O8_CLAIM_FROM = (OFFSETS[k] for k in ("kong_count", "dadiaoche", "claim_tile", "claim_from"))
+O8_CLAIM_OPTS, O8_CLAIM_REPLY, O8_KONG_TILES, O8_ROB_REPLACEMENT = (OFFSETS[k] for k in ("claim_opts", "claim_reply", "kong_tiles", "rob_replacement"))
+O16_RIVER_TIME, O16_RIVER_LEN, O16_FRONT, O16_BACK = (OFFSETS[k] for k in ("river_time", "river_len", "front", "back"))
+O16_LOCK, O16_CLAIM_VALUE, O16_N_DISCARDS = (OFFSETS[k] for k in ("lock", "claim_value", "n_discards"))
+
+
+def fresh_rows(n: int, wall_size: int) -> tuple[np.ndarray, np.ndarray]:
+    """One table's packed int8 and int16 rows in the state of :func:`allocate` (used to clear tables)."""
+    row8 = np.zeros(ROW8, np.int8)
+    row16 = np.zeros(ROW16, np.int16)
+    for name, buf, shape, fill in _PACKED_FIELDS:
+        if buf == 64 or fill == 0:
+            continue
+        size = 1
+        for d in shape:
+            size *= {"n": MAX_SEATS, "W": MAX_WALL}.get(d, d)
+        (row8 if buf == 8 else row16)[OFFSETS[name] : OFFSETS[name] + size] = fill
+    return row8, row16
+
+
+def allocate_packed(batch: int, n: int, wall_size: int) -> tuple[State, np.ndarray, np.ndarray, np.ndarray]:
+    """Packed buffers ``(state, buf8, buf16, money)`` for ``batch`` tables; ``state``'s fields are views.
+
+    The state equals :func:`allocate`'s (same shapes, dtypes and initial values).
+    """
+    if not 1 <= n <= MAX_SEATS or not 0 < wall_size <= MAX_WALL:
+        raise ValueError(f"packed state holds 1..{MAX_SEATS} seats and walls up to {MAX_WALL} tiles")
+    B = batch
+    row8, row16 = fresh_rows(n, wall_size)
+    buf8 = np.tile(row8, (B, 1))
+    buf16 = np.tile(row16, (B, 1))
+    money = np.zeros((B, MAX_SEATS), np.float64)
+    views = {}
+    for name, buf, shape, _ in _PACKED_FIELDS:
+        dims = tuple({"n": n, "W": wall_size}.get(d, d) for d in shape)
+        size = int(np.prod(dims)) if dims else 1
+        if buf == 64:
+            views[name] = money[:, :n]
+            continue
+        src = buf8 if buf == 8 else buf16
+        off = OFFSETS[name]
+        v = src[:, off] if not dims else src[:, off : off + size].reshape((B,) + dims)
+        if name in _BOOL_FIELDS:
+            v = v.view(bool)
+        views[name] = v
+    return State(**views), buf8, buf16, money
 
 
 def allocate(batch: int, n: int, wall_size: int) -> State:

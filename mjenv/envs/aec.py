@@ -223,7 +223,7 @@ class raw_env(AECEnv):
         seat = self.agent_name_mapping[agent]
         act = int(action)
         self._cumulative_rewards[agent] = 0.0
-        at = len(self.engine.events[0])
+        at = self.engine.event_count(0)
         self.engine.step(np.array([act]))
         self._decisions.append({"at": at, "seat": seat, "action": act})
         self._settle_step()

@@ -1,0 +1,842 @@
+"""The compiled game core: one table's state machine as numba functions over the packed state.
+
+This module owns the common rules of docs/rules/common.md §1.7–§1.9 as they run in the engine: the
+deal, draws, discards, 亮倒 discards, claim windows (who may win, pong, kong or chi a discard or rob
+an added kong, asked in turn order, then resolved by priority), pongs, chis, the three kongs with
+their chain positions and the revealed-kong test, Gejiu's face-up kong tiles, the legal-action masks
+and the automatic moves (a state with a single legal action is played at once).  Every function
+works on ONE table ``b`` of the packed buffers of :func:`mjenv.engine.state.allocate_packed`; the
+entry points ``*_tables`` loop over a list of tables, so a batch of 4096 tables and the AEC env's
+single table run the same code.
+
+What needs the pure scoring library (:mod:`mjenv.rules.scoring`) is not compiled: the kernel stops
+that table with a *pending* code in ``pend[b, 0]`` (and its arguments in ``pend[b, 1:]``), the
+engine (:mod:`mjenv.engine.core`) does that piece in Python through the family adapter and calls
+:func:`resume_tables`, which carries on exactly where the table stopped.  Pendings:
+
+========================  ===================================================================
+``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
+``P_REVEAL``              face-down triplets of a 亮倒 (``liang_hide_triplets: on``)
+``P_KONG``                kong money of a completed kong (families that pay kong money)
+``P_MASK_SCORE``          a self-draw's minimum value (Yangzhou) for the win mask
+``P_SELF_DRAW``           settle a self-drawn win (ends the hand)
+``P_CLAIM_WIN``           settle a won discard or rob (ends the hand)
+``P_EXHAUSTED``           settle a drawn hand (ends the hand)
+========================  ===================================================================
+
+Events are written as int16 records ``ev[b, k] = (type, a, b, c, d)`` (``EV_*``); the engine turns
+them into the documented dicts only when they are read.
+
+The order of every state change equals the numpy engine this replaced (kept as the test oracle in
+tests/reference_engine.py; tests/differential.py compares the two step by step).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from mjenv.engine import handk
+from mjenv.engine.state import (
+    ADDED_KONG,
+    CHI_MELD,
+    CLAIM,
+    CLAIMED,
+    CONCEALED_KONG,
+    DIRECT_KONG,
+    DONE,
+    MAX_MELDS,
+    MAX_RIVER,
+    O8_ACTOR,
+    O8_AFTER_KONG,
+    O8_CLAIM_FROM,
+    O8_CLAIM_KONG_POS,
+    O8_CLAIM_OPTS,
+    O8_CLAIM_REPLY,
+    O8_CLAIM_TILE,
+    O8_CUR,
+    O8_DADIAOCHE,
+    O8_DEALER,
+    O8_DRAWN,
+    O8_HAND,
+    O8_HIDDEN,
+    O8_KONG_COUNT,
+    O8_KONG_TILES,
+    O8_MELD_KIND,
+    O8_MELD_SRC,
+    O8_MELD_TILE,
+    O8_MELDED,
+    O8_N_MELDS,
+    O8_PHASE,
+    O8_REVEAL_SEQ,
+    O8_REVEALED,
+    O8_RIVER,
+    O8_ROB_REPLACEMENT,
+    O8_TURNS,
+    O8_WALL,
+    O16_BACK,
+    O16_CLAIM_VALUE,
+    O16_FRONT,
+    O16_LOCK,
+    O16_N_DISCARDS,
+    O16_RIVER_LEN,
+    O16_RIVER_TIME,
+    PICK,
+    PONG_MELD,
+    ROB,
+    TURN,
+)
+
+# Action ids (mjenv.encoding.actions; repeated as plain ints so that they compile as constants).
+A_LIANG, A_KONG_SELF, A_PONG, A_KONG_CLAIM = 34, 68, 102, 103
+A_CHI_LOW, A_CHI_HIGH, A_WIN, A_PASS, A_KONGTILE_0, A_KONGTILE_1 = 104, 106, 107, 108, 109, 110
+N_ACTIONS = 111
+
+# Pending codes (see the module docstring).
+P_NONE, P_WINDOW, P_REVEAL, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED = range(8)
+PEND_WIDTH = 6
+
+# Event record types.
+EV_DEAL, EV_DRAW, EV_DISCARD, EV_REPLY, EV_PONG, EV_CHI, EV_ADD_KONG, EV_KONG, EV_PICK, EV_REVEAL, EV_PY, EV_COUNTS = range(1, 13)
+# EV_REVEAL is followed by two EV_COUNTS records holding the shown hand, 6 counts per field in base 5.
+EV_WIDTH = 5
+EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each, kongs, the end
+
+# The configuration vector (one int64 per entry), built by the engine from the family and the options.
+(
+    C_N,
+    C_WALL,
+    C_SEVEN_PAIRS,
+    C_LIANG,
+    C_CHI,
+    C_ROB_ADDED,
+    C_ROB_REPLACEMENT,
+    C_KONG_TILES,
+    C_SELF_DRAW_MINIMUM,
+    C_LIANG_KONG,
+    C_ANGANG_IMMEDIATE,
+    C_KONG_LINK,
+    C_PY_REVEAL,
+    C_PY_KONG_MONEY,
+    C_RECORD,
+    C_KINDS_BITS,
+    C_SPECIAL,
+) = range(17)
+N_CONFIG = 17
+LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
+LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
+
+_jit = numba.njit(cache=True)
+
+
+# ----------------------------------------------------------------------------------------- events
+@_jit
+def _event(ev, evn, cfg, b, kind, a0, a1, a2, a3):
+    if cfg[C_RECORD] == 0:
+        return
+    k = evn[b]
+    if k < ev.shape[1]:
+        ev[b, k, 0] = kind
+        ev[b, k, 1] = a0
+        ev[b, k, 2] = a1
+        ev[b, k, 3] = a2
+        ev[b, k, 4] = a3
+    evn[b] = k + 1
+
+
+@_jit
+def _counts_events(ev, evn, cfg, b, h):
+    """Two EV_COUNTS records holding the 34 counts ``h`` (6 per field, base 5)."""
+    packed = np.zeros(8, np.int64)
+    for x in range(33, -1, -1):
+        packed[x // 6] = packed[x // 6] * 5 + h[x]
+    _event(ev, evn, cfg, b, EV_COUNTS, packed[0], packed[1], packed[2], packed[3])
+    _event(ev, evn, cfg, b, EV_COUNTS, packed[4], packed[5], packed[6], packed[7])
+
+
+# ----------------------------------------------------------------------------------------- deal
+@_jit
+def deal_tables(b8, b16, money, fresh8, fresh16, idx, walls, dealers, cfg, ev, evn, mask):
+    """Clear tables ``idx`` and deal wall ``walls[j]`` with dealer ``dealers[j]`` (docs/rules/common.md §1.6)."""
+    n = cfg[C_N]
+    W = cfg[C_WALL]
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        r8 = b8[b]
+        r16 = b16[b]
+        r8[:] = fresh8
+        r16[:] = fresh16
+        money[b, :] = 0.0
+        for i in range(W):
+            r8[O8_WALL + i] = walls[j, i]
+        d = dealers[j]
+        for k in range(n):
+            seat = (d + k) % n
+            for i in range(13):
+                t = walls[j, 13 * k + i]
+                r8[O8_HAND + 34 * seat + t] += 1
+        fourteenth = walls[j, 13 * n]
+        r8[O8_HAND + 34 * d + fourteenth] += 1
+        r16[O16_FRONT] = 13 * n + 1
+        r16[O16_BACK] = W
+        if cfg[C_KONG_TILES] > 0:
+            # Gejiu §6.3: the last two wall tiles are turned face up as kong tiles right after the deal.
+            r8[O8_KONG_TILES] = walls[j, W - 1]
+            r8[O8_KONG_TILES + 1] = walls[j, W - 2]
+            r16[O16_BACK] = W - 2
+        r8[O8_DEALER] = d
+        r8[O8_CUR] = d
+        r8[O8_ACTOR] = d
+        r8[O8_PHASE] = TURN
+        r8[O8_DRAWN] = fourteenth
+        mask[b, :] = False
+        evn[b] = 0
+        _event(ev, evn, cfg, b, EV_DEAL, d, 0, 0, 0)
+
+
+@_jit
+def _splitmix(x):
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x, z ^ (z >> np.uint64(31))
+
+
+@_jit
+def seeded_walls(seed, table_ids, tiles, out):
+    """Write into ``out[j]`` the wall of table id ``table_ids[j]`` under ``seed``: a Fisher–Yates shuffle of
+    ``tiles`` (ascending tile ids) driven by SplitMix64 seeded with ``mix(mix(seed) ^ table_id)``.
+
+    ``seed`` and the ids are taken modulo 2**64.  See :func:`mjenv.engine.core.seeded_wall` for the
+    same function in plain Python.
+    """
+    W = tiles.shape[0]
+    for j in range(table_ids.shape[0]):
+        _, s0 = _splitmix(np.uint64(seed))
+        state, _ = _splitmix(s0 ^ np.uint64(table_ids[j]))
+        row = out[j]
+        for i in range(W):
+            row[i] = tiles[i]
+        for i in range(W - 1, 0, -1):
+            state, r = _splitmix(state)
+            k = np.int64(r % np.uint64(i + 1))
+            t = row[i]
+            row[i] = row[k]
+            row[k] = t
+
+
+# ----------------------------------------------------------------------------------------- helpers
+@_jit
+def _hand(r8, s):
+    return r8[O8_HAND + 34 * s : O8_HAND + 34 * s + 34]
+
+
+@_jit
+def _wait_bits(h, owned, cfg, tabs):
+    """hand.wait_mask(h, seven_pairs, kinds, owned) as bits."""
+    return handk.wait_bits(h, cfg[C_SEVEN_PAIRS] != 0, tabs) & cfg[C_KINDS_BITS] & handk.owned_bits(owned)
+
+
+@_jit
+def _revealed_kong_ok(r8, cfg, tabs, scr, s, t, kind):
+    """§3.6 D3 ``liang_kong`` test for a revealed player's kong of ``t`` (``kind``: a *_KONG code)."""
+    rule = cfg[C_LIANG_KONG]
+    if rule == LIANG_KONG_NONE:
+        return False
+    h = _hand(r8, s)
+    owned = scr[0]
+    owned_after = scr[1]
+    after = scr[2]
+    for x in range(34):
+        owned[x] = h[x] + r8[O8_MELDED + 34 * s + x]
+        owned_after[x] = owned[x]
+        after[x] = h[x]
+    owned_after[t] = 4  # after the kong all four copies are the player's
+    after[t] -= 3 if kind == DIRECT_KONG else (4 if kind == CONCEALED_KONG else 1)
+    w_after = _wait_bits(after, owned_after, cfg, tabs)
+    if rule == LIANG_KONG_KEEP_READY:
+        return w_after != 0
+    before = scr[3]
+    for x in range(34):
+        before[x] = h[x]
+    if kind != DIRECT_KONG:
+        drawn = r8[O8_DRAWN]
+        before[drawn] -= 1  # the wait set the player revealed, before this turn's draw
+        owned[drawn] -= 1
+    w_before = _wait_bits(before, owned, cfg, tabs)
+    return w_after != 0 and w_before == w_after
+
+
+@_jit
+def _complete_with(r8, cfg, tabs, s, t):
+    """Seat ``s``'s concealed hand plus tile ``t`` is a winning shape (incl. special shapes)."""
+    h = _hand(r8, s)
+    h[t] += 1
+    comp = handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
+    if not comp and cfg[C_SPECIAL] != 0:
+        comp = handk.lanpai(h)
+    h[t] -= 1
+    return comp
+
+
+# ----------------------------------------------------------------------------------------- draws and discards
+@_jit
+def _draw(E, b, seat):
+    """Normal draw for ``seat``; an empty wall ends the hand as a drawn hand (pending)."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r16 = b16[b]
+    if r16[O16_FRONT] >= r16[O16_BACK]:
+        return P_EXHAUSTED
+    t = r8[O8_WALL + r16[O16_FRONT]]
+    r16[O16_FRONT] += 1
+    r8[O8_CLAIM_TILE] = -1
+    r8[O8_CLAIM_FROM] = -1
+    r8[O8_HAND + 34 * seat + t] += 1
+    r8[O8_DRAWN] = t
+    r16[O16_LOCK + seat] = 0
+    r8[O8_DADIAOCHE + seat] = -1
+    r8[O8_CUR] = seat
+    r8[O8_ACTOR] = seat
+    r8[O8_PHASE] = TURN
+    r8[O8_AFTER_KONG] = 0
+    _event(ev, evn, cfg, b, EV_DRAW, seat, t, 0, 0)
+    return P_NONE
+
+
+@_jit
+def _discard(E, b, t, liang):
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r16 = b16[b]
+    s = r8[O8_CUR]
+    h = _hand(r8, s)
+    h[t] -= 1
+    pos = r16[O16_RIVER_LEN + s]
+    r8[O8_RIVER + MAX_RIVER * s + pos] = t
+    r16[O16_RIVER_TIME + MAX_RIVER * s + pos] = r16[O16_N_DISCARDS]
+    r16[O16_RIVER_LEN + s] += 1
+    r16[O16_N_DISCARDS] += 1
+    r8[O8_CLAIM_KONG_POS] = r8[O8_AFTER_KONG]
+    r8[O8_AFTER_KONG] = 0
+    r8[O8_DRAWN] = -1
+    r8[O8_TURNS + s] += 1
+    # 大吊车 (Yangzhou family §7.6): a locked player left holding only the tile it just discarded may win on it.
+    single = False
+    if r16[O16_LOCK + s] > 0 and h[t] == 1:
+        total = 0
+        for x in range(34):
+            total += h[x]
+        single = total == 1
+    r8[O8_DADIAOCHE + s] = t if single else -1
+    _event(ev, evn, cfg, b, EV_DISCARD, s, t, 1 if liang else 0, 0)
+    if liang:
+        nrev = 0
+        for x in range(cfg[C_N]):
+            nrev += r8[O8_REVEALED + x]
+        r8[O8_REVEAL_SEQ + s] = nrev
+        r8[O8_REVEALED + s] = 1
+        if cfg[C_PY_REVEAL] != 0:
+            pend[b, 1] = s
+            pend[b, 2] = t
+            return P_REVEAL
+        for x in range(34):
+            r8[O8_HIDDEN + 34 * s + x] = 0
+        _event(ev, evn, cfg, b, EV_REVEAL, s, 0, 0, 0)
+        _counts_events(ev, evn, cfg, b, h)
+    return _open_window(E, b, t, s, False)
+
+
+# ----------------------------------------------------------------------------------------- claim windows
+@_jit
+def _open_window(E, b, t, frm, rob):
+    """Find who may claim ``t`` discarded (or added-konged) by ``frm``; scoring of complete hands is pending."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[C_N]
+    r8[O8_CLAIM_TILE] = t
+    r8[O8_CLAIM_FROM] = frm
+    for s in range(n):
+        r8[O8_CLAIM_REPLY + s] = -1
+        r8[O8_CLAIM_OPTS + s] = 0
+        r16[O16_CLAIM_VALUE + s] = 0
+    can = r16[O16_BACK] > r16[O16_FRONT]
+    to_score = 0
+    for k in range(1, n):
+        s = (frm + k) % n
+        h = _hand(r8, s)
+        cnt = h[t]
+        if _complete_with(r8, cfg, tabs, s, t):
+            to_score |= 1 << s
+        opts = 0
+        if not rob and can:
+            rev = r8[O8_REVEALED + s] != 0
+            if cnt >= 2 and not rev:
+                opts |= 2
+            if cnt == 3 and (not rev or _revealed_kong_ok(r8, cfg, tabs, scr, s, t, DIRECT_KONG)):
+                opts |= 4
+            if k == 1 and cfg[C_CHI] != 0 and t < 27:
+                rank = t % 9
+                if rank <= 6 and h[t + 1] > 0 and h[t + 2] > 0:
+                    opts |= 8
+                if 1 <= rank <= 7 and h[t - 1] > 0 and h[t + 1] > 0:
+                    opts |= 16
+                if rank >= 2 and h[t - 2] > 0 and h[t - 1] > 0:
+                    opts |= 32
+        r8[O8_CLAIM_OPTS + s] = opts
+    r8[O8_PHASE] = ROB if rob else CLAIM
+    if to_score:
+        pend[b, 1] = to_score
+        pend[b, 2] = 1 if rob else 0
+        return P_WINDOW
+    return _next_claimant(E, b)
+
+
+@_jit
+def _next_claimant(E, b):
+    """Point the window at its next unanswered eligible seat in turn order; resolve a finished window."""
+    r8 = E[0][b]
+    n = E[7][C_N]
+    frm = r8[O8_CLAIM_FROM]
+    for k in range(1, n):
+        s = (frm + k) % n
+        if r8[O8_CLAIM_OPTS + s] > 0 and r8[O8_CLAIM_REPLY + s] < 0:
+            r8[O8_ACTOR] = s
+            return P_NONE
+    return _resolve(E, b)
+
+
+@_jit
+def _reply(E, b, a):
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r16 = b16[b]
+    s = r8[O8_ACTOR]
+    r8[O8_CLAIM_REPLY + s] = a
+    if (r8[O8_CLAIM_OPTS + s] & 1) and a != A_WIN:
+        v = max(r16[O16_CLAIM_VALUE + s], 1)
+        if v > r16[O16_LOCK + s]:
+            r16[O16_LOCK + s] = v
+    _event(ev, evn, cfg, b, EV_REPLY, s, a, 0, 0)
+    return _next_claimant(E, b)
+
+
+@_jit
+def _resolve(E, b):
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    n = cfg[C_N]
+    frm = r8[O8_CLAIM_FROM]
+    wins = False
+    claims = False
+    for s in range(n):
+        a = r8[O8_CLAIM_REPLY + s]
+        if a == A_WIN:
+            wins = True
+        elif a == A_PONG or a == A_KONG_CLAIM or (A_CHI_LOW <= a <= A_CHI_HIGH):
+            claims = True
+    if wins:
+        return P_CLAIM_WIN
+    if not claims:
+        for s in range(n):
+            r8[O8_CLAIM_OPTS + s] = 0
+        if r8[O8_PHASE] == CLAIM:
+            return _draw(E, b, (frm + 1) % n)
+        if r8[O8_ROB_REPLACEMENT] != 0:  # nobody took the replacement tile: the konger plays on
+            r8[O8_ROB_REPLACEMENT] = 0
+            r8[O8_PHASE] = TURN
+            r8[O8_ACTOR] = r8[O8_CUR]
+            r8[O8_CLAIM_TILE] = -1
+            return P_NONE
+        return _complete_kong(E, b, r8[O8_CUR], r8[O8_CLAIM_TILE], ADDED_KONG, -1)
+    for k in range(1, n):
+        s = (frm + k) % n
+        a = r8[O8_CLAIM_REPLY + s]
+        if a == A_PONG:
+            return _claim_meld(E, b, s, PONG_MELD, r8[O8_CLAIM_TILE])
+        if a == A_KONG_CLAIM:
+            return _direct_kong(E, b, s)
+    # chi has the lowest priority (§1.8) and only the next player may chi
+    s = (frm + 1) % n
+    return _claim_meld(E, b, s, CHI_MELD, r8[O8_CLAIM_TILE] - (r8[O8_CLAIM_REPLY + s] - A_CHI_LOW))
+
+
+@_jit
+def _take_discard(r8, r16):
+    """Remove the tile under claim from its discarder's river (it is always the last one)."""
+    frm = r8[O8_CLAIM_FROM]
+    r16[O16_RIVER_LEN + frm] -= 1
+    r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
+    return r8[O8_CLAIM_TILE]
+
+
+@_jit
+def _add_meld(r8, s, kind, t, src):
+    j = r8[O8_N_MELDS + s]
+    r8[O8_MELD_KIND + MAX_MELDS * s + j] = kind
+    r8[O8_MELD_TILE + MAX_MELDS * s + j] = t
+    r8[O8_MELD_SRC + MAX_MELDS * s + j] = src
+    r8[O8_N_MELDS + s] = j + 1
+    if kind == CHI_MELD:
+        for x in range(t, t + 3):
+            r8[O8_MELDED + 34 * s + x] += 1
+    else:
+        r8[O8_MELDED + 34 * s + t] += 4 if kind >= DIRECT_KONG else 3
+
+
+@_jit
+def _claim_meld(E, b, s, kind, low):
+    """Seat ``s`` pongs or chis the tile under claim (meld starting at ``low``) and must discard next."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    t = _take_discard(r8, b16[b])
+    frm = r8[O8_CLAIM_FROM]
+    h = _hand(r8, s)
+    if kind == PONG_MELD:
+        h[t] -= 2
+    else:
+        for x in range(low, low + 3):
+            if x != t:
+                h[x] -= 1
+    _add_meld(r8, s, kind, low, frm)
+    for x in range(cfg[C_N]):
+        r8[O8_CLAIM_OPTS + x] = 0
+    r8[O8_CLAIM_TILE] = -1
+    r8[O8_CLAIM_FROM] = -1
+    r8[O8_CUR] = s
+    r8[O8_ACTOR] = s
+    r8[O8_PHASE] = CLAIMED
+    r8[O8_DRAWN] = -1
+    r8[O8_AFTER_KONG] = 0
+    if kind == PONG_MELD:
+        _event(ev, evn, cfg, b, EV_PONG, s, t, frm, 0)
+    else:
+        _event(ev, evn, cfg, b, EV_CHI, s, t, frm, low)
+    return P_NONE
+
+
+@_jit
+def _direct_kong(E, b, s):
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    t = _take_discard(r8, b16[b])
+    frm = r8[O8_CLAIM_FROM]
+    r8[O8_HAND + 34 * s + t] -= 3
+    r8[O8_HIDDEN + 34 * s + t] = 0  # a face-down triplet konged is shown as the kong
+    _add_meld(r8, s, DIRECT_KONG, t, frm)
+    for x in range(cfg[C_N]):
+        r8[O8_CLAIM_OPTS + x] = 0
+    return _finish_kong(E, b, s, t, DIRECT_KONG, frm)
+
+
+# ----------------------------------------------------------------------------------------- kongs
+@_jit
+def _kong_position(r8, cfg, s, direct):
+    """Chain position of a kong now made by ``s`` (docs/rules/kawuxing.md §3.5 linking)."""
+    link = cfg[C_KONG_LINK]
+    if link == LINK_PER_HAND:
+        return r8[O8_KONG_COUNT + s] + 1
+    if not direct and r8[O8_AFTER_KONG] > 0 and r8[O8_CUR] == s:
+        return r8[O8_AFTER_KONG] + 1
+    if direct and link == LINK_CHAIN and r8[O8_CLAIM_KONG_POS] > 0:
+        return r8[O8_CLAIM_KONG_POS] + 1
+    return 1
+
+
+@_jit
+def _self_kong(E, b, t):
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    s = r8[O8_CUR]
+    if r8[O8_HAND + 34 * s + t] == 4:
+        r8[O8_HAND + 34 * s + t] = 0
+        _add_meld(r8, s, CONCEALED_KONG, t, -1)
+        r8[O8_HIDDEN + 34 * s + t] = 0
+        return _finish_kong(E, b, s, t, CONCEALED_KONG, -1)
+    # Added kong: the rob window opens before the kong is laid down (§3.5).
+    _event(ev, evn, cfg, b, EV_ADD_KONG, s, t, 0, 0)
+    if cfg[C_ROB_ADDED] != 0:
+        return _open_window(E, b, t, s, True)
+    return _complete_kong(E, b, s, t, ADDED_KONG, -1)
+
+
+@_jit
+def _complete_kong(E, b, s, t, kind, src):
+    """Lay down an added kong whose rob window closed without a rob."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r8[O8_HAND + 34 * s + t] -= 1
+    for j in range(MAX_MELDS):
+        if r8[O8_MELD_KIND + MAX_MELDS * s + j] == PONG_MELD and r8[O8_MELD_TILE + MAX_MELDS * s + j] == t:
+            r8[O8_MELD_KIND + MAX_MELDS * s + j] = ADDED_KONG
+            break
+    r8[O8_MELDED + 34 * s + t] += 1
+    for x in range(cfg[C_N]):
+        r8[O8_CLAIM_OPTS + x] = 0
+    r8[O8_CLAIM_TILE] = -1
+    return _finish_kong(E, b, s, t, kind, src)
+
+
+@_jit
+def _finish_kong(E, b, s, t, kind, discarder):
+    """Kong money at its chain position (pending where the family pays any), then :func:`_kong_tail`."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    pos = _kong_position(r8, cfg, s, kind == DIRECT_KONG)
+    if cfg[C_PY_KONG_MONEY] != 0:
+        pend[b, 1] = s
+        pend[b, 2] = t
+        pend[b, 3] = kind
+        pend[b, 4] = discarder
+        pend[b, 5] = pos
+        return P_KONG
+    _event(ev, evn, cfg, b, EV_KONG, s, t, kind * 8 + (discarder + 1), pos)
+    return _kong_tail(E, b, s, pos)
+
+
+@_jit
+def _kong_tail(E, b, s, pos):
+    """After the kong money: the replacement draw from the back of the wall (or Gejiu's kong-tile pick)."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r16 = b16[b]
+    r8[O8_KONG_COUNT + s] += 1
+    r8[O8_CUR] = s
+    r8[O8_ACTOR] = s
+    r8[O8_AFTER_KONG] = pos
+    r8[O8_CLAIM_TILE] = -1
+    if cfg[C_KONG_TILES] > 0:
+        r8[O8_PHASE] = PICK
+        return P_NONE
+    back = r16[O16_BACK] - 1
+    r16[O16_BACK] = back
+    _replacement(E, b, s, r8[O8_WALL + back])
+    return P_NONE
+
+
+@_jit
+def _replacement(E, b, s, tile):
+    """Seat ``s`` takes its kong replacement ``tile`` and is in AFTER_DRAW with the after-kong flag."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r8[O8_HAND + 34 * s + tile] += 1
+    r8[O8_DRAWN] = tile
+    b16[b, O16_LOCK + s] = 0
+    r8[O8_DADIAOCHE + s] = -1
+    r8[O8_PHASE] = TURN
+    _event(ev, evn, cfg, b, EV_DRAW, s, tile, 1, 0)
+
+
+@_jit
+def _pick(E, b, slot):
+    """Gejiu §6.3: the konger takes face-up kong tile ``slot``; the last face-down tile is turned up."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r16 = b16[b]
+    s = r8[O8_CUR]
+    tile = r8[O8_KONG_TILES + slot]
+    if r16[O16_BACK] > r16[O16_FRONT]:
+        r16[O16_BACK] -= 1
+        r8[O8_KONG_TILES + slot] = r8[O8_WALL + r16[O16_BACK]]
+    else:
+        r8[O8_KONG_TILES + slot] = -1
+    _event(ev, evn, cfg, b, EV_PICK, s, slot, tile, 0)
+    _replacement(E, b, s, tile)
+    if cfg[C_ROB_REPLACEMENT] != 0:
+        r8[O8_ROB_REPLACEMENT] = 1
+        return _open_window(E, b, tile, s, True)
+    return P_NONE
+
+
+# ----------------------------------------------------------------------------------------- actions and masks
+@_jit
+def _apply(E, b, a):
+    """Apply action ``a`` of table ``b``'s acting seat; returns a pending code or P_NONE."""
+    ph = E[0][b, O8_PHASE]
+    if ph == TURN or ph == CLAIMED:
+        if a < A_KONG_SELF:
+            return _discard(E, b, a % 34, a >= A_LIANG)
+        if a == A_WIN:
+            return P_SELF_DRAW
+        return _self_kong(E, b, a - A_KONG_SELF)
+    if ph == PICK:
+        return _pick(E, b, a - A_KONGTILE_0)
+    return _reply(E, b, a)
+
+
+@_jit
+def _own_turn_mask(E, b, m):
+    """Legal actions of the seat on turn (after a draw or a claim); P_MASK_SCORE when a win needs a value."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    r8 = b8[b]
+    r16 = b16[b]
+    s = r8[O8_CUR]
+    h = _hand(r8, s)
+    rev = r8[O8_REVEALED + s] != 0
+    turn = r8[O8_PHASE] == TURN
+    drawn = r8[O8_DRAWN]
+    if not rev:
+        for x in range(34):
+            m[x] = h[x] > 0
+        if cfg[C_LIANG] != 0:
+            owned = scr[0]
+            for x in range(34):
+                owned[x] = h[x] + r8[O8_MELDED + 34 * s + x]
+            bits = handk.discard_ready_bits(h, cfg[C_SEVEN_PAIRS] != 0, cfg[C_KINDS_BITS], handk.owned_bits(owned), tabs)
+            for x in range(34):
+                m[A_LIANG + x] = (bits >> x) & 1 != 0
+    else:
+        m[drawn] = True  # a revealed player's only possible discard is the drawn tile
+    # Kongs on one's own turn (never after a claim, never without a replacement tile).
+    if turn and r16[O16_BACK] > r16[O16_FRONT]:
+        first_turn = r8[O8_TURNS + s] == 0
+        immediate = cfg[C_ANGANG_IMMEDIATE] != 0
+        for x in range(34):
+            if h[x] == 4 and (not immediate or x == drawn or first_turn):
+                m[A_KONG_SELF + x] = (not rev) or _revealed_kong_ok(r8, cfg, tabs, scr, s, x, CONCEALED_KONG)
+        if h[drawn] >= 1 and not m[A_KONG_SELF + drawn]:
+            for j in range(r8[O8_N_MELDS + s]):
+                if r8[O8_MELD_KIND + MAX_MELDS * s + j] == PONG_MELD and r8[O8_MELD_TILE + MAX_MELDS * s + j] == drawn:
+                    m[A_KONG_SELF + drawn] = (not rev) or _revealed_kong_ok(r8, cfg, tabs, scr, s, drawn, ADDED_KONG)
+    if turn:
+        win = handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
+        if not win and cfg[C_SPECIAL] != 0:
+            win = handk.lanpai(h)
+        if win and cfg[C_SELF_DRAW_MINIMUM] != 0:
+            return P_MASK_SCORE
+        m[A_WIN] = win
+    return P_NONE
+
+
+@_jit
+def _compute_mask(E, b):
+    """Write table ``b``'s mask row; returns P_MASK_SCORE when the win bit needs the scorer, else P_NONE."""
+    b8 = E[0]
+    m = E[3][b]
+    m[:] = False
+    r8 = b8[b]
+    ph = r8[O8_PHASE]
+    if ph == TURN or ph == CLAIMED:
+        return _own_turn_mask(E, b, m)
+    if ph == PICK:
+        m[A_KONGTILE_0] = r8[O8_KONG_TILES] >= 0
+        m[A_KONGTILE_1] = r8[O8_KONG_TILES + 1] >= 0
+        return P_NONE
+    o = r8[O8_CLAIM_OPTS + r8[O8_ACTOR]]
+    m[A_WIN] = (o & 1) != 0
+    m[A_PONG] = (o & 2) != 0
+    m[A_KONG_CLAIM] = (o & 4) != 0
+    m[A_CHI_LOW] = (o & 8) != 0
+    m[A_CHI_LOW + 1] = (o & 16) != 0
+    m[A_CHI_LOW + 2] = (o & 32) != 0
+    m[A_PASS] = True
+    return P_NONE
+
+
+@_jit
+def _advance(E, b, mask_ready):
+    """Recompute the mask; auto-play while the acting seat has exactly one legal action."""
+    b8 = E[0]
+    mask = E[3]
+    while True:
+        if b8[b, O8_PHASE] == DONE:
+            mask[b, :] = False
+            return P_NONE
+        if not mask_ready:
+            status = _compute_mask(E, b)
+            if status != P_NONE:
+                return status
+        mask_ready = False
+        count = 0
+        single = -1
+        for a in range(N_ACTIONS):
+            if mask[b, a]:
+                count += 1
+                single = a
+        if count != 1:
+            return P_NONE
+        status = _apply(E, b, single)
+        if status != P_NONE:
+            return status
+
+
+@_jit
+def _resume(E, b, code):
+    """Carry on table ``b`` after the engine handled pending ``code`` in Python."""
+    pend = E[4]
+    if code == P_WINDOW:
+        status = _next_claimant(E, b)
+    elif code == P_REVEAL:
+        status = _open_window(E, b, pend[b, 2], pend[b, 1], False)
+    elif code == P_KONG:
+        status = _kong_tail(E, b, pend[b, 1], pend[b, 5])
+    elif code == P_MASK_SCORE:
+        E[3][b, A_WIN] = pend[b, 1] != 0
+        return _advance(E, b, True)
+    else:  # the hand ended in Python
+        return _advance(E, b, False)
+    if status != P_NONE:
+        return status
+    return _advance(E, b, False)
+
+
+# ----------------------------------------------------------------------------------------- entry points
+@_jit
+def step_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, acts, waiting):
+    """Apply ``acts[j]`` at table ``idx[j]`` (legal, table live), then advance it; list pending tables in
+    ``waiting`` and return their number."""
+    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr)
+    k = 0
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        status = _apply(E, b, acts[j])
+        if status == P_NONE:
+            status = _advance(E, b, False)
+        if status != P_NONE:
+            pend[b, 0] = status
+            waiting[k] = b
+            k += 1
+    return k
+
+
+@_jit
+def advance_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, waiting):
+    """Compute masks and play automatic moves at tables ``idx`` (after a deal); like :func:`step_tables`."""
+    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr)
+    k = 0
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        status = _advance(E, b, False)
+        if status != P_NONE:
+            pend[b, 0] = status
+            waiting[k] = b
+            k += 1
+    return k
+
+
+@_jit
+def resume_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, waiting):
+    """Resume tables ``idx`` whose pendings the engine handled; like :func:`step_tables`."""
+    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr)
+    k = 0
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        code = pend[b, 0]
+        pend[b, 0] = P_NONE
+        status = _resume(E, b, code)
+        if status != P_NONE:
+            pend[b, 0] = status
+            waiting[k] = b
+            k += 1
+    return k
+
+
+@_jit
+def compute_masks(b8, b16, money, out, pend, ev, evn, cfg, tabs, scr, idx, status):
+    """Write the masks of live tables ``idx`` into ``out[idx]`` without changing any state (for validators);
+    ``status[j]`` is P_MASK_SCORE where the win bit still needs the scorer."""
+    E = (b8, b16, money, out, pend, ev, evn, cfg, tabs, scr)
+    for j in range(idx.shape[0]):
+        status[j] = _compute_mask(E, idx[j])
