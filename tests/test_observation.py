@@ -296,6 +296,90 @@ def test_vectorized_encoder_equals_the_reference(variant, preset, options, seed,
     assert {"melds", "claim", "drawn"} | expect <= seen
 
 
+# Variant, preset / options: every variant, plus the option mixes that switch on the rarer blocks.
+_DIFF_CASES = [(v, None, None) for v in VARIANTS] + [
+    ("kawuxing3", "crazy", None),
+    ("kawuxing3", None, {"liang_hide_triplets": "on"}),
+    ("liuwei", None, {"bankroll": 20}),
+    ("diedaohu", None, {"bankroll": 1}),
+]
+
+
+@pytest.mark.parametrize("oracle", [False, True], ids=["v1", "oracle"])
+@pytest.mark.parametrize("variant,preset,options", _DIFF_CASES)
+def test_compiled_encoder_equals_the_numpy_encoder(variant, preset, options, oracle):
+    """The compiled encoder gives bit for bit the arrays of the numpy encoder it replaced (tests/reference_observation.py).
+
+    Random play over two hands per table (the second continuing the session, so winds, balances and
+    busted seats move), at every third step, from every seat and from random (table, seat) pairs, on
+    an 8-table engine, a one-table engine and a plain (unpacked) copy of the state.
+    """
+    from tests.reference_observation import reference_encode
+
+    B = 8
+    eng = Engine(variant, B, preset=preset, options=options, record_events=False)
+    one = Engine(variant, 1, preset=preset, options=options, record_events=False)
+    enc = O.encoder_for(eng, oracle)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for hand in range(2):
+        if hand == 0:
+            eng.reset(seed=31)
+            one.reset(seed=31)
+        else:
+            live = np.flatnonzero(~eng.session_over)
+            eng.next_hand(seed=32, tables=live)
+            eng.reset(seed=33, tables=np.flatnonzero(eng.session_over))
+            one.reset(seed=32) if one.session_over[0] else one.next_hand(seed=32)
+        step = 0
+        while not (eng.done.all() and one.done.all()):
+            if step % 3 == 0:
+                for seat in range(eng.n):
+                    seats = np.full(B, seat)
+                    np.testing.assert_array_equal(
+                        enc.encode(eng.state, seats, engine=eng), reference_encode(enc, eng.state, seats, engine=eng)
+                    )
+                    np.testing.assert_array_equal(
+                        enc.encode(one.state, [seat], engine=one), reference_encode(enc, one.state, [seat], engine=one)
+                    )
+                tables, seats = rng.integers(0, B, 5), rng.integers(0, eng.n, 5)
+                copy = eng.state.copy()
+                out = np.full((5,) + enc.shape, np.nan, np.float32)
+                got = enc.encode(copy, seats, tables, out=out)
+                assert got is out
+                np.testing.assert_array_equal(out, reference_encode(enc, eng.state, seats, tables))
+                checked += 1
+            if not eng.done.all():
+                eng.step(_biased(rng, eng.mask))
+            if not one.done.all():
+                one.step(_biased(rng, one.mask))
+            step += 1
+    assert checked > 20
+
+
+def test_encode_rejects_bad_tables_seats_and_out_and_writes_nothing():
+    eng = Engine("kawuxing3", 2)
+    eng.reset(seed=0)
+    enc = O.ObservationEncoder.for_engine(eng)
+    out = np.full((2,) + enc.shape, 7.0, np.float32)
+    with pytest.raises(ValueError, match=r"seats\[1\] = 3"):
+        enc.encode(eng.state, [0, 3], out=out)
+    with pytest.raises(ValueError, match=r"tables\[0\] = 2"):
+        enc.encode(eng.state, [0, 1], [2, 0], out=out)
+    with pytest.raises(ValueError, match=r"tables\[1\] = -1"):
+        enc.encode(eng.state, [0, 1], [0, -1], out=out)
+    assert (out == 7.0).all()
+    with pytest.raises(ValueError, match="out must be float32"):
+        enc.encode(eng.state, [0, 1], out=np.zeros((2,) + enc.shape, np.float64))
+    with pytest.raises(ValueError, match="state: 4 seats"):
+        enc.encode(Engine("kawuxing4", 1).state, [0])
+    # A strided ``out`` (every other row of a bigger buffer) is filled like a contiguous one.
+    big = np.zeros((4,) + enc.shape, np.float32)
+    enc.encode(eng.state, [0, 1], out=big[::2])
+    np.testing.assert_array_equal(big[::2], enc.encode(eng.state, [0, 1]))
+    assert not big[1::2].any()
+
+
 def test_tables_argument_encodes_any_table_and_seat_pairs():
     eng = next(s for i, s in enumerate(_random_states("kawuxing3", 5, 4)) if i == 3)
     enc = O.ObservationEncoder.for_engine(eng)

@@ -3,8 +3,9 @@
 This module owns what an agent sees: the ``mjenv-obs-v1`` encoding (only what the observing seat may
 know, docs/rules/common.md §1.12) and the ``mjenv-oracle-v1`` encoding (v1 plus every hand and the wall order, for
 perfect-information research).  Each encoder lists its blocks in order; :meth:`ObservationEncoder.encode`
-writes them into one ``float32 [K, C, 34]`` array with numpy over all K rows at once (no Python loop over
-tables) and asserts the final row count.  Column ``t`` of a tile plane is tile id ``t`` (:mod:`mjenv.tiles`);
+writes them into one ``float32 [K, C, 34]`` array — a preallocated ``out`` buffer when given — with one
+compiled loop over the K rows (:func:`_encode_rows`, numba, ``cache=True``; the same machine code for one
+table and thousands) and asserts the final row count.  Column ``t`` of a tile plane is tile id ``t`` (:mod:`mjenv.tiles`);
 "scalar" rows hold one value in every column.  Seat blocks are in **relative order**: seat block ``k``
 describes the seat ``k`` places after the observer (``0`` = the observer itself, ``1`` = its next player).
 
@@ -107,7 +108,6 @@ KONG_SCALE = 4.0
 BUST_EPS = 1e-9  # a balance at or below this is 0: busted (as the engine's Diedaohu family judges it)
 
 RECENCY_DECAY = 0.8  # per discard made at the table since
-_THERMO = np.arange(4, dtype=np.int8)[None, :, None]
 _DECAY = (RECENCY_DECAY ** np.arange(512)).astype(np.float32)  # age beyond the table is clipped
 _INF = float("inf")
 _EAST = WINDS[0]
@@ -213,6 +213,7 @@ class ObservationEncoder:
             self.slices[blk.name] = slice(r, r + blk.rows)
             r += blk.rows
         self.n_channels = r
+        self._rows_total = sum(blk.rows for blk in self.blocks)
         self.shape = (r, 34)
         self.low = np.zeros(self.shape, np.float32)
         self.high = np.zeros(self.shape, np.float32)
@@ -224,6 +225,15 @@ class ObservationEncoder:
         opt_rows = np.zeros(self.option_rows * 34, np.float32)
         opt_rows[: len(self._option_vec)] = self._option_vec
         self._static[self.slices["options"]] = opt_rows.reshape(self.option_rows, 34)
+        # What the compiled kernel needs besides the state: first rows of the blocks, sizes and scales.
+        self._starts = np.array([self.slices[b].start if b in self.slices else -1 for b in _BLOCK_IDS], np.int64)
+        cfg = np.zeros(_N_CFG, np.int64)
+        cfg[_CF_N], cfg[_CF_LIVE_WALL] = self.n, self.live_wall
+        cfg[_CF_SESSION], cfg[_CF_BANKROLL] = self.has_session, self.bankroll > 0
+        cfg[_CF_ORACLE] = "oracle_wall" in self.slices
+        self._cfg = cfg
+        self._fcfg = np.array([MONEY_SCALE * float(self.opts.base), self.bankroll or 1.0], np.float64)
+        self._no_balance = np.zeros((0, self.n), np.float64)
 
     @classmethod
     def for_engine(cls, engine) -> "ObservationEncoder":
@@ -266,134 +276,40 @@ class ObservationEncoder:
         ``seats`` and ``tables`` are int arrays of length K (one table may appear several times with
         different seats).  ``engine``: the :class:`~mjenv.engine.core.Engine` that ``state`` belongs to,
         for the round wind and the balances it keeps outside the state; without it every table is taken
-        to be in the first hand of a session.  Returns ``float32 [K, C, 34]`` (written into ``out`` when
-        given).
+        to be in the first hand of a session.  Returns ``float32 [K, C, 34]``, written into ``out`` when
+        given (a preallocated buffer: nothing else is allocated for it).
         """
-        seats = np.asarray(seats, dtype=np.int64).reshape(-1)
-        K = len(seats)
-        idx = np.arange(K) if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
-        if len(idx) != K:
-            raise ValueError(f"{len(idx)} tables for {K} seats")
+        seats = np.ascontiguousarray(seats, dtype=np.int64).reshape(-1)
+        K = seats.shape[0]
+        idx = np.arange(K, dtype=np.int64) if tables is None else np.ascontiguousarray(tables, dtype=np.int64).reshape(-1)
+        if idx.shape[0] != K:
+            raise ValueError(f"tables: {idx.shape[0]} tables for {K} seats")
+        shape = (K,) + self.shape
         if out is None:
-            out = np.empty((K,) + self.shape, np.float32)
-        elif out.shape != (K,) + self.shape or out.dtype != np.float32:
-            raise ValueError(f"out must be float32 {(K,) + self.shape}, got {out.dtype} {out.shape}")
-        out[:] = self._static
-        self._write(state, idx, seats, out)
-        self._write_session(state, idx, seats, out, engine)
-        assert out.shape[1] == self.n_channels == sum(b.rows for b in self.blocks)
+            out = np.empty(shape, np.float32)
+        elif out.shape != shape or out.dtype != np.float32:
+            raise ValueError(f"out must be float32 {shape}, got {out.dtype} {out.shape}")
+        if state.hand.shape[1] != self.n:
+            raise ValueError(f"state: {state.hand.shape[1]} seats, the encoder is for {self.n} ({self.variant})")
+        dest = out if out.flags.c_contiguous else np.empty(shape, np.float32)
+        rnd = self._round_index(state, idx, engine) if self.has_session else np.zeros(K, np.int64)
+        balance = engine.balance if engine is not None and self.bankroll > 0 else self._no_balance
+        st = state
+        bad, j = _kernel()(
+            dest, self._static, idx, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
+            st.hand, st.drawn, st.meld_kind, st.meld_tile, st.river, st.river_time, st.river_len, st.n_discards,
+            st.revealed, st.reveal_seq, st.hidden, st.phase, st.cur, st.actor, st.claim_tile, st.claim_from,
+            st.after_kong, st.claim_kong_pos, st.front, st.back, st.kong_tiles, st.dealer, st.turns, st.lock,
+            st.dadiaoche, st.money, st.wall,
+        )
+        if bad >= 0:
+            field, limit = ("tables", state.hand.shape[0]) if bad == 0 else ("seats", self.n)
+            value = idx[j] if bad == 0 else seats[j]
+            raise ValueError(f"{field}[{j}] = {value} is not in 0..{limit - 1}")
+        if dest is not out:
+            out[...] = dest
+        assert out.shape[1] == self._rows_total  # the final shape check: every block written, in order
         return out
-
-    def _write(self, st: S.State, idx: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
-        # ``out`` holds the static rows and zeros elsewhere: rare features (melds, 亮倒, claims,
-        # locks, money) are written only where they are non-zero, which keeps large batches cheap.
-        n = self.n
-        K = len(idx)
-        sl = self.slices
-        rows = np.arange(K)
-        rel = (seats[:, None] + np.arange(n)[None, :]) % n  # [K, n] absolute seat of relative seat k
-        t2 = idx[:, None]
-        phase = st.phase[idx]
-        cur = st.cur[idx].astype(np.int64)
-        turn = phase == S.TURN
-        live = phase != S.DONE
-
-        np.greater(st.hand[idx, seats][:, None, :], _THERMO, out=out[:, sl["hand"]])
-
-        drawn = st.drawn[idx].astype(np.int64)
-        has_drawn = turn & (cur == seats) & (drawn >= 0)
-        out[rows[has_drawn], sl["drawn"].start, drawn[has_drawn]] = 1.0
-
-        # Melds: one scatter over all declared melds; chi may repeat on a tile, hence add.at.
-        kind = st.meld_kind[t2, rel]  # [K, n, 4]
-        k_i, s_i, m_i = np.nonzero(kind)
-        if len(k_i):
-            r = sl["melds"].start + 5 * s_i + kind[k_i, s_i, m_i].astype(np.int64) - 1
-            np.add.at(out, (k_i, r, st.meld_tile[idx[k_i], rel[k_i, s_i], m_i].astype(np.int64)), 1.0)
-
-        self._write_discards(st, idx, rel, out)
-
-        # 亮倒: face-up tiles = hand - face-down triplets - a just-drawn tile (private until played).
-        k_i, s_i = np.nonzero(st.revealed[t2, rel])
-        if len(k_i):
-            b_i, a_i = idx[k_i], rel[k_i, s_i]
-            hidden = st.hidden[b_i, a_i]  # [R, 34]
-            shown = st.hand[b_i, a_i] - 3 * hidden.astype(np.int8)
-            holding = turn[k_i] & (drawn[k_i] >= 0) & (cur[k_i] == a_i) & (s_i != 0)
-            shown[np.flatnonzero(holding), drawn[k_i[holding]]] -= 1
-            r0 = sl["reveal"].start + 7 * s_i
-            out[k_i, r0] = 1.0
-            first = st.reveal_seq[b_i, a_i] == 0
-            out[k_i[first], r0[first] + 1] = 1.0
-            out[k_i[:, None], r0[:, None] + np.arange(2, 6)] = shown[:, None, :] > _THERMO
-            out[k_i, r0 + 6] = (hidden.sum(-1) * (3.0 / FACE_DOWN_SCALE))[:, None]
-
-        # Claim window: the tile under claim is public; who else is asked and their replies are not.
-        c0 = sl["claim"].start
-        ci = np.flatnonzero((phase == S.CLAIM) | (phase == S.ROB))
-        if len(ci):
-            out[ci, c0, st.claim_tile[idx[ci]].astype(np.int64)] = 1.0
-            out[ci, c0 + 1 + (phase[ci] == S.ROB)] = 1.0
-            out[ci, c0 + 3 + (st.claim_from[idx[ci]].astype(np.int64) - seats[ci]) % n] = 1.0
-
-        k0 = sl["kong_chain"].start
-        ak = np.flatnonzero(turn & (st.after_kong[idx] > 0))
-        out[ak, k0] = (st.after_kong[idx[ak]] / KONG_SCALE)[:, None]
-        ck = np.flatnonzero((phase == S.CLAIM) & (st.claim_kong_pos[idx] > 0))
-        out[ck, k0 + 1] = (st.claim_kong_pos[idx[ck]] / KONG_SCALE)[:, None]
-
-        w0 = sl["wall"].start
-        left = (st.back[idx] - st.front[idx]).astype(np.float32)
-        out[:, w0] = (left / self.live_wall)[:, None]
-        out[rows[(left <= 0) & live], w0 + 1] = 1.0
-
-        # Gejiu's face-up kong tiles are public (docs/rules/common.md §1.12); -1 marks an empty slot (and every other variant).
-        kt = st.kong_tiles[idx].astype(np.int64)  # [K, 2]
-        k_i, j_i = np.nonzero(kt >= 0)
-        out[k_i, sl["kong_tiles"].start + j_i, kt[k_i, j_i]] = 1.0
-
-        s0 = sl["seats"].start
-        out[rows, s0 + (st.dealer[idx].astype(np.int64) - seats) % n] = 1.0
-        out[rows, s0 + n + (cur - seats) % n] = 1.0
-        out[rows[(st.actor[idx] == seats) & live], s0 + 2 * n] = 1.0
-
-        p0 = sl["phase"].start
-        out[rows, p0 + phase.astype(np.int64)] = 1.0
-        out[rows[st.turns[idx, seats] == 0], p0 + len(S.PHASE_NAMES)] = 1.0
-
-        l0 = sl["lock"].start
-        lk = np.flatnonzero(st.lock[idx, seats] > 0)
-        out[lk, l0] = 1.0
-        out[lk, l0 + 1] = (st.lock[idx[lk], seats[lk]] / LOCK_SCALE)[:, None]
-
-        # 大吊车 is private to its player (derived from its own lock and hand), like the lock itself.
-        dd = st.dadiaoche[idx, seats].astype(np.int64)
-        has = np.flatnonzero(dd >= 0)
-        out[has, sl["dadiaoche"].start, dd[has]] = 1.0
-
-        k_i, s_i = np.nonzero(st.money[t2, rel])
-        out[k_i, sl["money"].start + s_i] = (st.money[idx[k_i], rel[k_i, s_i]] / (MONEY_SCALE * float(self.opts.base)))[
-            :, None
-        ]
-
-    def _write_session(self, st: S.State, idx: np.ndarray, seats: np.ndarray, out: np.ndarray, engine) -> None:
-        """Seat and round winds and 园子 balances: session facts the engine keeps beside the state."""
-        n = self.n
-        K = len(idx)
-        rows = np.arange(K)
-        if self.has_session:
-            w0 = self.slices["winds"].start
-            seat_wind = _EAST + (seats - st.dealer[idx].astype(np.int64)) % n
-            out[rows, w0, seat_wind] = 1.0
-            out[rows, w0 + 1, _EAST + self._round_index(st, idx, engine) % 4] = 1.0
-        if self.bankroll > 0:
-            b0 = self.slices["bankroll"].start
-            start = engine.balance[idx] if engine is not None else np.full((K, n), self.bankroll)
-            bal = start + st.money[idx]  # [K, n] absolute seats
-            rel = (seats[:, None] + np.arange(n)[None, :]) % n
-            bal = np.take_along_axis(bal, rel, axis=1)
-            out[:, b0 : b0 + n] = np.clip(bal / self.bankroll, 0.0, float(n))[:, :, None]
-            out[:, b0 + n : b0 + 2 * n] = (bal <= BUST_EPS)[:, :, None]
 
     @staticmethod
     def _round_index(st: S.State, idx: np.ndarray, engine) -> np.ndarray:
@@ -414,25 +330,6 @@ class ObservationEncoder:
                 passes -= int(ses.dealer != int(st.dealer[b]))
             rnd[j] = min(passes // 4, ses.rounds - 1)
         return rnd
-
-    def _write_discards(self, st: S.State, idx: np.ndarray, rel: np.ndarray, out: np.ndarray) -> None:
-        n = self.n
-        K = len(idx)
-        R = int(st.river_len[idx].max()) if K else 0
-        if R == 0:
-            return
-        t2 = idx[:, None]
-        river = st.river[t2, rel, :R].astype(np.int64)  # [K, n, R], -1 padded
-        # Empty slots go to a 35th sentinel column, so counting needs no nonzero() pass.
-        cell = (np.arange(K * n, dtype=np.int64).reshape(K, n, 1) * 35 + np.where(river < 0, 34, river)).reshape(-1)
-        counts = np.bincount(cell, minlength=K * n * 35).astype(np.int8).reshape(K, n, 35)[:, :, :34]
-        age = (st.n_discards[idx].astype(np.int64) - 1)[:, None, None] - st.river_time[t2, rel, :R]
-        decay = _DECAY[np.clip(age, 0, len(_DECAY) - 1)].reshape(-1)
-        recency = np.bincount(cell, weights=decay, minlength=K * n * 35).reshape(K, n, 35)[:, :, :34]
-        d0 = self.slices["discards"].start
-        dv = out[:, d0 : d0 + 5 * n].reshape(K, n, 5, 34)
-        np.greater(counts[:, :, None, :], _THERMO[None], out=dv[:, :, 0:4])
-        dv[:, :, 4] = recency
 
     # ------------------------------------------------------------------ helpers
     def block(self, obs: np.ndarray, name: str) -> np.ndarray:
@@ -469,23 +366,6 @@ class OracleEncoder(ObservationEncoder):
             Block("oracle_wall", self.live_wall, "live wall front to back, one-hot per position"),
         ]
 
-    def _write(self, st: S.State, idx: np.ndarray, seats: np.ndarray, out: np.ndarray) -> None:
-        super()._write(st, idx, seats, out)
-        n = self.n
-        K = len(idx)
-        rel = (seats[:, None] + np.arange(n)[None, :]) % n
-        h0 = self.slices["oracle_hands"].start
-        hv = out[:, h0 : h0 + 4 * n].reshape(K, n, 4, 34)
-        np.greater(st.hand[idx[:, None], rel][:, :, None, :], _THERMO[None], out=hv)
-        out[:, self.slices["oracle_locks"]] = (st.lock[idx[:, None], rel] / LOCK_SCALE)[:, :, None]
-        dd = st.dadiaoche[idx[:, None], rel].astype(np.int64)  # [K, n]
-        k_i, s_i = np.nonzero(dd >= 0)
-        out[k_i, self.slices["oracle_dadiaoche"].start + s_i, dd[k_i, s_i]] = 1.0
-        w0 = self.slices["oracle_wall"].start
-        pos = st.front[idx].astype(np.int64)[:, None] + np.arange(self.live_wall)[None, :]  # [K, L]
-        k_i, j_i = np.nonzero(pos < st.back[idx].astype(np.int64)[:, None])
-        out[k_i, w0 + j_i, st.wall[idx[k_i], pos[k_i, j_i]].astype(np.int64)] = 1.0
-
 
 @lru_cache(maxsize=64)
 def _cached(cls, variant: str, opts) -> ObservationEncoder:
@@ -503,3 +383,237 @@ def encode(engine, seats, tables=None, *, oracle: bool = False) -> np.ndarray:
     Session facts (round wind, balances) are read from the engine.
     """
     return encoder_for(engine, oracle).encode(engine.state, seats, tables, engine=engine)
+
+
+# ----------------------------------------------------------------------------------------- the kernel
+# Blocks the kernel writes, in the order of ``ObservationEncoder._starts`` (-1: the encoder lacks it).
+_BLOCK_IDS = (
+    "hand", "drawn", "melds", "discards", "reveal", "claim", "kong_chain", "wall", "kong_tiles", "seats",
+    "winds", "phase", "lock", "dadiaoche", "money", "bankroll",
+    "oracle_hands", "oracle_locks", "oracle_dadiaoche", "oracle_wall",
+)  # fmt: skip
+(
+    _B_HAND, _B_DRAWN, _B_MELDS, _B_DISCARDS, _B_REVEAL, _B_CLAIM, _B_KONG_CHAIN, _B_WALL, _B_KONG_TILES,
+    _B_SEATS, _B_WINDS, _B_PHASE, _B_LOCK, _B_DADIAOCHE, _B_MONEY, _B_BANKROLL,
+    _B_ORACLE_HANDS, _B_ORACLE_LOCKS, _B_ORACLE_DADIAOCHE, _B_ORACLE_WALL,
+) = range(len(_BLOCK_IDS))  # fmt: skip
+_CF_N, _CF_LIVE_WALL, _CF_SESSION, _CF_BANKROLL, _CF_ORACLE = range(5)
+_N_CFG = 5
+_F_MONEY_SCALE, _F_BANKROLL = 0, 1
+_TURN, _CLAIM, _ROB, _DONE = S.TURN, S.CLAIM, S.ROB, S.DONE
+_N_PHASES = len(S.PHASE_NAMES)
+_MAX_MELDS = S.MAX_MELDS
+
+
+def _encode_rows(
+    out, static, idx, seats, cfg, fcfg, starts, decay, rnd, balance,
+    hand, drawn, meld_kind, meld_tile, river, river_time, river_len, n_discards,
+    revealed, reveal_seq, hidden, phase, cur, actor, claim_tile, claim_from,
+    after_kong, claim_kong_pos, front, back, kong_tiles, dealer, turns, lock,
+    dadiaoche, money, wall,
+):  # fmt: skip
+    """Write row ``j`` of ``out`` = table ``idx[j]`` seen from seat ``seats[j]`` (compiled by :func:`_kernel`).
+
+    Returns ``(-1, -1)``, or before writing anything ``(0, j)`` / ``(1, j)`` when ``idx[j]`` / ``seats[j]``
+    is out of range.  Every block follows the module docstring; rare features are written only where
+    they are non-zero, on top of the static rows (kinds, options) and zeros.
+    """
+    K = idx.shape[0]
+    B = hand.shape[0]
+    n = cfg[_CF_N]
+    for j in range(K):
+        if idx[j] < 0 or idx[j] >= B:
+            return 0, j
+        if seats[j] < 0 or seats[j] >= n:
+            return 1, j
+    L = cfg[_CF_LIVE_WALL]
+    last_age = decay.shape[0] - 1
+    counts = np.zeros(34, np.int64)
+    recency = np.zeros(34, np.float64)
+    for j in range(K):
+        b = idx[j]
+        s = seats[j]
+        o = out[j]
+        o[:, :] = static
+        ph = phase[b]
+        c = cur[b]
+        d = drawn[b]
+        turn = ph == _TURN
+        live = ph != _DONE
+
+        r0 = starts[_B_HAND]
+        for t in range(34):
+            h = hand[b, s, t]
+            for r in range(4):
+                if h > r:
+                    o[r0 + r, t] = 1.0
+        if turn and c == s and d >= 0:
+            o[starts[_B_DRAWN], d] = 1.0
+
+        for k in range(n):
+            a = (s + k) % n
+            m0 = starts[_B_MELDS] + 5 * k
+            for m in range(_MAX_MELDS):
+                kind = meld_kind[b, a, m]
+                if kind != 0:
+                    o[m0 + kind - 1, meld_tile[b, a, m]] += 1.0
+            # Discards: a thermometer of the unclaimed ones and the decayed recency, summed in river order.
+            nd = river_len[b, a]
+            if nd > 0:
+                clock = np.int64(n_discards[b]) - 1
+                for i in range(nd):
+                    t = river[b, a, i]
+                    if t < 0:
+                        continue
+                    counts[t] += 1
+                    age = clock - river_time[b, a, i]
+                    age = 0 if age < 0 else (last_age if age > last_age else age)
+                    recency[t] += np.float64(decay[age])
+                d0 = starts[_B_DISCARDS] + 5 * k
+                for t in range(34):
+                    ct = counts[t]
+                    if ct > 0:
+                        for r in range(4):
+                            if ct > r:
+                                o[d0 + r, t] = 1.0
+                        o[d0 + 4, t] = recency[t]
+                        counts[t] = 0
+                        recency[t] = 0.0
+            # 亮倒: face-up tiles = hand - face-down triplets - a just-drawn tile (private until played).
+            if revealed[b, a]:
+                v0 = starts[_B_REVEAL] + 7 * k
+                o[v0, :] = 1.0
+                if reveal_seq[b, a] == 0:
+                    o[v0 + 1, :] = 1.0
+                holding = turn and d >= 0 and c == a and k != 0
+                face_down = 0
+                for t in range(34):
+                    shown = np.int64(hand[b, a, t])
+                    if hidden[b, a, t]:
+                        shown -= 3
+                        face_down += 1
+                    if holding and t == d:
+                        shown -= 1
+                    for r in range(4):
+                        if shown > r:
+                            o[v0 + 2 + r, t] = 1.0
+                o[v0 + 6, :] = face_down * (3.0 / FACE_DOWN_SCALE)
+            mv = money[b, a]
+            if mv != 0.0:
+                o[starts[_B_MONEY] + k, :] = mv / fcfg[_F_MONEY_SCALE]
+
+        # Claim window: the tile under claim is public; who else is asked and their replies are not.
+        if ph == _CLAIM or ph == _ROB:
+            c0 = starts[_B_CLAIM]
+            o[c0, claim_tile[b]] = 1.0
+            o[c0 + (2 if ph == _ROB else 1), :] = 1.0
+            o[c0 + 3 + (np.int64(claim_from[b]) - s) % n, :] = 1.0
+
+        k0 = starts[_B_KONG_CHAIN]
+        if turn and after_kong[b] > 0:
+            o[k0, :] = after_kong[b] / KONG_SCALE
+        if ph == _CLAIM and claim_kong_pos[b] > 0:
+            o[k0 + 1, :] = claim_kong_pos[b] / KONG_SCALE
+
+        w0 = starts[_B_WALL]
+        left = np.int64(back[b]) - np.int64(front[b])
+        o[w0, :] = left / L
+        if left <= 0 and live:
+            o[w0 + 1, :] = 1.0
+
+        # Gejiu's face-up kong tiles are public (docs/rules/common.md §1.12); -1 marks an empty slot.
+        for i in range(2):
+            kt = kong_tiles[b, i]
+            if kt >= 0:
+                o[starts[_B_KONG_TILES] + i, kt] = 1.0
+
+        s0 = starts[_B_SEATS]
+        o[s0 + (np.int64(dealer[b]) - s) % n, :] = 1.0
+        o[s0 + n + (np.int64(c) - s) % n, :] = 1.0
+        if actor[b] == s and live:
+            o[s0 + 2 * n, :] = 1.0
+
+        p0 = starts[_B_PHASE]
+        o[p0 + ph, :] = 1.0
+        if turns[b, s] == 0:
+            o[p0 + _N_PHASES, :] = 1.0
+
+        lk = lock[b, s]
+        if lk > 0:
+            o[starts[_B_LOCK], :] = 1.0
+            o[starts[_B_LOCK] + 1, :] = lk / LOCK_SCALE
+
+        # 大吊车 is private to its player (derived from its own lock and hand), like the lock itself.
+        dd = dadiaoche[b, s]
+        if dd >= 0:
+            o[starts[_B_DADIAOCHE], dd] = 1.0
+
+        # Session facts the engine keeps beside the state: winds and 园子 balances.
+        if cfg[_CF_SESSION]:
+            w0 = starts[_B_WINDS]
+            o[w0, _EAST + (s - np.int64(dealer[b])) % n] = 1.0
+            o[w0 + 1, _EAST + rnd[j] % 4] = 1.0
+        if cfg[_CF_BANKROLL]:
+            b0 = starts[_B_BANKROLL]
+            bankroll = fcfg[_F_BANKROLL]
+            for k in range(n):
+                a = (s + k) % n
+                start = balance[b, a] if balance.shape[0] > 0 else bankroll
+                bal = start + money[b, a]
+                v = bal / bankroll
+                o[b0 + k, :] = 0.0 if v < 0.0 else (float(n) if v > n else v)
+                if bal <= BUST_EPS:
+                    o[b0 + n + k, :] = 1.0
+
+        if cfg[_CF_ORACLE]:
+            h0 = starts[_B_ORACLE_HANDS]
+            for k in range(n):
+                a = (s + k) % n
+                for t in range(34):
+                    h = hand[b, a, t]
+                    for r in range(4):
+                        if h > r:
+                            o[h0 + 4 * k + r, t] = 1.0
+                o[starts[_B_ORACLE_LOCKS] + k, :] = lock[b, a] / LOCK_SCALE
+                dd = dadiaoche[b, a]
+                if dd >= 0:
+                    o[starts[_B_ORACLE_DADIAOCHE] + k, dd] = 1.0
+            ow = starts[_B_ORACLE_WALL]
+            f = np.int64(front[b])
+            bk = np.int64(back[b])
+            for i in range(L):
+                if f + i >= bk:
+                    break
+                o[ow + i, wall[b, f + i]] = 1.0
+    return -1, -1
+
+
+_KERNEL = None
+
+
+def _kernel():
+    """:func:`_encode_rows` compiled on first use (numba, ``cache=True``), with one signature.
+
+    The signature takes every state field as a strided (``A``) array, so the engine's packed views,
+    one-table batches and plain arrays all run the same machine code: a single compilation, cached on disk.
+    """
+    global _KERNEL
+    if _KERNEL is None:
+        import numba
+        from numba import types as T
+
+        def arr(dt, nd, contiguous=False):
+            return T.Array(dt, nd, "C" if contiguous else "A")
+
+        i8, i16, f64, b1 = T.int8, T.int16, T.float64, T.boolean
+        sig = T.UniTuple(T.int64, 2)(
+            arr(T.float32, 3, True), arr(T.float32, 2, True), arr(T.int64, 1, True), arr(T.int64, 1, True),
+            arr(T.int64, 1, True), arr(f64, 1, True), arr(T.int64, 1, True), arr(T.float32, 1, True),
+            arr(T.int64, 1, True), arr(f64, 2, True),
+            arr(i8, 3), arr(i8, 1), arr(i8, 3), arr(i8, 3), arr(i8, 3), arr(i16, 3), arr(i16, 2), arr(i16, 1),
+            arr(b1, 2), arr(i8, 2), arr(b1, 3), arr(i8, 1), arr(i8, 1), arr(i8, 1), arr(i8, 1), arr(i8, 1),
+            arr(i8, 1), arr(i8, 1), arr(i16, 1), arr(i16, 1), arr(i8, 2), arr(i8, 1), arr(i8, 2), arr(i16, 2),
+            arr(i8, 2), arr(f64, 2), arr(i8, 2),
+        )  # fmt: skip
+        _KERNEL = numba.njit(sig, cache=True)(_encode_rows)
+    return _KERNEL
