@@ -9,7 +9,8 @@ reads at run time (ruleset/preset TOMLs, the shipped checkpoint) must be inside 
    the wheel into it with ``--no-deps --force-reinstall``;
 3. from an empty folder outside the checkout, with ``PYTHONPATH`` and ``$MJENV_RULES_DIR`` cleared, checks that
    ``mjenv`` is imported from the venv (not the checkout), creates an env of every variant, runs ``mjenv score``
-   and ``mjenv rules``, plays one hand into a replay file and verifies it with ``mjenv replay --verify``, and
+   and ``mjenv rules``, plays one hand into a replay file, verifies it with ``mjenv replay --verify`` and turns it
+   into a page with ``mjenv replay --html``, and
    loads the shipped checkpoint when torch is available.
 
 Any failure prints the failing command with its output and exits 1.  Run by ``.ci/run``; the test suite runs
@@ -125,6 +126,11 @@ def build_and_check(work: Path) -> list[str]:
     if "OK" not in out:
         raise SmokeFailure(f"mjenv replay --verify did not verify the hand:\n{out}")
     done.append("mjenv replay --verify: " + out.strip())
+    _run([console, "replay", "game.jsonl", "--html", "game.html"], cwd=outside, env=env)
+    page = (outside / "game.html").read_text(encoding="utf-8")
+    if "const DATA = {" not in page or '"frames"' not in page:
+        raise SmokeFailure("mjenv replay --html did not write the page with its data (viewer_template.html missing?)")
+    done.append(f"mjenv replay --html: {len(page)} bytes")
     done.append(_run([python, "-c", _CHECKPOINT, str(venv)], cwd=outside, env=env).strip())
     return done
 

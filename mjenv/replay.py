@@ -543,6 +543,18 @@ def add_replay_subcommand(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--step", action="store_true", help="show one move at a time; press Enter for the next")
     p.add_argument("--verify", action="store_true", help="re-simulate every hand and check every event and payment")
     p.add_argument("--hand", type=int, default=None, help="only hand N (1-based) of a multi-hand file")
+    p.add_argument(
+        "--html",
+        metavar="OUT",
+        default=None,
+        help="write a self-contained HTML page that steps through every hand (mjenv.viewer) instead of text",
+    )
+    p.add_argument(
+        "--seat",
+        type=int,
+        default=None,
+        help="with --html: open in this seat's view (0-based) instead of every hand face up",
+    )
     p.set_defaults(func=replay_main)
     return p
 
@@ -565,6 +577,8 @@ def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
         chosen = [(args.hand, hands[args.hand - 1])]
     else:
         chosen = list(enumerate(hands, start=1))
+    if getattr(args, "html", None):
+        return _write_html(args, [rep for _, rep in chosen], out)
     if args.verify:
         bad = 0
         for i, rep in chosen:
@@ -585,6 +599,27 @@ def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
                 out.flush()
                 if _wait_enter(inp) is False:
                     args.step = False
+    return 0
+
+
+def _write_html(args: argparse.Namespace, hands: list[Replay], out) -> int:
+    """``replay --html OUT``: the page of :mod:`mjenv.viewer`; exit 2 on a bad ``--seat`` or an unwritable file."""
+    from mjenv.viewer import write_html
+
+    seat = getattr(args, "seat", None)
+    n = len(hands[0].header.get("agents") or ()) or 4
+    if seat is not None and not 0 <= seat < n:
+        print(f"mjenv: error: --seat {seat} is out of range 0..{n - 1}", file=sys.stderr)
+        return 2
+    try:
+        write_html(args.html, hands, source=str(args.file), seat=seat)
+    except OSError as exc:
+        print(f"mjenv: error: cannot write --html {args.html}: {exc.strerror}", file=sys.stderr)
+        return 2
+    except ReplayError as exc:
+        print(f"mjenv: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.html} ({len(hands)} hand(s))", file=out)
     return 0
 
 
