@@ -1,0 +1,95 @@
+"""Seeded uniform sampling of legal actions, compiled: one pass over the mask rows, no ``[B, 111]`` temporaries.
+
+This module owns the random legal action choice that the random agent (:class:`agents.simple.RandomAgent`)
+and the benchmarks use.  :func:`random_legal_actions` is a numba kernel (``cache=True``): for every row of a
+bool mask it counts the legal actions ``c``, draws one 64-bit number from a SplitMix64 stream and takes the
+``(x mod c)``-th legal action in id order (the bias of ``mod`` is below ``c / 2**64``).  A row with no legal
+action (a finished table) gets ``-1``, which :meth:`mjenv.engine.core.Engine.step` ignores for finished tables.
+
+The stream state is one ``uint64`` in a caller-owned array, advanced in place, so a seed gives the same
+actions on every machine and every batch split: row ``i`` of a call consumes exactly one number when it has
+a legal action.  :class:`ActionSampler` wraps the state with a seed and an output buffer.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["ActionSampler", "random_legal_actions", "seed_state"]
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_MASK64 = (1 << 64) - 1
+
+
+@numba.njit(cache=True)
+def random_legal_actions(mask, state, out):
+    """Write a uniformly random legal action of every row of ``mask`` (bool ``[B, A]``) into ``out`` (int64 ``[B]``).
+
+    ``state`` (uint64 ``[1]``) is the SplitMix64 stream state, advanced once per row with a legal action.
+    Rows with no legal action get ``-1``.  Returns the number of such rows.
+    """
+    empty = 0
+    s = state[0]
+    legal = np.empty(mask.shape[1], np.int64)
+    for i in range(mask.shape[0]):
+        row = mask[i]
+        c = 0
+        for a in range(row.shape[0]):  # branch-free: every id is written, only legal ones are kept
+            legal[c] = a
+            c += row[a]
+        if c == 0:
+            out[i] = -1
+            empty += 1
+            continue
+        s += _GOLDEN
+        z = s
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        z = z ^ (z >> np.uint64(31))
+        out[i] = legal[np.int64(z % np.uint64(c))]
+    state[0] = s
+    return empty
+
+
+def seed_state(seed: int | None) -> np.ndarray:
+    """A fresh uint64 ``[1]`` stream state for ``seed`` (an int of any size; ``None``: from OS entropy)."""
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy)
+    # One SplitMix64 scramble, so that nearby seeds start far apart in the stream.
+    z = (int(seed) + 0x9E3779B97F4A7C15) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return np.array([z ^ (z >> 31)], np.uint64)
+
+
+class ActionSampler:
+    """Seeded uniform choice among the legal actions of each mask row, compiled (see the module docstring).
+
+    ``sample(mask)`` returns int64 ``[B]`` (``-1`` for rows with no legal action).  The result lives in a
+    buffer the sampler reuses for the next call of the same ``B``; copy it to keep it.
+    """
+
+    def __init__(self, seed: int | None = 0):
+        self.state = seed_state(seed)
+        self._out = np.empty(0, np.int64)
+
+    def sample(self, mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Uniformly random legal action per row of bool ``mask`` ``[B, A]`` (or ``[A]``: one row)."""
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_:
+            mask = mask.astype(bool)
+        if mask.ndim == 1:
+            mask = mask[None, :]
+        if mask.ndim != 2:
+            raise ValueError(f"mask must be [B, A] or [A], got shape {mask.shape}")
+        if out is None:
+            if self._out.shape[0] != mask.shape[0]:
+                self._out = np.empty(mask.shape[0], np.int64)
+            out = self._out
+        elif out.shape != (mask.shape[0],) or out.dtype != np.int64:
+            raise ValueError(f"out must be int64 [{mask.shape[0]}], got {out.dtype} {out.shape}")
+        random_legal_actions(mask, self.state, out)
+        return out
