@@ -1,7 +1,7 @@
 """mjenv: reinforcement-learning environments for regional Chinese mahjong.
 
 The public front door.  Rules live in :mod:`mjenv.rules` (pure functions, no env concepts),
-the batched numpy game core in :mod:`mjenv.engine`, agent-facing encodings in
+the compiled batched game core in :mod:`mjenv.engine`, agent-facing encodings in
 :mod:`mjenv.encoding`, and the PettingZoo / Gymnasium adapters in :mod:`mjenv.envs`.
 
 Entry points (loaded on first use, so that ``import mjenv`` stays light):

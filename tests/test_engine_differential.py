@@ -42,3 +42,24 @@ def test_the_comparison_has_teeth(monkeypatch):
         play_both(cfg, hands=64, batch=16, seed=3)
     assert cfg_vector and cfg_vector[0] == 1
     assert np.all(np.asarray(cfg_vector[1:]) == 0)
+
+
+def test_event_count_counts_events_not_records():
+    from mjenv.engine.core import Engine
+
+    eng = Engine("kawuxing3", 8)
+    eng.reset(seed=2)
+    rng = np.random.default_rng(2)
+    revealed = 0
+    while not eng.done.all():
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in eng.mask])
+        # prefer 亮倒 so that reveals (three records each) happen
+        for b in range(8):
+            liang = np.flatnonzero(eng.mask[b, 34:68])
+            if len(liang):
+                acts[b] = 34 + liang[0]
+        eng.step(acts)
+        for b in range(8):
+            assert eng.event_count(b) == len(eng.events[b])
+        revealed = max(revealed, int(eng.state.revealed.sum()))
+    assert revealed > 0

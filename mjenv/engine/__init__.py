@@ -1,1 +1,1 @@
-"""The batched numpy game core: state arrays, reset/step, legality, invariant checks."""
+"""The batched game core: packed state arrays, compiled (numba) per-table kernels, reset/step, legality, invariant checks."""

@@ -190,7 +190,11 @@ class Engine:
         self.events = _EventLogs(self)
         self._tabs = handk.tables()
         self._cfg = self._config()
+        self._fcfg = self._float_config()
         self._all = np.arange(B, dtype=np.int64)
+        self._info = np.zeros(2, np.int64)
+        # The arrays every kernel call takes, in their order (see mjenv.engine.kernels.step_tables).
+        self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
 
     def _config(self) -> np.ndarray:
         fam, opts = self.family, self.opts
@@ -207,15 +211,30 @@ class Engine:
         cfg[K.C_LIANG_KONG] = _LIANG_KONG[getattr(opts, "liang_kong", "none")]
         cfg[K.C_ANGANG_IMMEDIATE] = getattr(opts, "angang_timing", "deferrable") == "immediate"
         cfg[K.C_KONG_LINK] = _KONG_LINK[getattr(opts, "gangshanggang", "off")]
-        cfg[K.C_PY_REVEAL] = fam.liang and getattr(opts, "liang_hide_triplets", "off") == "on"
-        cfg[K.C_PY_KONG_MONEY] = fam.pays_kong_money
+        cfg[K.C_HIDE_TRIPLETS] = fam.liang and getattr(opts, "liang_hide_triplets", "off") == "on"
+        if not fam.pays_kong_money:
+            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_NONE
+        elif fam.liang:  # Kawuxing: fixed amounts, compiled
+            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_COMPILED
+        else:  # Diedaohu / Liuwei: limited by the bankrolls, in Python
+            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_PYTHON
         cfg[K.C_RECORD] = self.record_events
         cfg[K.C_KINDS_BITS] = handk.kinds_bits(self.kinds)
         cfg[K.C_SPECIAL] = fam.special_complete(np.zeros((1, 34), np.int8)) is not None
         return cfg
 
-    def _kernel_args(self):
-        return (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch)
+
+    def _float_config(self) -> np.ndarray:
+        fcfg = np.zeros(K.N_FCONFIG, np.float64)
+        if self._cfg[K.C_KONG_MONEY] == K.KONG_MONEY_COMPILED:
+            from mjenv.rules.scoring.kawuxing import _KONG_MONEY
+
+            fcfg[K.F_KONG_DIRECT] = _KONG_MONEY["direct"]
+            fcfg[K.F_KONG_ADDED] = _KONG_MONEY["added"]
+            fcfg[K.F_KONG_CONCEALED] = _KONG_MONEY["concealed"]
+            fcfg[K.F_KONG_DOUBLING] = self.opts.gangshanggang != "off"
+            fcfg[K.F_KONG_DOUBLING + 1] = self.opts.base
+        return fcfg
 
     # ------------------------------------------------------------------ reset
     def reset(
@@ -272,7 +291,7 @@ class Engine:
             self._cfg, self._ev, self._evn, self.mask,
         )
         self._pend[idx] = 0
-        self._run(K.advance_tables(*self._kernel_args(), idx, self._waiting))
+        self._run(K.advance_tables(*self._args, idx, self._waiting))
 
     def seeded_walls(self, seed: int, table_ids) -> np.ndarray:
         """int8 [k, W]: the walls :func:`seeded_wall` gives table ids ``table_ids`` under ``seed``."""
@@ -334,7 +353,10 @@ class Engine:
 
     def event_count(self, b: int) -> int:
         """Number of events of table ``b``'s current hand (cheaper than ``len(events[b])``)."""
-        return int(self._evn[b]) if self.record_events else 0
+        if not self.record_events:
+            return 0
+        # each 亮倒 is one event written as three records (the reveal and two holding the shown hand)
+        return int(self._evn[b]) - 2 * int(self.state.revealed[b].sum())
 
     def melds_of(self, b: int, s: int) -> tuple[Meld, ...]:
         """The declared melds of seat ``s`` at table ``b`` as notation objects."""
@@ -353,7 +375,7 @@ class Engine:
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         out = np.zeros_like(self.mask)
         status = np.zeros(len(idx), np.int64)
-        args = list(self._kernel_args())
+        args = list(self._args)
         args[3] = out
         K.compute_masks(*args, idx, status)
         for j in np.flatnonzero(status == K.P_MASK_SCORE):
@@ -369,28 +391,24 @@ class Engine:
         Raises :class:`IllegalActionError` naming the table, seat and action if any live table's
         action is not legal; in that case nothing changes.
         """
-        acts = np.asarray(actions).reshape(-1)
+        acts = np.asarray(actions)
+        if acts.dtype.kind not in "iu":
+            raise IllegalActionError(f"actions must be integer ids, got dtype {acts.dtype}")
+        acts = acts.reshape(-1)
         idx = self._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         if acts.shape[0] != len(idx):
             raise ValueError(f"expected {len(idx)} actions, got {acts.shape[0]}")
-        if not np.issubdtype(acts.dtype, np.integer):
-            raise IllegalActionError(f"actions must be integer ids, got dtype {acts.dtype}")
-        keep = self.state.phase[idx] != DONE
-        live = idx[keep]
-        a = acts[keep].astype(np.int64)
-        inrange = (a >= 0) & (a < A.N_ACTIONS)
-        ok = inrange.copy()
-        ok[inrange] = self.mask[live[inrange], a[inrange]]
-        if not ok.all():
-            j = int(np.flatnonzero(~ok)[0])
-            b = int(live[j])
-            name = A.action_name(a[j]) if inrange[j] else f"id {a[j]}"
+        k = K.step_tables(*self._args, idx, acts.astype(np.int64, copy=False), self._waiting, self._info)
+        if self._info[1] >= 0:
+            j = int(self._info[1])
+            b, a = int(idx[j]), int(acts[j])
+            name = A.action_name(a) if 0 <= a < A.N_ACTIONS else f"id {a}"
             legal = ", ".join(A.action_name(x) for x in np.flatnonzero(self.mask[b]))
             raise IllegalActionError(
                 f"table {b}, seat {int(self.state.actor[b])}: action {name} is not legal (legal: {legal})"
             )
-        self.n_decisions += len(live)
-        self._run(K.step_tables(*self._kernel_args(), live, a, self._waiting))
+        self.n_decisions += int(self._info[0])
+        self._run(k)
 
     def _run(self, k: int) -> None:
         """Handle the pendings of the first ``k`` tables in ``_waiting`` in Python, resume them, repeat."""
@@ -398,7 +416,7 @@ class Engine:
             waiting = self._waiting[:k].copy()
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
-            k = K.resume_tables(*self._kernel_args(), waiting, self._waiting)
+            k = K.resume_tables(*self._args, waiting, self._waiting)
 
     def _handle(self, b: int, code: int) -> None:
         """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.kernels`)."""
@@ -413,8 +431,6 @@ class Engine:
                         st.claim_opts[b, s] |= 1
                         # Kawuxing's lock remembers the value passed (§3.9 L4); the Yangzhou family's is a plain flag.
                         st.claim_value[b, s] = max(1, score.value_d) if self.family.value_lock else 1
-        elif code == K.P_REVEAL:
-            self._reveal(b, int(p[1]))
         elif code == K.P_KONG:
             self._kong_money(b, int(p[1]), int(p[2]), int(p[3]), int(p[4]), int(p[5]))
         elif code == K.P_MASK_SCORE:
@@ -444,19 +460,6 @@ class Engine:
             self._ev[b, k, 1] = len(lst)
         lst.append(event)
         self._evn[b] = k + 1
-
-    def _reveal(self, b: int, s: int) -> None:
-        """亮倒's face-down triplets (§3.6 D2); the kernel already marked the seat revealed."""
-        st = self.state
-        hidden = self.family.hideable_triplets(b, s)
-        st.hidden[b, s] = False
-        for t in hidden:
-            st.hidden[b, s, t] = True
-        if self.record_events:
-            shown = st.hand[b, s].copy()
-            for t in hidden:
-                shown[t] -= 3
-            self._event_py(b, {"type": "reveal", "seat": s, "shown": format_counts(shown), "face_down": 3 * len(hidden)})
 
     def _kong_money(self, b: int, s: int, t: int, kind: int, discarder: int, pos: int) -> None:
         st = self.state
@@ -601,8 +604,11 @@ class Engine:
         elif kind == K.EV_ADD_KONG:
             out.append({"type": "add_kong_declared", "seat": a0, "tile": tile_name(a1)})
         elif kind == K.EV_KONG:
-            src = a2 % 8 - 1
-            out.append(_kong_event(a0, a1, a2 // 8, None if src < 0 else src, a3, []))
+            kind, src = a2 // 8, a2 % 8 - 1
+            src = None if src < 0 else src
+            # kong money is a pure function of the kong here (Kawuxing's, or none): recomputed for the dict
+            transfers = self.family.kong_money(b, a0, KONG_KIND_NAMES[kind], src, a3)
+            out.append(_kong_event(a0, a1, kind, src, a3, [_transfer_dict(tr) for tr in transfers]))
         elif kind == K.EV_PICK:
             out.append({"type": "kong_pick", "seat": a0, "slot": a1, "tile": tile_name(a2)})
         elif kind == K.EV_REVEAL:

@@ -16,7 +16,6 @@ engine (:mod:`mjenv.engine.core`) does that piece in Python through the family a
 
 ========================  ===================================================================
 ``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
-``P_REVEAL``              face-down triplets of a 亮倒 (``liang_hide_triplets: on``)
 ``P_KONG``                kong money of a completed kong (families that pay kong money)
 ``P_MASK_SCORE``          a self-draw's minimum value (Yangzhou) for the win mask
 ``P_SELF_DRAW``           settle a self-drawn win (ends the hand)
@@ -93,7 +92,7 @@ A_CHI_LOW, A_CHI_HIGH, A_WIN, A_PASS, A_KONGTILE_0, A_KONGTILE_1 = 104, 106, 107
 N_ACTIONS = 111
 
 # Pending codes (see the module docstring).
-P_NONE, P_WINDOW, P_REVEAL, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED = range(8)
+P_NONE, P_WINDOW, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED = range(7)
 PEND_WIDTH = 6
 
 # Event record types.
@@ -116,8 +115,8 @@ EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each
     C_LIANG_KONG,
     C_ANGANG_IMMEDIATE,
     C_KONG_LINK,
-    C_PY_REVEAL,
-    C_PY_KONG_MONEY,
+    C_HIDE_TRIPLETS,
+    C_KONG_MONEY,
     C_RECORD,
     C_KINDS_BITS,
     C_SPECIAL,
@@ -125,8 +124,12 @@ EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each
 N_CONFIG = 17
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
+KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON = 0, 1, 2
+# The float configuration vector: Kawuxing's kong money per payer at chain position 1, by meld kind code.
+F_KONG_DIRECT, F_KONG_ADDED, F_KONG_CONCEALED, F_KONG_DOUBLING = 0, 1, 2, 3
+N_FCONFIG = 5  # ... and the base stake b at F_KONG_DOUBLING + 1
 
-_jit = numba.njit(cache=True)
+_jit = numba.njit(cache=True, _nrt=False)
 
 
 # ----------------------------------------------------------------------------------------- events
@@ -147,11 +150,16 @@ def _event(ev, evn, cfg, b, kind, a0, a1, a2, a3):
 @_jit
 def _counts_events(ev, evn, cfg, b, h):
     """Two EV_COUNTS records holding the 34 counts ``h`` (6 per field, base 5)."""
-    packed = np.zeros(8, np.int64)
-    for x in range(33, -1, -1):
-        packed[x // 6] = packed[x // 6] * 5 + h[x]
-    _event(ev, evn, cfg, b, EV_COUNTS, packed[0], packed[1], packed[2], packed[3])
-    _event(ev, evn, cfg, b, EV_COUNTS, packed[4], packed[5], packed[6], packed[7])
+    _event(ev, evn, cfg, b, EV_COUNTS, _base5(h, 0), _base5(h, 6), _base5(h, 12), _base5(h, 18))
+    _event(ev, evn, cfg, b, EV_COUNTS, _base5(h, 24), _base5(h, 30), 0, 0)
+
+
+@_jit
+def _base5(h, start):
+    v = 0
+    for x in range(min(start + 6, 34) - 1, start - 1, -1):
+        v = v * 5 + h[x]
+    return v
 
 
 # ----------------------------------------------------------------------------------------- deal
@@ -164,9 +172,12 @@ def deal_tables(b8, b16, money, fresh8, fresh16, idx, walls, dealers, cfg, ev, e
         b = idx[j]
         r8 = b8[b]
         r16 = b16[b]
-        r8[:] = fresh8
-        r16[:] = fresh16
-        money[b, :] = 0.0
+        for i in range(fresh8.shape[0]):
+            r8[i] = fresh8[i]
+        for i in range(fresh16.shape[0]):
+            r16[i] = fresh16[i]
+        for i in range(money.shape[1]):
+            money[b, i] = 0.0
         for i in range(W):
             r8[O8_WALL + i] = walls[j, i]
         d = dealers[j]
@@ -189,7 +200,8 @@ def deal_tables(b8, b16, money, fresh8, fresh16, idx, walls, dealers, cfg, ev, e
         r8[O8_ACTOR] = d
         r8[O8_PHASE] = TURN
         r8[O8_DRAWN] = fourteenth
-        mask[b, :] = False
+        for a in range(N_ACTIONS):
+            mask[b, a] = False
         evn[b] = 0
         _event(ev, evn, cfg, b, EV_DEAL, d, 0, 0, 0)
 
@@ -227,7 +239,7 @@ def seeded_walls(seed, table_ids, tiles, out):
 
 
 # ----------------------------------------------------------------------------------------- helpers
-@_jit
+@numba.njit(cache=True, _nrt=False, inline="always")
 def _hand(r8, s):
     return r8[O8_HAND + 34 * s : O8_HAND + 34 * s + 34]
 
@@ -269,6 +281,55 @@ def _revealed_kong_ok(r8, cfg, tabs, scr, s, t, kind):
 
 
 @_jit
+def _hideable_triplets(r8, cfg, tabs, scr, s):
+    """§3.6 D2 (``kawuxing.hideable_triplets``): bits of the largest set of concealed triplets of seat ``s``
+    (after its 亮倒 discard) that may stay face down — the waits without them, each counted as a completed
+    set, equal the waits with them; among sets of one size the first in lexicographic order of tile ids."""
+    h = _hand(r8, s)
+    owned = scr[0]
+    rest = scr[1]
+    total = 0
+    for x in range(34):
+        owned[x] = h[x] + r8[O8_MELDED + 34 * s + x]
+        total += h[x]
+    owned_keep = handk.owned_bits(owned) & cfg[C_KINDS_BITS]
+    waits = handk.wait_bits(h, total == 13, tabs) & owned_keep
+    if waits == 0:
+        return 0
+    trip = 0  # the triplet tiles, 6 bits each, in ascending order
+    m = 0
+    for x in range(34):
+        if h[x] == 3 and m < 4:
+            trip |= x << (6 * m)
+            m += 1
+    best = 0
+    best_size = 0
+    best_key = -1
+    for subset in range(1, 1 << m):
+        size = 0
+        key = 0
+        for i in range(m):
+            if (subset >> i) & 1:
+                size += 1
+                key |= 1 << (m - 1 - i)  # for equal sizes, a larger key is the lexicographically earlier set
+        if size < best_size or (size == best_size and key < best_key):
+            continue
+        for x in range(34):
+            rest[x] = h[x]
+        for i in range(m):
+            if (subset >> i) & 1:
+                rest[(trip >> (6 * i)) & 63] -= 3
+        if handk.wait_bits(rest, False, tabs) & owned_keep == waits:
+            best_size = size
+            best_key = key
+            best = 0
+            for i in range(m):
+                if (subset >> i) & 1:
+                    best |= np.int64(1) << ((trip >> (6 * i)) & 63)
+    return best
+
+
+@_jit
 def _complete_with(r8, cfg, tabs, s, t):
     """Seat ``s``'s concealed hand plus tile ``t`` is a winning shape (incl. special shapes)."""
     h = _hand(r8, s)
@@ -284,7 +345,7 @@ def _complete_with(r8, cfg, tabs, s, t):
 @_jit
 def _draw(E, b, seat):
     """Normal draw for ``seat``; an empty wall ends the hand as a drawn hand (pending)."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r16 = b16[b]
     if r16[O16_FRONT] >= r16[O16_BACK]:
@@ -307,7 +368,7 @@ def _draw(E, b, seat):
 
 @_jit
 def _discard(E, b, t, liang):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_CUR]
@@ -337,14 +398,16 @@ def _discard(E, b, t, liang):
             nrev += r8[O8_REVEALED + x]
         r8[O8_REVEAL_SEQ + s] = nrev
         r8[O8_REVEALED + s] = 1
-        if cfg[C_PY_REVEAL] != 0:
-            pend[b, 1] = s
-            pend[b, 2] = t
-            return P_REVEAL
+        hide = _hideable_triplets(r8, cfg, tabs, scr, s) if cfg[C_HIDE_TRIPLETS] != 0 else 0
+        shown = scr[3]
+        face_down = 0
         for x in range(34):
-            r8[O8_HIDDEN + 34 * s + x] = 0
-        _event(ev, evn, cfg, b, EV_REVEAL, s, 0, 0, 0)
-        _counts_events(ev, evn, cfg, b, h)
+            hidden = (hide >> x) & 1
+            r8[O8_HIDDEN + 34 * s + x] = hidden
+            shown[x] = h[x] - 3 * hidden
+            face_down += 3 * hidden
+        _event(ev, evn, cfg, b, EV_REVEAL, s, face_down, 0, 0)
+        _counts_events(ev, evn, cfg, b, shown)
     return _open_window(E, b, t, s, False)
 
 
@@ -352,7 +415,7 @@ def _discard(E, b, t, liang):
 @_jit
 def _open_window(E, b, t, frm, rob):
     """Find who may claim ``t`` discarded (or added-konged) by ``frm``; scoring of complete hands is pending."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
@@ -410,7 +473,7 @@ def _next_claimant(E, b):
 
 @_jit
 def _reply(E, b, a):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_ACTOR]
@@ -425,7 +488,7 @@ def _reply(E, b, a):
 
 @_jit
 def _resolve(E, b):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     n = cfg[C_N]
     frm = r8[O8_CLAIM_FROM]
@@ -489,7 +552,7 @@ def _add_meld(r8, s, kind, t, src):
 @_jit
 def _claim_meld(E, b, s, kind, low):
     """Seat ``s`` pongs or chis the tile under claim (meld starting at ``low``) and must discard next."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     t = _take_discard(r8, b16[b])
     frm = r8[O8_CLAIM_FROM]
@@ -519,7 +582,7 @@ def _claim_meld(E, b, s, kind, low):
 
 @_jit
 def _direct_kong(E, b, s):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     t = _take_discard(r8, b16[b])
     frm = r8[O8_CLAIM_FROM]
@@ -547,7 +610,7 @@ def _kong_position(r8, cfg, s, direct):
 
 @_jit
 def _self_kong(E, b, t):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     s = r8[O8_CUR]
     if r8[O8_HAND + 34 * s + t] == 4:
@@ -565,7 +628,7 @@ def _self_kong(E, b, t):
 @_jit
 def _complete_kong(E, b, s, t, kind, src):
     """Lay down an added kong whose rob window closed without a rob."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r8[O8_HAND + 34 * s + t] -= 1
     for j in range(MAX_MELDS):
@@ -582,10 +645,22 @@ def _complete_kong(E, b, s, t, kind, src):
 @_jit
 def _finish_kong(E, b, s, t, kind, discarder):
     """Kong money at its chain position (pending where the family pays any), then :func:`_kong_tail`."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     pos = _kong_position(r8, cfg, s, kind == DIRECT_KONG)
-    if cfg[C_PY_KONG_MONEY] != 0:
+    if cfg[C_KONG_MONEY] == KONG_MONEY_COMPILED:
+        # kawuxing.kong_money (§3.5): the same amounts, paid in the same order as its transfer list
+        mult = 2 ** (pos - 1) if fcfg[F_KONG_DOUBLING] != 0 else 1
+        amount = float(int(fcfg[kind - DIRECT_KONG]) * mult) * fcfg[F_KONG_DOUBLING + 1]
+        if kind == DIRECT_KONG:
+            money[b, discarder] -= amount
+            money[b, s] += amount
+        else:
+            for p in range(cfg[C_N]):
+                if p != s:
+                    money[b, p] -= amount
+                    money[b, s] += amount
+    elif cfg[C_KONG_MONEY] == KONG_MONEY_PYTHON:
         pend[b, 1] = s
         pend[b, 2] = t
         pend[b, 3] = kind
@@ -599,7 +674,7 @@ def _finish_kong(E, b, s, t, kind, discarder):
 @_jit
 def _kong_tail(E, b, s, pos):
     """After the kong money: the replacement draw from the back of the wall (or Gejiu's kong-tile pick)."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r16 = b16[b]
     r8[O8_KONG_COUNT + s] += 1
@@ -619,7 +694,7 @@ def _kong_tail(E, b, s, pos):
 @_jit
 def _replacement(E, b, s, tile):
     """Seat ``s`` takes its kong replacement ``tile`` and is in AFTER_DRAW with the after-kong flag."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r8[O8_HAND + 34 * s + tile] += 1
     r8[O8_DRAWN] = tile
@@ -632,7 +707,7 @@ def _replacement(E, b, s, tile):
 @_jit
 def _pick(E, b, slot):
     """Gejiu §6.3: the konger takes face-up kong tile ``slot``; the last face-down tile is turned up."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_CUR]
@@ -668,8 +743,12 @@ def _apply(E, b, a):
 
 @_jit
 def _own_turn_mask(E, b, m):
-    """Legal actions of the seat on turn (after a draw or a claim); P_MASK_SCORE when a win needs a value."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr = E
+    """Legal actions of the seat on turn (after a draw or a claim) into the cleared row ``m``.
+
+    Returns ``(status, count, last)``: P_MASK_SCORE when the win bit still needs the scorer (then
+    ``count`` leaves it out), the number of legal actions and the highest one.
+    """
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_CUR]
@@ -677,53 +756,81 @@ def _own_turn_mask(E, b, m):
     rev = r8[O8_REVEALED + s] != 0
     turn = r8[O8_PHASE] == TURN
     drawn = r8[O8_DRAWN]
+    count = 0
+    last = -1
     if not rev:
         for x in range(34):
-            m[x] = h[x] > 0
+            if h[x] > 0:
+                m[x] = True
+                count += 1
+                last = x
         if cfg[C_LIANG] != 0:
             owned = scr[0]
             for x in range(34):
                 owned[x] = h[x] + r8[O8_MELDED + 34 * s + x]
             bits = handk.discard_ready_bits(h, cfg[C_SEVEN_PAIRS] != 0, cfg[C_KINDS_BITS], handk.owned_bits(owned), tabs)
-            for x in range(34):
-                m[A_LIANG + x] = (bits >> x) & 1 != 0
+            x = 0
+            while bits:
+                if bits & 1:
+                    m[A_LIANG + x] = True
+                    count += 1
+                    last = A_LIANG + x
+                bits >>= 1
+                x += 1
     else:
         m[drawn] = True  # a revealed player's only possible discard is the drawn tile
+        count += 1
+        last = drawn
     # Kongs on one's own turn (never after a claim, never without a replacement tile).
     if turn and r16[O16_BACK] > r16[O16_FRONT]:
         first_turn = r8[O8_TURNS + s] == 0
         immediate = cfg[C_ANGANG_IMMEDIATE] != 0
         for x in range(34):
             if h[x] == 4 and (not immediate or x == drawn or first_turn):
-                m[A_KONG_SELF + x] = (not rev) or _revealed_kong_ok(r8, cfg, tabs, scr, s, x, CONCEALED_KONG)
+                if (not rev) or _revealed_kong_ok(r8, cfg, tabs, scr, s, x, CONCEALED_KONG):
+                    m[A_KONG_SELF + x] = True
+                    count += 1
+                    last = A_KONG_SELF + x
         if h[drawn] >= 1 and not m[A_KONG_SELF + drawn]:
             for j in range(r8[O8_N_MELDS + s]):
                 if r8[O8_MELD_KIND + MAX_MELDS * s + j] == PONG_MELD and r8[O8_MELD_TILE + MAX_MELDS * s + j] == drawn:
-                    m[A_KONG_SELF + drawn] = (not rev) or _revealed_kong_ok(r8, cfg, tabs, scr, s, drawn, ADDED_KONG)
+                    if (not rev) or _revealed_kong_ok(r8, cfg, tabs, scr, s, drawn, ADDED_KONG):
+                        m[A_KONG_SELF + drawn] = True
+                        count += 1
+                        last = A_KONG_SELF + drawn
     if turn:
         win = handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
         if not win and cfg[C_SPECIAL] != 0:
             win = handk.lanpai(h)
-        if win and cfg[C_SELF_DRAW_MINIMUM] != 0:
-            return P_MASK_SCORE
-        m[A_WIN] = win
-    return P_NONE
+        if win:
+            if cfg[C_SELF_DRAW_MINIMUM] != 0:
+                return P_MASK_SCORE, count, last
+            m[A_WIN] = True
+            count += 1
+            last = A_WIN
+    return P_NONE, count, last
 
 
 @_jit
 def _compute_mask(E, b):
-    """Write table ``b``'s mask row; returns P_MASK_SCORE when the win bit needs the scorer, else P_NONE."""
+    """Write table ``b``'s mask row; returns ``(status, count, last)`` as :func:`_own_turn_mask`."""
     b8 = E[0]
     m = E[3][b]
-    m[:] = False
+    for a in range(N_ACTIONS):
+        m[a] = False
     r8 = b8[b]
     ph = r8[O8_PHASE]
     if ph == TURN or ph == CLAIMED:
         return _own_turn_mask(E, b, m)
     if ph == PICK:
-        m[A_KONGTILE_0] = r8[O8_KONG_TILES] >= 0
-        m[A_KONGTILE_1] = r8[O8_KONG_TILES + 1] >= 0
-        return P_NONE
+        count = 0
+        last = -1
+        for slot in range(2):
+            if r8[O8_KONG_TILES + slot] >= 0:
+                m[A_KONGTILE_0 + slot] = True
+                count += 1
+                last = A_KONGTILE_0 + slot
+        return P_NONE, count, last
     o = r8[O8_CLAIM_OPTS + r8[O8_ACTOR]]
     m[A_WIN] = (o & 1) != 0
     m[A_PONG] = (o & 2) != 0
@@ -732,32 +839,31 @@ def _compute_mask(E, b):
     m[A_CHI_LOW + 1] = (o & 16) != 0
     m[A_CHI_LOW + 2] = (o & 32) != 0
     m[A_PASS] = True
-    return P_NONE
+    count = 1
+    for bit in range(6):
+        count += (o >> bit) & 1
+    return P_NONE, count, A_PASS
 
 
 @_jit
-def _advance(E, b, mask_ready):
-    """Recompute the mask; auto-play while the acting seat has exactly one legal action."""
+def _advance(E, b, count, last):
+    """Recompute the mask (unless ``count`` > 0 says it is ready: ``count`` legal actions, ``last`` the
+    highest); auto-play while the acting seat has exactly one legal action."""
     b8 = E[0]
     mask = E[3]
     while True:
         if b8[b, O8_PHASE] == DONE:
-            mask[b, :] = False
+            for a in range(N_ACTIONS):
+                mask[b, a] = False
             return P_NONE
-        if not mask_ready:
-            status = _compute_mask(E, b)
+        if count == 0:
+            status, count, last = _compute_mask(E, b)
             if status != P_NONE:
                 return status
-        mask_ready = False
-        count = 0
-        single = -1
-        for a in range(N_ACTIONS):
-            if mask[b, a]:
-                count += 1
-                single = a
         if count != 1:
             return P_NONE
-        status = _apply(E, b, single)
+        count = 0
+        status = _apply(E, b, last)
         if status != P_NONE:
             return status
 
@@ -768,32 +874,57 @@ def _resume(E, b, code):
     pend = E[4]
     if code == P_WINDOW:
         status = _next_claimant(E, b)
-    elif code == P_REVEAL:
-        status = _open_window(E, b, pend[b, 2], pend[b, 1], False)
     elif code == P_KONG:
         status = _kong_tail(E, b, pend[b, 1], pend[b, 5])
     elif code == P_MASK_SCORE:
-        E[3][b, A_WIN] = pend[b, 1] != 0
-        return _advance(E, b, True)
+        mask = E[3]
+        mask[b, A_WIN] = pend[b, 1] != 0
+        count = 0
+        last = -1
+        for a in range(N_ACTIONS):
+            if mask[b, a]:
+                count += 1
+                last = a
+        return _advance(E, b, count, last)
     else:  # the hand ended in Python
-        return _advance(E, b, False)
+        return _advance(E, b, 0, -1)
     if status != P_NONE:
         return status
-    return _advance(E, b, False)
+    return _advance(E, b, 0, -1)
 
 
 # ----------------------------------------------------------------------------------------- entry points
 @_jit
-def step_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, acts, waiting):
-    """Apply ``acts[j]`` at table ``idx[j]`` (legal, table live), then advance it; list pending tables in
-    ``waiting`` and return their number."""
-    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr)
+def step_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, acts, waiting, info):
+    """Apply ``acts[j]`` at table ``idx[j]`` and advance it (finished tables are skipped); list the tables
+    left pending in ``waiting`` and return their number.
+
+    All or nothing: if some live table's action is not legal, nothing changes, ``info[1]`` is its
+    position ``j`` and the result 0.  Otherwise ``info[0]`` is the number of tables stepped and
+    ``info[1]`` is -1.
+    """
+    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg)
+    live = 0
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        if b8[b, O8_PHASE] == DONE:
+            continue
+        a = acts[j]
+        if a < 0 or a >= N_ACTIONS or not mask[b, a]:
+            info[0] = 0
+            info[1] = j
+            return 0
+        live += 1
+    info[0] = live
+    info[1] = -1
     k = 0
     for j in range(idx.shape[0]):
         b = idx[j]
+        if b8[b, O8_PHASE] == DONE:
+            continue
         status = _apply(E, b, acts[j])
         if status == P_NONE:
-            status = _advance(E, b, False)
+            status = _advance(E, b, 0, -1)
         if status != P_NONE:
             pend[b, 0] = status
             waiting[k] = b
@@ -802,13 +933,13 @@ def step_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, acts, 
 
 
 @_jit
-def advance_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, waiting):
+def advance_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, waiting):
     """Compute masks and play automatic moves at tables ``idx`` (after a deal); like :func:`step_tables`."""
-    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr)
+    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg)
     k = 0
     for j in range(idx.shape[0]):
         b = idx[j]
-        status = _advance(E, b, False)
+        status = _advance(E, b, 0, -1)
         if status != P_NONE:
             pend[b, 0] = status
             waiting[k] = b
@@ -817,9 +948,9 @@ def advance_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, wai
 
 
 @_jit
-def resume_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, waiting):
+def resume_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, waiting):
     """Resume tables ``idx`` whose pendings the engine handled; like :func:`step_tables`."""
-    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr)
+    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg)
     k = 0
     for j in range(idx.shape[0]):
         b = idx[j]
@@ -834,9 +965,9 @@ def resume_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, idx, wait
 
 
 @_jit
-def compute_masks(b8, b16, money, out, pend, ev, evn, cfg, tabs, scr, idx, status):
+def compute_masks(b8, b16, money, out, pend, ev, evn, cfg, tabs, scr, fcfg, idx, status):
     """Write the masks of live tables ``idx`` into ``out[idx]`` without changing any state (for validators);
     ``status[j]`` is P_MASK_SCORE where the win bit still needs the scorer."""
-    E = (b8, b16, money, out, pend, ev, evn, cfg, tabs, scr)
+    E = (b8, b16, money, out, pend, ev, evn, cfg, tabs, scr, fcfg)
     for j in range(idx.shape[0]):
-        status[j] = _compute_mask(E, idx[j])
+        status[j] = _compute_mask(E, idx[j])[0]

@@ -1,8 +1,9 @@
 """PettingZoo AEC environment: one table of any mjenv variant, one hand per episode.
 
 ``mjenv.env(variant="kawuxing3", ruleset=None, preset=None, options=None, render_mode=None)`` returns
-the env with PettingZoo's classic wrappers (illegal move → the mover gets -1 and the hand ends;
-out-of-bounds actions asserted; call order enforced); ``mjenv.raw_env(...)`` the bare env, whose
+the env with PettingZoo's classic wrapper behaviour (illegal move → the mover gets -1 and the hand ends;
+out-of-bounds actions asserted; call order enforced; one layer, :class:`_ClassicWrapper`, that reads
+legality from the engine); ``mjenv.raw_env(...)`` the bare env, whose
 ``step`` raises :class:`~mjenv.engine.core.IllegalActionError` on an illegal action.  The env is a
 thin adapter over :class:`~mjenv.engine.core.Engine` (batch size 1): no rule lives here.
 
@@ -104,10 +105,12 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine
+from mjenv.engine.state import DONE
 from mjenv.render import render_table
 from mjenv.replay import write_replay
 
@@ -180,9 +183,21 @@ class raw_env(AECEnv):
         seat = self.agent_name_mapping[agent]
         obs = self.encoder.encode(self.engine.state, np.array([seat]), engine=self.engine)[0]
         mask = np.zeros(N_ACTIONS, np.int8)
-        if not self.engine.done[0] and int(self.engine.state.actor[0]) == seat:
+        if not self._hand_over() and int(self.engine.state.actor[0]) == seat:
             mask[:] = self.engine.mask[0]
         return {"observation": obs, "action_mask": mask}
+
+    def _hand_over(self) -> bool:
+        """The table's hand has ended (a scalar read; ``engine.done`` builds an array)."""
+        return self.engine.state.phase[0] == DONE
+
+    def _legal(self, agent: str, action) -> bool:
+        """Whether ``action`` (in range) is legal for ``agent`` now (what its ``action_mask`` says)."""
+        return (
+            not self._hand_over()
+            and int(self.engine.state.actor[0]) == self.agent_name_mapping[agent]
+            and bool(self.engine.mask[0, int(action)])
+        )
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new hand: seeded, or an explicit ``options={"wall": ..., "dealer": d}``."""
@@ -233,11 +248,14 @@ class raw_env(AECEnv):
     def _settle_step(self) -> None:
         """Pay the money that moved, then point at the next decision or end the hand."""
         money = self.engine.state.money[0]
-        delta = money - self._money
-        self._money = money.copy()
-        self.rewards = {a: float(delta[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
-        self._accumulate_rewards()
-        if self.engine.done[0]:
+        if (money != self._money).any():
+            delta = money - self._money
+            self._money = money.copy()
+            self.rewards = {a: float(delta[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
+            self._accumulate_rewards()
+        else:  # no money moved (most steps): zero rewards, nothing to accumulate
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+        if self._hand_over():
             result = self.engine.results[0]
             for a in self.agents:
                 self.terminations[a] = True
@@ -274,7 +292,68 @@ class raw_env(AECEnv):
         return text
 
     def close(self) -> None:
-        """Nothing to release (the engine is plain numpy)."""
+        """Nothing to release (the engine holds only numpy arrays)."""
+
+
+class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's classic wrapper stack in one layer: order enforcing, out-of-bounds actions asserted, an
+    illegal move terminates the hand with ``illegal_reward`` for the mover.
+
+    Behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(env, r)))`` but reads
+    the legal actions from the engine instead of building an observation, and reaches the raw env
+    directly instead of through three ``__getattr__`` layers (most of a step's cost once the engine is
+    compiled).
+    """
+
+    def __init__(self, env: raw_env, illegal_reward: float = -1):
+        super().__init__(env)
+        self._illegal_value = float(illegal_reward)
+        self._terminated = False  # terminated by an illegal move
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Reset the raw env (see :meth:`raw_env.reset`)."""
+        self._terminated = False
+        super().reset(seed=seed, options=options)
+
+    def last(self, observe: bool = True):
+        """``(observation, cumulative reward, termination, truncation, info)`` of the agent to act."""
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        raw = self.env
+        agent = raw.agent_selection
+        obs = raw.observe(agent) if observe else None
+        return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
+
+    def step(self, action) -> None:
+        """Check the call order, the action's range and its legality, then step the raw env."""
+        if not self._has_reset:
+            EnvLogger.error_step_before_reset()
+        raw = self.env
+        if not raw.agents:
+            self._has_updated = True
+            EnvLogger.warn_step_after_terminated_truncated()
+            return
+        self._has_updated = True
+        agent = raw.agent_selection
+        dead = raw.terminations[agent] or raw.truncations[agent]
+        in_space = (type(action) is int and 0 <= action < N_ACTIONS) or (
+            action is not None and raw.action_spaces[agent].contains(action)
+        )
+        assert (action is None and dead) or in_space, "action is not in action space"
+        if self._terminated and dead:
+            raw._was_dead_step(action)
+        elif not dead and not raw._legal(agent, action):
+            EnvLogger.warn_on_illegal_move()
+            raw._cumulative_rewards[agent] = 0
+            raw.terminations = dict.fromkeys(raw.agents, True)
+            raw.truncations = dict.fromkeys(raw.agents, True)
+            raw.rewards = dict.fromkeys(raw.truncations, 0)
+            raw.rewards[agent] = self._illegal_value
+            raw._accumulate_rewards()
+            raw._deads_step_first()
+            self._terminated = True
+        else:
+            raw.step(action)
 
 
 def env(
@@ -285,9 +364,5 @@ def env(
     render_mode: str | None = None,
     **kwargs,
 ) -> AECEnv:
-    """The AEC env with PettingZoo's classic wrappers (see the module docstring)."""
-    e = raw_env(variant, ruleset, preset, options, render_mode, **kwargs)
-    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
-    e = wrappers.AssertOutOfBoundsWrapper(e)
-    e = wrappers.OrderEnforcingWrapper(e)
-    return e
+    """The AEC env with PettingZoo's classic wrapper behaviour (see the module docstring)."""
+    return _ClassicWrapper(raw_env(variant, ruleset, preset, options, render_mode, **kwargs), illegal_reward=-1)
