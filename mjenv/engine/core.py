@@ -193,7 +193,8 @@ class Engine:
         self._fcfg = self._float_config()
         self._all = np.arange(B, dtype=np.int64)
         self._info = np.zeros(2, np.int64)
-        # The arrays every kernel call takes, in their order (see mjenv.engine.kernels.step_tables).
+        self._none = np.zeros(0, np.int64)
+        # The arrays every kernel call takes, in their order (see mjenv.engine.kernels.run_tables).
         self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
 
     def _config(self) -> np.ndarray:
@@ -291,7 +292,7 @@ class Engine:
             self._cfg, self._ev, self._evn, self.mask,
         )
         self._pend[idx] = 0
-        self._run(K.advance_tables(*self._args, idx, self._waiting))
+        self._run(K.run_tables(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info))
 
     def seeded_walls(self, seed: int, table_ids) -> np.ndarray:
         """int8 [k, W]: the walls :func:`seeded_wall` gives table ids ``table_ids`` under ``seed``."""
@@ -377,7 +378,7 @@ class Engine:
         status = np.zeros(len(idx), np.int64)
         args = list(self._args)
         args[3] = out
-        K.compute_masks(*args, idx, status)
+        K.run_tables(K.MODE_MASKS, *args, idx, status, self._waiting, self._info)
         for j in np.flatnonzero(status == K.P_MASK_SCORE):
             out[idx[j], A.WIN] = bool(self._self_draw_score(int(idx[j])).legal)
         return out[idx]
@@ -398,7 +399,7 @@ class Engine:
         idx = self._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         if acts.shape[0] != len(idx):
             raise ValueError(f"expected {len(idx)} actions, got {acts.shape[0]}")
-        k = K.step_tables(*self._args, idx, acts.astype(np.int64, copy=False), self._waiting, self._info)
+        k = K.run_tables(K.MODE_STEP, *self._args, idx, acts.astype(np.int64, copy=False), self._waiting, self._info)
         if self._info[1] >= 0:
             j = int(self._info[1])
             b, a = int(idx[j]), int(acts[j])
@@ -416,7 +417,7 @@ class Engine:
             waiting = self._waiting[:k].copy()
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
-            k = K.resume_tables(*self._args, waiting, self._waiting)
+            k = K.run_tables(K.MODE_RESUME, *self._args, waiting, self._none, self._waiting, self._info)
 
     def _handle(self, b: int, code: int) -> None:
         """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.kernels`)."""

@@ -12,7 +12,7 @@ single table run the same code.
 What needs the pure scoring library (:mod:`mjenv.rules.scoring`) is not compiled: the kernel stops
 that table with a *pending* code in ``pend[b, 0]`` (and its arguments in ``pend[b, 1:]``), the
 engine (:mod:`mjenv.engine.core`) does that piece in Python through the family adapter and calls
-:func:`resume_tables`, which carries on exactly where the table stopped.  Pendings:
+:func:`run_tables` in ``MODE_RESUME``, which carries on exactly where the table stopped.  Pendings:
 
 ========================  ===================================================================
 ``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
@@ -893,81 +893,63 @@ def _resume(E, b, code):
     return _advance(E, b, 0, -1)
 
 
-# ----------------------------------------------------------------------------------------- entry points
-@_jit
-def step_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, acts, waiting, info):
-    """Apply ``acts[j]`` at table ``idx[j]`` and advance it (finished tables are skipped); list the tables
-    left pending in ``waiting`` and return their number.
+# ----------------------------------------------------------------------------------------- entry point
+MODE_STEP, MODE_ADVANCE, MODE_RESUME, MODE_MASKS = 0, 1, 2, 3
 
-    All or nothing: if some live table's action is not legal, nothing changes, ``info[1]`` is its
-    position ``j`` and the result 0.  Otherwise ``info[0]`` is the number of tables stepped and
-    ``info[1]`` is -1.
+
+@_jit
+def run_tables(mode, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, acts, waiting, info):
+    """The one compiled entry point of the state machine (one entry compiles the rules once, not per use).
+
+    ``mode``:
+
+    * ``MODE_STEP`` — apply ``acts[j]`` at table ``idx[j]`` and advance it (finished tables skipped).  All
+      or nothing: if some live table's action is not legal, nothing changes, ``info[1]`` is its position
+      ``j`` and the result 0; otherwise ``info[0]`` is the number of tables stepped, ``info[1]`` -1.
+    * ``MODE_ADVANCE`` — compute masks and play automatic moves at tables ``idx`` (after a deal).
+    * ``MODE_RESUME`` — resume tables ``idx`` whose pendings the engine handled.
+    * ``MODE_MASKS`` — write the masks of live tables ``idx`` into ``mask`` (pass a spare array) without
+      changing any state, and the status of each (P_MASK_SCORE where the win bit needs the scorer) into
+      ``acts[j]``.
+
+    The tables left with a pending are listed in ``waiting``; returns their number.
     """
     E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg)
-    live = 0
-    for j in range(idx.shape[0]):
-        b = idx[j]
-        if b8[b, O8_PHASE] == DONE:
-            continue
-        a = acts[j]
-        if a < 0 or a >= N_ACTIONS or not mask[b, a]:
-            info[0] = 0
-            info[1] = j
-            return 0
-        live += 1
-    info[0] = live
-    info[1] = -1
+    if mode == MODE_MASKS:
+        for j in range(idx.shape[0]):
+            acts[j] = _compute_mask(E, idx[j])[0]
+        return 0
+    if mode == MODE_STEP:
+        live = 0
+        for j in range(idx.shape[0]):
+            b = idx[j]
+            if b8[b, O8_PHASE] == DONE:
+                continue
+            a = acts[j]
+            if a < 0 or a >= N_ACTIONS or not mask[b, a]:
+                info[0] = 0
+                info[1] = j
+                return 0
+            live += 1
+        info[0] = live
+        info[1] = -1
     k = 0
     for j in range(idx.shape[0]):
         b = idx[j]
-        if b8[b, O8_PHASE] == DONE:
-            continue
-        status = _apply(E, b, acts[j])
-        if status == P_NONE:
+        if mode == MODE_STEP:
+            if b8[b, O8_PHASE] == DONE:
+                continue
+            status = _apply(E, b, acts[j])
+            if status == P_NONE:
+                status = _advance(E, b, 0, -1)
+        elif mode == MODE_ADVANCE:
             status = _advance(E, b, 0, -1)
+        else:
+            code = pend[b, 0]
+            pend[b, 0] = P_NONE
+            status = _resume(E, b, code)
         if status != P_NONE:
             pend[b, 0] = status
             waiting[k] = b
             k += 1
     return k
-
-
-@_jit
-def advance_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, waiting):
-    """Compute masks and play automatic moves at tables ``idx`` (after a deal); like :func:`step_tables`."""
-    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg)
-    k = 0
-    for j in range(idx.shape[0]):
-        b = idx[j]
-        status = _advance(E, b, 0, -1)
-        if status != P_NONE:
-            pend[b, 0] = status
-            waiting[k] = b
-            k += 1
-    return k
-
-
-@_jit
-def resume_tables(b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, waiting):
-    """Resume tables ``idx`` whose pendings the engine handled; like :func:`step_tables`."""
-    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg)
-    k = 0
-    for j in range(idx.shape[0]):
-        b = idx[j]
-        code = pend[b, 0]
-        pend[b, 0] = P_NONE
-        status = _resume(E, b, code)
-        if status != P_NONE:
-            pend[b, 0] = status
-            waiting[k] = b
-            k += 1
-    return k
-
-
-@_jit
-def compute_masks(b8, b16, money, out, pend, ev, evn, cfg, tabs, scr, fcfg, idx, status):
-    """Write the masks of live tables ``idx`` into ``out[idx]`` without changing any state (for validators);
-    ``status[j]`` is P_MASK_SCORE where the win bit still needs the scorer."""
-    E = (b8, b16, money, out, pend, ev, evn, cfg, tabs, scr, fcfg)
-    for j in range(idx.shape[0]):
-        status[j] = _compute_mask(E, idx[j])[0]
