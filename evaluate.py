@@ -16,6 +16,7 @@ Examples::
     python evaluate.py --agents heuristic random --walls 500 --preset crazy
     python evaluate.py --agents runs/x/final.pt heuristic --variant kawuxing3
     python evaluate.py --agents heuristic random --compare kwx004 kwx004/simple kwx004/crazy "kwx004:kaikou=none"
+    python evaluate.py --walls 2000 --ray --ray-workers 2   # sharded over a local Ray (agents/distributed.py)
 
 Ratings need ``openskill``, plots ``matplotlib``, the progress bar ``tqdm`` (``pip install -e .[eval]``);
 without them those parts are skipped with a note.
@@ -85,6 +86,11 @@ class Args:
     """show a progress bar (needs tqdm)"""
     quiet: bool = False
     """print only the leaderboard"""
+    ray: str | None = field(default=None, metadata={"const": "local"})
+    """shard walls × seatings over Ray tasks (pip install -e .[ray]; same results as without): bare --ray starts
+    a local Ray on this machine's cores, --ray ADDRESS joins a cluster (auto, HOST:6379 or ray://HOST:10001)"""
+    ray_workers: int = 0
+    """with --ray: worker processes of the local Ray (0 = all cores); on a cluster, shards in flight (0 = its CPUs)"""
 
 
 # ------------------------------------------------------------------------------------------ set-up
@@ -161,6 +167,21 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def play_all(jobs: Sequence[tuple], args: Args) -> list[TournamentResult]:
+    """Play ``(label, agents, opts, replay_dir)`` tournaments: one after another in this process, or, with
+    ``--ray``, all at once sharded over Ray workers (:mod:`agents.distributed`; Ray is imported only then)."""
+    if args.ray is None:
+        return [play(agents, args.variant, opts, args, label, replay_dir) for label, agents, opts, replay_dir in jobs]
+    from agents.distributed import Job, RayUnavailable, play_on_ray
+
+    try:
+        return play_on_ray([Job(label, agents, args.variant, opts, args.walls, args.seed, args.first_wall, args.batch_size,
+                                replay_dir, args.replays) for label, agents, opts, replay_dir in jobs],
+                           address=args.ray, workers=args.ray_workers, progress=args.progress and not args.quiet)
+    except (RayUnavailable, ValueError) as exc:
+        raise SystemExit(f"error: {exc}") from None
 
 
 def play(agents, variant: str, opts, args: Args, label: str, replay_dir: Path | None) -> TournamentResult:
@@ -422,12 +443,9 @@ def run(args: Args) -> dict:
 
     if args.compare:
         configs = [parse_compare(c, args.variant) for c in args.compare]
-        results = []
-        for label, opts in configs:
-            agents = build_agents(specs, args.variant, opts, args)
-            res = play(agents, args.variant, opts, args, label, None)
-            results.append(res)
-            say(f"{label}: {len(res.records)} hands in {res.seconds:.1f} s ({res.hands_per_second:.1f} hands/s, "
+        results = play_all([(label, build_agents(specs, args.variant, opts, args), opts, None) for label, opts in configs], args)
+        for res in results:
+            say(f"{res.config}: {len(res.records)} hands in {res.seconds:.1f} s ({res.hands_per_second:.1f} hands/s, "
                 f"{res.hands_per_cpu_second:.1f} per CPU second)")
         names = results[0].names
         rows = compare_rows(results)
@@ -450,7 +468,7 @@ def run(args: Args) -> dict:
     plan = seatings(len(agents), n_players(args.variant))
     say(f"{args.variant}, {args.walls} walls × {len(plan)} seatings = {args.walls * len(plan)} hands; agents: {', '.join(a.name for a in agents)}")
     replay_dir = folder / "replays" if args.replays > 0 else None
-    result = play(agents, args.variant, opts, args, "tournament", replay_dir)
+    (result,) = play_all([("tournament", agents, opts, replay_dir)], args)
     stats = summarize(result)
     pairs = pairwise(result)
     ratings = openskill_ratings(result) if args.rating else None
@@ -471,9 +489,25 @@ def run(args: Args) -> dict:
     return json.loads((folder / "summary.json").read_text(encoding="utf-8")) | {"folder": str(folder)}
 
 
+def ray_problem(args: Args) -> str | None:
+    """Why the ``--ray`` settings cannot run (a one-line message naming the field), or ``None``."""
+    if args.ray_workers < 0:
+        return f"ray_workers: must be 0 (all cores) or more, got {args.ray_workers}"
+    if args.ray is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            return 'ray: Ray is not installed; pip install -e ".[ray]"'
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point."""
     args, _ = parse_args(Args, argv)
+    problem = ray_problem(args)
+    if problem:
+        print(f"evaluate.py: error: {problem}", file=sys.stderr)
+        return 2
     run(args)
     return 0
 

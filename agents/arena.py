@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from agents.keyrng import decision_keys, seating_code, table_keys
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine, IllegalActionError
 
@@ -115,7 +116,9 @@ def play_duplicate(
     """Play every wall ``first_wall .. first_wall + walls - 1`` under every seating; one record per hand.
 
     ``agents`` are objects with ``name`` and ``act(obs, mask)`` (an agent with ``uses_obs = False`` gets
-    ``obs=None``).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
+    ``obs=None``; one with ``takes_keys = True`` also gets ``keys=``, one :mod:`agents.keyrng` key per row naming
+    the seed, wall, seating and decision number, so its random draws — and the hands — do not depend on
+    ``batch_size`` or on how the walls and seatings are split between calls or processes).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
     played ``batch_size`` at a time.  ``progress(k)`` is called with the number of hands just finished.
     With ``n_replays > 0`` the first hands are written to ``replay_dir`` with :func:`mjenv.replay.write_replay`.
     """
@@ -134,6 +137,9 @@ def play_duplicate(
     names = [a.name for a in agents]
     seat_of = np.asarray([s for _, s in games], dtype=np.int64).reshape(len(games), n)
     table_game = np.full(B, -1, dtype=np.int64)
+    hand_key = np.zeros(B, dtype=np.uint64)
+    hand_step = np.zeros(B, dtype=np.int64)
+    plan_codes = {s: seating_code(s) for s in plan}
     digests: dict[int, str] = {}
     records: list[GameRecord | None] = [None] * len(games)
     next_game = 0
@@ -150,6 +156,8 @@ def play_duplicate(
         next_game += k
         table_game[tables] = ids
         wall_ids = np.asarray([games[g][0] for g in ids])
+        hand_key[tables] = table_keys(seed, wall_ids, [plan_codes[games[g][1]] for g in ids])
+        hand_step[tables] = 0
         eng.reset(seed=seed, tables=tables, table_ids=wall_ids, dealer=wall_ids % n)
         for b, g, w in zip(tables, ids, wall_ids):
             dg = _digest(st.wall[b])
@@ -201,17 +209,22 @@ def play_duplicate(
         actor = st.actor[live].astype(np.int64)
         who = seat_of[table_game[live], actor]
         actions = np.zeros(B, dtype=np.int64)
+        keys = decision_keys(hand_key, hand_step)
         for a in np.unique(who):
             rows = live[who == a]
             agent = agents[a]
             obs = enc.encode(st, st.actor[rows], rows) if getattr(agent, "uses_obs", True) else None
-            acts = np.asarray(agent.act(obs, eng.mask[rows])).reshape(-1)
+            if getattr(agent, "takes_keys", False):
+                acts = np.asarray(agent.act(obs, eng.mask[rows], keys=keys[rows])).reshape(-1)
+            else:
+                acts = np.asarray(agent.act(obs, eng.mask[rows])).reshape(-1)
             ok = eng.mask[rows, np.clip(acts, 0, eng.mask.shape[1] - 1)] & (acts >= 0) & (acts < eng.mask.shape[1])
             if not ok.all():
                 j = int(np.flatnonzero(~ok)[0])
                 raise IllegalActionError(f"agent {agent.name!r} chose illegal action {int(acts[j])} at table {int(rows[j])}")
             actions[rows] = acts
         decisions += len(live)
+        hand_step[live] += 1
         eng.step(actions)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu_start

@@ -15,12 +15,14 @@ on use; nothing in ``mjenv/`` imports it.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from agents.base import resolve_options
+from agents.keyrng import uniforms
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
 from mjenv.rules.options import options_to_dict
@@ -112,10 +114,15 @@ def save_checkpoint(path, payload: dict) -> Path:
 
 
 def load_checkpoint(path) -> dict:
-    """Read a checkpoint; raises ``ValueError`` for a file that is not ``mjenv-policy-v1``."""
+    """Read a checkpoint from a path or from the file's bytes; raises ``ValueError`` for one that is not
+    ``mjenv-policy-v1``."""
     torch = _torch()
+    if isinstance(path, (bytes, bytearray, memoryview)):
+        source, path = io.BytesIO(bytes(path)), "checkpoint bytes"
+    else:
+        source = Path(path)
     try:
-        ck = torch.load(Path(path), map_location="cpu", weights_only=True)
+        ck = torch.load(source, map_location="cpu", weights_only=True)
     except FileNotFoundError:
         raise
     except Exception as exc:
@@ -152,6 +159,8 @@ def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bo
 class PolicyAgent:
     """Plays a ``mjenv-policy-v1`` checkpoint: masked logits, greedy by default or sampled (seeded)."""
 
+    takes_keys = True  # the arena passes per-decision keys (agents.keyrng)
+
     def __init__(self, checkpoint, variant: str = "kawuxing3", options: Any = None, *, deterministic: bool = True,
                  seed: int | None = 0, strict_options: bool = True, name: str | None = None):
         torch = _torch()
@@ -166,7 +175,11 @@ class PolicyAgent:
         self.trunk.eval()
         self.head.eval()
         self.deterministic = deterministic
-        self.generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
+        self.seed = 0 if seed is None else int(seed)
+        self.generator = torch.Generator().manual_seed(self.seed)
+        self.checkpoint = ck  # kept so agents.distributed can ship it to Ray workers
+        self.settings = {"variant": variant, "options": options, "deterministic": deterministic, "seed": seed,
+                         "strict_options": strict_options}
         self.meta = ck.get("meta", {})
         self.name = name or (Path(where).stem if where != "checkpoint" else "policy")
         self._torch = torch
@@ -184,9 +197,14 @@ class PolicyAgent:
             out = out.masked_fill(~torch.as_tensor(np.asarray(mask, dtype=bool)), float("-inf"))
         return out.numpy()
 
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """One legal action per row."""
+    def act(self, obs: np.ndarray, mask: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
+        """One legal action per row.  When sampling, ``keys`` (``uint64 [B]``, one per decision, from the
+        arena) make each row's draw a function of its key and the seed alone (Gumbel-max on keyed uniforms)."""
         torch = self._torch
+        if not self.deterministic and keys is not None:
+            logits = self.logits(obs, mask).astype(np.float64)
+            u = np.clip(uniforms(keys, logits.shape[1], self.seed), 1e-300, None)
+            return (logits - np.log(-np.log(u))).argmax(1).astype(np.int64)
         logits = torch.as_tensor(self.logits(obs, mask))
         if self.deterministic:
             return logits.argmax(1).numpy().astype(np.int64)

@@ -3,7 +3,8 @@ dataclass in, argparse and TOML config files out.
 
 Each field of the dataclass becomes ``--field`` (dashes also accepted); its help text is the string
 literal written under the field (CleanRL's convention, read with ``ast``).  ``bool`` fields take
-``--flag`` / ``--no-flag``; ``list[...]`` fields take several values.  Values come, later winning, from
+``--flag`` / ``--no-flag``; ``list[...]`` fields take several values; a field with ``metadata={"const": C}``
+takes an optional value (the bare ``--field`` means ``C``).  Values come, later winning, from
 the dataclass defaults, then ``--config NAME`` (``NAME`` or ``NAME.toml`` in the script's config folder,
 or a path), then the command line.  An unknown key in a config file is an error that lists the fields.
 """
@@ -131,6 +132,9 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, *, config_dir: Path
                                 help=f"{help_text} (default: {default})")
         elif is_list:
             parser.add_argument(*flags, dest=f.name, nargs="*", default=None, help=f"{help_text} (default: {default})")
+        elif "const" in f.metadata:  # an optional value: the bare flag means metadata["const"]
+            parser.add_argument(*flags, dest=f.name, nargs="?", const=f.metadata["const"], default=None,
+                                help=f"{help_text} (default: {default})")
         else:
             parser.add_argument(*flags, dest=f.name, default=None, help=f"{help_text} (default: {default})")
     ns = parser.parse_args(argv)
