@@ -91,6 +91,8 @@ def shard_count(hands: int, workers: int, jobs: int, batch_size: int) -> int:
     """Shards for one job of ``hands`` hands: enough to keep every worker busy (up to 4 per worker for load
     balance) while each shard, where possible, holds 4 batches so the engine's tables stay full."""
     want = max(math.ceil(workers / max(1, jobs)), hands // max(1, 4 * batch_size))
+    if want > workers:
+        want = math.ceil(want / workers) * workers  # whole rounds: no worker left idle at the end
     return max(1, min(want, 4 * workers, hands))
 
 
@@ -232,12 +234,14 @@ def _shard_task(ray):
 
 
 def play_on_ray(jobs: Sequence[Job], *, address: str | None = None, workers: int = 0, progress: bool = True,
-                shards_per_job: int | None = None) -> list[TournamentResult]:
+                shards_per_job: int | None = None,
+                on_shard: Callable[[Shard, dict], None] | None = None) -> list[TournamentResult]:
     """Play ``jobs`` sharded over Ray (see the module docstring); one result per job, in order.
 
     ``workers``: CPUs of the local Ray (0 = all cores); on a cluster the most shards in flight at once
     (0 = as many as the cluster has CPUs).  ``shards_per_job`` overrides :func:`shard_count`.  A progress
-    bar (tqdm) counts finished shards.  The Ray started here is shut down at the end; one that was already
+    bar (tqdm) counts finished shards; ``on_shard(shard, part)`` sees each finished shard's
+    :func:`play_shard` result (timings, host and pid of its worker).  The Ray started here is shut down at the end; one that was already
     running in this process is left running.
     """
     was_running = "ray" in sys.modules and sys.modules["ray"].is_initialized()
@@ -275,6 +279,8 @@ def play_on_ray(jobs: Sequence[Job], *, address: str | None = None, workers: int
                     raise RuntimeError(f"ray: the worker on {part['host']} runs different agents/mjenv code than this "
                                        f"process ({part['code']} vs {me}); install the same mjenv on every node")
                 parts[s.job].append(part)
+                if on_shard is not None:
+                    on_shard(s, part)
                 finished[s.job] = time.perf_counter() - start
                 if bar is not None:
                     bar.update(1)

@@ -82,6 +82,7 @@ def test_shards_cover_every_hand_once(walls, n_seat, k):
 def test_shard_count_keeps_workers_busy_and_batches_full():
     assert shard_count(1800, 2, 1, 256) == 2  # too few hands for full shards: one per worker
     assert shard_count(12000, 2, 1, 256) == 8  # many hands: up to 4 shards per worker
+    assert shard_count(6000, 2, 1, 256) == 6  # whole rounds of shards: 5 would leave a worker idle
     assert shard_count(1800, 2, 4, 256) == 1  # four compare configurations already give 4 shards
     assert shard_count(3, 8, 1, 256) == 3
 
