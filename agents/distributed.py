@@ -216,7 +216,7 @@ def connect(address: str | None, workers: int = 0):
     if address in (None, "", "local"):
         # Workers import the agents and mjenv packages from the same folder as this process.
         env = {"env_vars": {"PYTHONPATH": os.pathsep.join(x for x in (str(_CODE_ROOT), os.environ.get("PYTHONPATH", "")) if x)}}
-        ray.init(num_cpus=workers or os.cpu_count() or 1, runtime_env=env, **quiet)
+        ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, runtime_env=env, **quiet)
     else:
         try:
             ray.init(address=address, **quiet)
