@@ -51,6 +51,29 @@ def test_keyed_uniforms_are_a_function_of_key_and_salt():
     assert abs(big.mean() - 0.5) < 0.005 and np.histogram(big, 10, (0, 1))[0].min() > 0.09 * len(big)
 
 
+def test_the_keyed_random_choice_is_legal_uniform_and_per_row():
+    rng = np.random.default_rng(0)
+    mask = rng.random((4000, 111)) < 0.05
+    mask[:, 7] = True
+    mask[3] = False
+    keys = decision_keys(table_keys(1, np.arange(4000), np.zeros(4000)), np.zeros(4000))
+    agent = make_agent("random", seed=9)
+    with pytest.raises(ValueError, match="at least one legal action"):
+        agent.act(None, mask, keys=keys)
+    mask[3, 50] = True
+    out = agent.act(None, mask, keys=keys)
+    assert mask[np.arange(4000), out].all()
+    np.testing.assert_array_equal(out[100:200], agent.act(None, mask[100:200], keys=keys[100:200]))
+    assert (out != make_agent("random", seed=10).act(None, mask, keys=keys)).mean() > 0.5
+    # uniform: among rows with exactly c legal actions, action 7 is chosen about 1/c of the time
+    c = mask.sum(1)
+    for k in (5, 6, 7):
+        rows = c == k
+        assert abs((out[rows] == 7).mean() - 1 / k) < 4 * np.sqrt(1 / k / rows.sum())
+    with pytest.raises(ValueError, match="keys"):
+        agent.act(None, mask, keys=keys[:10])
+
+
 def test_hands_do_not_depend_on_the_batch_size():
     a = play_duplicate(_agents(), walls=3, seed=4, batch_size=5)
     b = play_duplicate(_agents(), walls=3, seed=4, batch_size=64)
