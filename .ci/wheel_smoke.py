@@ -10,7 +10,7 @@ reads at run time (ruleset/preset TOMLs, the shipped checkpoint) must be inside 
 3. from an empty folder outside the checkout, with ``PYTHONPATH`` and ``$MJENV_RULES_DIR`` cleared, checks that
    ``mjenv`` is imported from the venv (not the checkout), creates an env of every variant, runs ``mjenv score``
    and ``mjenv rules``, plays one hand into a replay file, verifies it with ``mjenv replay --verify`` and turns it
-   into a page with ``mjenv replay --html``, and
+   into a page with ``mjenv replay --html``, plays a hand with ``mjenv play`` from scripted stdin, and
    loads the shipped checkpoint when torch is available.
 
 Any failure prints the failing command with its output and exits 1.  Run by ``.ci/run``; the test suite runs
@@ -76,9 +76,9 @@ class SmokeFailure(Exception):
     """A step of the smoke test failed; the message holds the command and its output."""
 
 
-def _run(cmd: list[str], *, cwd: Path, env: dict[str, str]) -> str:
-    """Run ``cmd``; its stdout, or :class:`SmokeFailure` with everything it printed when it fails."""
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+def _run(cmd: list[str], *, cwd: Path, env: dict[str, str], stdin: str | None = None) -> str:
+    """Run ``cmd`` (``stdin``: text to feed it); its stdout, or :class:`SmokeFailure` with everything it printed."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, input=stdin)
     if proc.returncode != 0:
         raise SmokeFailure(
             f"command failed (exit {proc.returncode}) in {cwd}: {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}"
@@ -131,6 +131,11 @@ def build_and_check(work: Path) -> list[str]:
     if "const DATA = {" not in page or '"frames"' not in page:
         raise SmokeFailure("mjenv replay --html did not write the page with its data (viewer_template.html missing?)")
     done.append(f"mjenv replay --html: {len(page)} bytes")
+    _run([console, "play", "--seed", "1", "--save", "played.jsonl"], cwd=outside, env=env, stdin="1\n" * 400)
+    out = _run([console, "replay", "--verify", "played.jsonl"], cwd=outside, env=env)
+    if "OK" not in out:
+        raise SmokeFailure(f"the hand played with mjenv play does not verify:\n{out}")
+    done.append("mjenv play (scripted stdin) + --verify ok")
     done.append(_run([python, "-c", _CHECKPOINT, str(venv)], cwd=outside, env=env).strip())
     return done
 
