@@ -6,8 +6,10 @@ an added kong, asked in turn order, then resolved by priority), pongs, chis, the
 their chain positions and the revealed-kong test, Gejiu's face-up kong tiles, the legal-action masks
 and the automatic moves (a state with a single legal action is played at once).  Every function
 works on ONE table ``b`` of the packed buffers of :func:`mjenv.engine.state.allocate_packed`; the
-entry points ``*_tables`` loop over a list of tables, so a batch of 4096 tables and the AEC env's
-single table run the same code.
+entry point :func:`run_tables` loops over a list of tables, so a batch of 4096 tables and the AEC
+env's single table run the same code.  The kernels run without numba's reference counting
+(``_nrt=False``): they allocate nothing and make no array they return, and the atomic
+increments of views passed between functions had cost about half of their time.
 
 What needs the pure scoring library (:mod:`mjenv.rules.scoring`) is not compiled: the kernel stops
 that table with a *pending* code in ``pend[b, 0]`` (and its arguments in ``pend[b, 1:]``), the
@@ -16,7 +18,7 @@ engine (:mod:`mjenv.engine.core`) does that piece in Python through the family a
 
 ========================  ===================================================================
 ``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
-``P_KONG``                kong money of a completed kong (families that pay kong money)
+``P_KONG``                kong money limited by the bankrolls (Diedaohu, Liuwei; Kawuxing's is compiled)
 ``P_MASK_SCORE``          a self-draw's minimum value (Yangzhou) for the win mask
 ``P_SELF_DRAW``           settle a self-drawn win (ends the hand)
 ``P_CLAIM_WIN``           settle a won discard or rob (ends the hand)
