@@ -181,7 +181,8 @@ def play_all(jobs: Sequence[tuple], args: Args) -> list[TournamentResult]:
                                 replay_dir, args.replays) for label, agents, opts, replay_dir in jobs],
                            address=args.ray, workers=args.ray_workers, progress=args.progress and not args.quiet)
     except (RayUnavailable, ValueError) as exc:
-        raise SystemExit(f"error: {exc}") from None
+        print(f"evaluate.py: error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def play(agents, variant: str, opts, args: Args, label: str, replay_dir: Path | None) -> TournamentResult:

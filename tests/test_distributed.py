@@ -169,6 +169,21 @@ def test_bad_ray_settings_exit_2(capsys):
     assert "ray_workers" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install -e .[ray])")
+def test_an_unreachable_cluster_exits_2(monkeypatch, tmp_path, capsys):
+    import agents.distributed as dist
+
+    def refuse(jobs, **kw):
+        raise dist.RayUnavailable(f"ray: cannot join the cluster at {kw['address']!r} (refused)")
+
+    monkeypatch.setattr(dist, "play_on_ray", refuse)
+    with pytest.raises(SystemExit) as exc:
+        evaluate.main(["--agents", "random", "random", "--walls", "1", "--ray", "10.9.9.9:6379", "--out", str(tmp_path),
+                       "--no-plots", "--no-progress", "--quiet"])
+    assert exc.value.code == 2
+    assert "cannot join the cluster at '10.9.9.9:6379'" in capsys.readouterr().err
+
+
 def test_the_ray_flag_takes_an_optional_address():
     from agents.script_args import parse_args
 
@@ -202,6 +217,18 @@ def test_a_ray_run_gives_the_local_results(tmp_path):
         assert ray.cluster_resources()["CPU"] == 2
         assert evaluate.main(base + ["--run-name", "ray", "--ray", "--ray-workers", "2"]) == 0
         assert evaluate.main(compare + ["--run-name", "ray-compare", "--ray", "--ray-workers", "2"]) == 0
+        # The workers never read a checkpoint path: this one is deleted before the shards run.
+        import shutil
+
+        from agents.distributed import play_on_ray
+
+        copy = tmp_path / "gone.pt"
+        shutil.copy(ck, copy)
+        agents = [make_agent("heuristic"), make_agent(str(copy), seed=3)]
+        copy.unlink()
+        (gone,) = play_on_ray([Job("t", agents, "kawuxing3", None, walls=1, seed=5)], progress=False, shards_per_job=2)
+        assert _hands(gone) == _hands(play_duplicate(agents, walls=1, seed=5, config="t"))
+        assert gone.names == ["heuristic", "gone"]
     finally:
         ray.shutdown()
     assert evaluate.main(base + ["--run-name", "local"]) == 0
