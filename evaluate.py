@@ -36,9 +36,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents import make_agent, shipped_checkpoints
-from agents.arena import TournamentResult, pairwise, play_duplicate, seatings, summarize, table_stats
-from agents.script_args import parse_args
-from mjenv.rules.options import load_rules, n_players, options_to_dict, parse_option_assignments
+from agents.arena import TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize, table_stats
+from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
+from mjenv.rules.options import OptionError, load_rules, n_players, options_to_dict, parse_option_assignments
 from mjenv.rules.scoring.kawuxing import FANS
 
 
@@ -50,27 +50,27 @@ class Args:
     """agents: built-in names (random, heuristic) or checkpoint paths (*.pt); empty = random, heuristic and the
     shipped checkpoint of the variant if there is one"""
     variant: str = "kawuxing3"
-    """game variant (kawuxing3, kawuxing4)"""
+    """game variant: kawuxing3, kawuxing4, gejiu, diedaohu, yangzhou, yangzhou_new or liuwei"""
     ruleset: str | None = None
-    """ruleset name (default: the variant's; `mjenv rules --variant V` lists them)"""
+    """ruleset name (when not given: the variant's default; `mjenv rules --variant V` lists them)"""
     preset: str | None = None
     """preset name applied on top of the ruleset (simple, barbaric, crazy)"""
     options: list[str] = field(default_factory=list)
     """explicit rule options as name=value, applied last"""
     walls: int = 300
-    """number of walls; each is replayed under every seat assignment"""
+    """number of walls (>= 1); each is replayed under every seat assignment"""
     seed: int = 0
-    """wall seed: wall w is the engine's seeded wall (seed, w)"""
+    """wall seed (>= 0): wall w is the engine's seeded wall (seed, w)"""
     first_wall: int = 0
-    """id of the first wall (to continue a tournament on fresh walls)"""
+    """id of the first wall (>= 0; to continue a tournament on fresh walls)"""
     batch_size: int = 256
-    """tables played at once"""
+    """tables played at once (>= 1)"""
     out: str = "runs/eval"
     """output folder; each run writes into a subfolder named after the run"""
     run_name: str | None = None
     """subfolder name (default: <variant>__<seed>__<unix time>)"""
     replays: int = 0
-    """write the first N hands as mjenv-replay-v1 files (slower: events are recorded for every hand)"""
+    """write the first N >= 0 hands as mjenv-replay-v1 files (slower: events are recorded for every hand)"""
     compare: list[str] = field(default_factory=list)
     """rule configurations to compare on the same walls: 'RULESET', 'RULESET/PRESET', 'RULESET:opt=v,opt=v',
     'RULESET/PRESET:opt=v' or 'default'"""
@@ -101,6 +101,23 @@ def rule_options(variant: str, ruleset: str | None, preset: str | None, options:
     return load_rules(variant, ruleset=ruleset, preset=preset, options=parse_option_assignments(options))
 
 
+def check_args(args: Args) -> None:
+    """Raise :class:`~agents.script_args.ArgsError` naming the field for a value :func:`run` cannot use
+    (counts, seed, variant, ruleset, preset, options, ``--compare`` entries, ``--ray``); agents are checked as they
+    are built."""
+    check_numbers(args, {"walls": (1, None), "seed": (0, None), "first_wall": (0, None), "batch_size": (1, None),
+                         "replays": (0, None)})
+    try:
+        rule_options(args.variant, args.ruleset, args.preset, args.options)
+    except OptionError as exc:
+        raise ArgsError(str(exc)) from None
+    for spec in args.compare:
+        parse_compare(spec, args.variant)
+    problem = ray_problem(args)
+    if problem:
+        raise ArgsError(problem)
+
+
 def parse_compare(spec: str, variant: str) -> tuple[str, Any]:
     """``(label, options)`` of one ``--compare`` entry (``RULESET[/PRESET][:opt=v,...]`` or ``default``)."""
     text = spec.strip()
@@ -108,7 +125,10 @@ def parse_compare(spec: str, variant: str) -> tuple[str, Any]:
     ruleset, _, preset = rules.partition("/")
     ruleset = None if ruleset in ("", "default") else ruleset
     opts = [x for x in extra.split(",") if x.strip()] if extra else []
-    return text, rule_options(variant, ruleset, preset or None, opts)
+    try:
+        return text, rule_options(variant, ruleset, preset or None, opts)
+    except OptionError as exc:
+        raise ArgsError(f"--compare {spec!r}: {exc}") from None
 
 
 def default_agents(variant: str, opts) -> list[str]:
@@ -133,13 +153,19 @@ def default_agents(variant: str, opts) -> list[str]:
 
 
 def build_agents(specs: Sequence[str], variant: str, opts, args: Args) -> list:
-    """Agents for ``specs``; repeated names get a ``#2``, ``#3`` suffix so the leaderboard tells them apart."""
+    """Agents for ``specs``; repeated names get a ``#2``, ``#3`` suffix so the leaderboard tells them apart.
+
+    An unknown name, a missing or unreadable checkpoint, or one trained on other rules is an
+    :class:`~agents.script_args.ArgsError` naming the agent."""
     agents, seen = [], {}
     for i, spec in enumerate(specs):
         kwargs: dict[str, Any] = {}
         if spec.endswith(".pt") or spec.startswith("policy:"):
             kwargs = {"deterministic": args.deterministic, "strict_options": not args.allow_rules_mismatch}
-        agent = make_agent(spec, variant, opts, seed=args.seed * 1000 + i, **kwargs)
+        try:
+            agent = make_agent(spec, variant, opts, seed=args.seed * 1000 + i, **kwargs)
+        except (ValueError, ModuleNotFoundError) as exc:
+            raise ArgsError(f"--agents {spec!r}: {exc}") from None
         seen[agent.name] = seen.get(agent.name, 0) + 1
         if seen[agent.name] > 1:
             agent.name = f"{agent.name}#{seen[agent.name]}"
@@ -301,15 +327,7 @@ def write_outputs(folder: Path, args: Args, result: TournamentResult, stats, pai
         "ratings": ratings,
         "table": tstats,
     }
-    (folder / "summary.json").write_text(json.dumps(summary, indent=2, ensure_ascii=False, default=_json), encoding="utf-8")
-
-
-def _json(x):
-    if isinstance(x, (np.integer, np.floating)):
-        return x.item()
-    if isinstance(x, float) and math.isnan(x):
-        return None
-    return str(x)
+    (folder / "summary.json").write_text(json_text(summary), encoding="utf-8")
 
 
 def _pyplot():
@@ -435,16 +453,20 @@ def compare_plot(folder: Path, rows: list[dict], names: list[str]) -> Path | Non
 
 
 def run(args: Args) -> dict:
-    """Run the tournament (or the comparison) described by ``args``; returns what summary.json holds."""
+    """Run the tournament (or the comparison) described by ``args``; returns what summary.json holds.
+
+    Bad arguments raise :class:`~agents.script_args.ArgsError` before anything is played or written."""
+    check_args(args)
     specs = list(args.agents) or default_agents(args.variant, rule_options(args.variant, args.ruleset, args.preset, args.options))
     run_name = args.run_name or f"{args.variant}__{args.seed}__{int(time.time())}"
     folder = Path(args.out) / run_name
-    folder.mkdir(parents=True, exist_ok=True)
     say = (lambda *a: None) if args.quiet else print
 
     if args.compare:
         configs = [parse_compare(c, args.variant) for c in args.compare]
-        results = play_all([(label, build_agents(specs, args.variant, opts, args), opts, None) for label, opts in configs], args)
+        teams = [(label, build_agents(specs, args.variant, opts, args), opts, None) for label, opts in configs]
+        _make_folder(folder)
+        results = play_all(teams, args)
         for res in results:
             say(f"{res.config}: {len(res.records)} hands in {res.seconds:.1f} s ({res.hands_per_second:.1f} hands/s, "
                 f"{res.hands_per_cpu_second:.1f} per CPU second)")
@@ -456,7 +478,7 @@ def run(args: Args) -> dict:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-        (folder / "compare.json").write_text(json.dumps({"args": asdict(args), "rows": rows}, indent=2, ensure_ascii=False, default=_json), encoding="utf-8")
+        (folder / "compare.json").write_text(json_text({"args": asdict(args), "rows": rows}), encoding="utf-8")
         if args.plots:
             p = compare_plot(folder, rows, names)
             if p:
@@ -466,6 +488,7 @@ def run(args: Args) -> dict:
 
     opts = rule_options(args.variant, args.ruleset, args.preset, args.options)
     agents = build_agents(specs, args.variant, opts, args)
+    _make_folder(folder)
     plan = seatings(len(agents), n_players(args.variant))
     say(f"{args.variant}, {args.walls} walls × {len(plan)} seatings = {args.walls * len(plan)} hands; agents: {', '.join(a.name for a in agents)}")
     replay_dir = folder / "replays" if args.replays > 0 else None
@@ -493,23 +516,31 @@ def run(args: Args) -> dict:
 def ray_problem(args: Args) -> str | None:
     """Why the ``--ray`` settings cannot run (a one-line message naming the field), or ``None``."""
     if args.ray_workers < 0:
-        return f"ray_workers: must be 0 (all cores) or more, got {args.ray_workers}"
+        return f"--ray_workers must be 0 (all cores) or more, got {args.ray_workers}"
     if args.ray is not None:
         import importlib.util
 
         if importlib.util.find_spec("ray") is None:
-            return 'ray: Ray is not installed; pip install -e ".[ray]"'
+            return '--ray: Ray is not installed; pip install -e ".[ray]"'
     return None
 
 
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArgsError(f"--out / --run_name: cannot create {folder}: {exc.strerror or exc}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point."""
-    args, _ = parse_args(Args, argv)
-    problem = ray_problem(args)
-    if problem:
-        print(f"evaluate.py: error: {problem}", file=sys.stderr)
-        return 2
-    run(args)
+    """Command-line entry point; returns the exit status: 0, or 2 after one ``evaluate.py: error: ...`` line on
+    stderr for bad input (nothing is played or written then)."""
+    try:
+        with usage_errors("evaluate.py"):
+            args, _ = parse_args(Args, argv)
+            run(args)
+    except SystemExit as exc:  # a usage error (2) or --help (0)
+        return exc.code if isinstance(exc.code, int) else 0
     return 0
 
 

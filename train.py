@@ -36,11 +36,11 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents import make_agent
-from agents.arena import pairwise, play_duplicate, summarize
+from agents.arena import json_text, pairwise, play_duplicate, summarize
 from agents.policy import DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoint_payload, load_checkpoint, make_trunk, save_checkpoint
-from agents.script_args import parse_args
+from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
-from mjenv.rules.options import load_rules, options_to_dict, parse_option_assignments
+from mjenv.rules.options import OptionError, load_rules, options_to_dict, parse_option_assignments
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs" / "train"
 
@@ -54,9 +54,9 @@ class Args:
     seed: int = 1
     """seed of the walls, the network initialisation and the opponents"""
     variant: str = "kawuxing3"
-    """game variant (kawuxing3, kawuxing4)"""
+    """game variant: kawuxing3, kawuxing4, gejiu, diedaohu, yangzhou, yangzhou_new or liuwei"""
     ruleset: str | None = None
-    """ruleset name (default: the variant's; `mjenv rules --variant V` lists them)"""
+    """ruleset name (when not given: the variant's default; `mjenv rules --variant V` lists them)"""
     preset: str | None = None
     """preset name applied on top of the ruleset"""
     options: list[str] = field(default_factory=list)
@@ -193,15 +193,58 @@ class OpponentPool:
 
 # ------------------------------------------------------------------------------------------ main
 
+BOUNDS = {
+    "seed": (0, None), "total_timesteps": (1, None), "num_envs": (1, None), "n_steps": (1, None), "batch_size": (2, None),
+    "n_epochs": (1, None), "learning_rate": (0, None), "gamma": (0, 1), "gae_lambda": (0, 1), "clip_range": (0, None),
+    "ent_coef": (0, None), "vf_coef": (0, None), "max_grad_norm": (0, None), "reward_scale": (0, None),
+    "channels": (1, None), "hidden": (1, None), "value_hidden": (1, None), "opponent_weights": (0, None),
+    "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
+    "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
+}
+"""Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
+
+
+def check_args(args: Args):
+    """The rule options of ``args``; raises :class:`~agents.script_args.ArgsError` naming the field for any value
+    training cannot use (numbers out of range, unknown rules, opponent pool, checkpoint paths)."""
+    check_numbers(args, BOUNDS)
+    rollout = args.n_steps * args.num_envs
+    if args.batch_size > rollout:
+        raise ArgsError(f"--batch_size {args.batch_size} exceeds the rollout of --n_steps × --num_envs = {rollout}")
+    if len(args.opponents) != len(args.opponent_weights):
+        raise ArgsError(f"--opponent_weights: {len(args.opponent_weights)} weights for {len(args.opponents)} --opponents")
+    if not args.opponents or sum(args.opponent_weights) <= 0:
+        raise ArgsError("--opponent_weights: the pool needs at least one opponent with a positive weight")
+    try:
+        opts = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.options))
+    except OptionError as exc:
+        raise ArgsError(str(exc)) from None
+    for flag, names in (("--opponents", args.opponents), ("--eval_opponents", args.eval_opponents)):
+        for name in names:
+            if name in ("random", "heuristic") or (name == "self" and flag == "--opponents"):
+                continue
+            if not name.endswith(".pt") or not Path(name).is_file():
+                raise ArgsError(f"{flag}: {name!r} is neither random, heuristic{', self' if flag == '--opponents' else ''} "
+                                "nor an existing checkpoint file (*.pt)")
+    if args.init_checkpoint is not None and not Path(args.init_checkpoint).is_file():
+        raise ArgsError(f"--init_checkpoint: {args.init_checkpoint!r} not found")
+    return opts
+
 
 def main(argv: Sequence[str] | None = None) -> dict:
-    """Train as configured by the command line; returns the final evaluation summary."""
-    args, config = parse_args(Args, argv, config_dir=CONFIG_DIR, default_config="default")
-    return train(args, config)
+    """Train as configured by the command line; returns the final evaluation summary.
+
+    Bad input is one ``train.py: error: ...`` line on stderr and exit status 2, before anything is written."""
+    with usage_errors("train.py"):
+        args, config = parse_args(Args, argv, config_dir=CONFIG_DIR, default_config="default")
+        return train(args, config)
 
 
 def train(args: Args, config: str | None = None) -> dict:
-    """Run one training job (see the module docstring); returns the final evaluation summary."""
+    """Run one training job (see the module docstring); returns the final evaluation summary.
+
+    Bad arguments raise :class:`~agents.script_args.ArgsError` (:func:`check_args`) before anything is written."""
+    opts = check_args(args)
     try:
         import torch
         from sb3_contrib import MaskablePPO
@@ -214,13 +257,10 @@ def train(args: Args, config: str | None = None) -> dict:
 
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(args.seed)
-    opts = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.options))
     obs_shape = ObservationEncoder(args.variant, opts).shape
     arch = {"channels": args.channels, "hidden": args.hidden}
     run_name = args.run_name or f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
     folder = Path(args.out) / run_name
-    (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
-    (folder / "args.json").write_text(json.dumps({"config": config, **asdict(args)}, indent=2), encoding="utf-8")
 
     class TrunkExtractor(BaseFeaturesExtractor):
         """SB3 wrapper around :func:`agents.policy.make_trunk` (its weights are what a checkpoint stores)."""
@@ -233,9 +273,24 @@ def train(args: Args, config: str | None = None) -> dict:
             return self.trunk(x)
 
     fixed = {"random": make_agent("random", args.variant, opts, seed=args.seed + 1)}
-    for name in args.opponents:
-        if name not in ("random", "self") and name not in fixed:
-            fixed[name] = make_agent(name, args.variant, opts, seed=args.seed + 2)
+    init = None
+    try:
+        for name in args.opponents:
+            if name not in ("random", "self") and name not in fixed:
+                fixed[name] = make_agent(name, args.variant, opts, seed=args.seed + 2)
+        eval_agents = {name: make_agent(name, args.variant, opts, seed=args.seed + 7) for name in args.eval_opponents}
+        if args.init_checkpoint:
+            init = load_checkpoint(args.init_checkpoint)
+            check_compatible(init, args.variant, opts, where=args.init_checkpoint)
+    except ValueError as exc:  # a checkpoint that is unreadable or was trained on other rules
+        raise ArgsError(str(exc)) from None
+    if init is not None and {k: int(v) for k, v in init["arch"].items()} != arch:
+        raise ArgsError(f"--init_checkpoint: architecture {init['arch']} differs from --channels/--hidden {arch}")
+    try:
+        (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArgsError(f"--out / --run_name: cannot create {folder}: {exc.strerror or exc}") from None
+    (folder / "args.json").write_text(json.dumps({"config": config, **asdict(args)}, indent=2), encoding="utf-8")
     # The pool is handed to the env at construction (an opponent set afterwards may be replaced by the env's
     # default at reset) and learns the env core, which it reads to route rows, right after.
     pool = OpponentPool(None, args.opponents, args.opponent_weights, fixed, args.seed)
@@ -254,13 +309,9 @@ def train(args: Args, config: str | None = None) -> dict:
             activation_fn=torch.nn.ReLU,
         ),
     )
-    if args.init_checkpoint:
-        ck = load_checkpoint(args.init_checkpoint)
-        check_compatible(ck, args.variant, opts, where=args.init_checkpoint)
-        if {k: int(v) for k, v in ck["arch"].items()} != arch:
-            raise SystemExit(f"{args.init_checkpoint}: architecture {ck['arch']} differs from --channels/--hidden {arch}")
-        model.policy.features_extractor.trunk.load_state_dict(ck["trunk"])
-        model.policy.action_net.load_state_dict(ck["head"])
+    if init is not None:
+        model.policy.features_extractor.trunk.load_state_dict(init["trunk"])
+        model.policy.action_net.load_state_dict(init["head"])
     formats = ["csv"]
     if args.tensorboard:
         try:
@@ -281,7 +332,6 @@ def train(args: Args, config: str | None = None) -> dict:
     def frozen(step: int, deterministic: bool, name: str) -> PolicyAgent:
         return PolicyAgent(payload(step), args.variant, opts, deterministic=deterministic, seed=args.seed + step, name=name)
 
-    eval_agents = {name: make_agent(name, args.variant, opts, seed=args.seed + 7) for name in args.eval_opponents}
     eval_rows: list[dict] = []
 
     def evaluate(step: int, walls: int, first_wall: int) -> dict:
@@ -364,31 +414,34 @@ def train(args: Args, config: str | None = None) -> dict:
             if self.bar is not None:
                 self.bar.close()
 
-    started = time.perf_counter()
-    cpu0 = time.process_time()
-    print(f"run {run_name}: {args.variant}, {args.total_timesteps:,} steps on {args.num_envs} tables, "
-          f"opponents {dict(zip(args.opponents, args.opponent_weights))}, obs {OBS_VERSION} {obs_shape}", flush=True)
-    model.learn(total_timesteps=args.total_timesteps, callback=Monitor())
-    train_seconds = time.perf_counter() - started
-    train_cpu = time.process_time() - cpu0
-    steps = int(model.num_timesteps)
-    print(f"trained {steps:,} steps in {train_seconds:.0f} s ({steps / train_seconds:.0f} steps/s, "
-          f"{train_cpu:.0f} CPU s)", flush=True)
+    try:
+        started = time.perf_counter()
+        cpu0 = time.process_time()
+        print(f"run {run_name}: {args.variant}, {args.total_timesteps:,} steps on {args.num_envs} tables, "
+              f"opponents {dict(zip(args.opponents, args.opponent_weights))}, obs {OBS_VERSION} {obs_shape}", flush=True)
+        model.learn(total_timesteps=args.total_timesteps, callback=Monitor())
+        train_seconds = time.perf_counter() - started
+        train_cpu = time.process_time() - cpu0
+        steps = int(model.num_timesteps)
+        print(f"trained {steps:,} steps in {train_seconds:.0f} s ({steps / train_seconds:.0f} steps/s, "
+              f"{train_cpu:.0f} CPU s)", flush=True)
 
-    final = evaluate(steps, args.final_eval_walls, 1_000_000)
-    meta = {"train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1),
-            "final_eval": {k: {kk: vv for kk, vv in v.items() if kk != "step"} for k, v in final.items()}}
-    final_path = save_checkpoint(folder / "final.pt", payload(steps, meta))
-    print(f"final checkpoint: {final_path}")
-    if args.export:
-        Path(args.export).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(final_path, args.export)
-        print(f"exported to {args.export}")
-    summary = {"run": run_name, "folder": str(folder), "steps": steps, "seconds": train_seconds,
-               "cpu_seconds": train_cpu, "final_eval": final, "checkpoint": str(final_path),
-               "options": options_to_dict(opts, args.variant)}
-    (folder / "summary.json").write_text(json.dumps(summary, indent=2, default=str), encoding="utf-8")
-    venv.close()
+        final = evaluate(steps, args.final_eval_walls, 1_000_000)
+        meta = {"train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1),
+                "final_eval": {k: {kk: vv for kk, vv in v.items() if kk != "step"} for k, v in final.items()}}
+        final_path = save_checkpoint(folder / "final.pt", payload(steps, meta))
+        print(f"final checkpoint: {final_path}")
+        if args.export:
+            Path(args.export).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(final_path, args.export)
+            print(f"exported to {args.export}")
+        summary = {"run": run_name, "folder": str(folder), "steps": steps, "seconds": train_seconds,
+                   "cpu_seconds": train_cpu, "final_eval": final, "checkpoint": str(final_path),
+                   "options": options_to_dict(opts, args.variant)}
+        (folder / "summary.json").write_text(json_text(summary), encoding="utf-8")
+    finally:  # progress.csv and the TensorBoard files are open until the logger is closed
+        model.logger.close()
+        venv.close()
     return summary
 
 

@@ -10,13 +10,15 @@ This module owns the tournament core shared by ``evaluate.py`` and ``train.py``:
   seating, and the arena checks that every seating of a wall was dealt the identical tile order
   (``GameRecord.wall_digest``);
 * :func:`summarize` / :func:`pairwise` / :func:`mean_ci` — per-agent scores with 95% confidence
-  intervals over walls (the independent unit of a duplicate tournament), rates and fan counts.
+  intervals over walls (the independent unit of a duplicate tournament), rates and fan counts;
+* :func:`json_text` — strict JSON of such statistics (an undefined interval, NaN, is written ``null``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import math
 import time
 from collections import Counter
@@ -30,7 +32,29 @@ from agents.keyrng import decision_keys, seating_code, table_keys
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine, IllegalActionError
 
-__all__ = ["GameRecord", "TournamentResult", "seatings", "play_duplicate", "mean_ci", "t_quantile", "summarize", "pairwise"]
+__all__ = ["GameRecord", "TournamentResult", "seatings", "play_duplicate", "mean_ci", "t_quantile", "summarize", "pairwise",
+           "json_text"]
+
+
+def _json_safe(x):
+    """``x`` with numpy scalars as Python numbers and NaN / infinity as ``None`` (valid JSON has no NaN)."""
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if math.isfinite(x) else None
+    return x
+
+
+def json_text(obj) -> str:
+    """Strict JSON of ``obj`` (undefined values such as a one-wall confidence interval become ``null``;
+    objects JSON has no type for are written as their ``str``)."""
+    return json.dumps(_json_safe(obj), indent=2, ensure_ascii=False, allow_nan=False, default=str)
 
 
 @dataclass

@@ -9,8 +9,10 @@ and plain values (so it loads with ``weights_only=True``)::
 
 A checkpoint only plays the variant, rule options and observation version it was trained on:
 :func:`check_compatible` refuses anything else with a message that lists every difference (a policy that
-learned under ``kaikou: hard`` has learned nothing about ``kaikou: none``).  Torch is imported only here,
-on use; nothing in ``mjenv/`` imports it.
+learned under ``kaikou: hard`` has learned nothing about ``kaikou: none``).  A file that is missing, not a torch
+file, not this format or lacking keys is a :class:`CheckpointError` naming the file and what is wrong; files are
+only ever loaded with ``weights_only=True`` (no code runs).  Torch is imported only here, on use; nothing in
+``mjenv/`` imports it.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ from mjenv.rules.options import options_to_dict
 
 CHECKPOINT_FORMAT = "mjenv-policy-v1"
 DEFAULT_ARCH = {"channels": 32, "hidden": 128}
+
+
+REQUIRED_KEYS = ("format", "obs_version", "variant", "options", "obs_shape", "arch", "trunk", "head")
+"""Keys every ``mjenv-policy-v1`` checkpoint has (``meta`` is optional)."""
+
+
+class CheckpointError(ValueError):
+    """A file or payload that is not a usable ``mjenv-policy-v1`` checkpoint; the message names the file and the problem."""
 
 
 class CheckpointMismatch(ValueError):
@@ -114,22 +124,53 @@ def save_checkpoint(path, payload: dict) -> Path:
 
 
 def load_checkpoint(path) -> dict:
-    """Read a checkpoint from a path or from the file's bytes; raises ``ValueError`` for one that is not
-    ``mjenv-policy-v1``."""
+    """Read and check a checkpoint (:func:`check_payload`) from a path or from the file's bytes; raises
+    :class:`CheckpointError` for a missing file or one that is not a complete ``mjenv-policy-v1`` checkpoint."""
     torch = _torch()
     if isinstance(path, (bytes, bytearray, memoryview)):
         source, path = io.BytesIO(bytes(path)), "checkpoint bytes"
     else:
-        source = Path(path)
+        path = source = Path(path)
+        if not path.is_file():
+            raise CheckpointError(f"{path}: checkpoint file not found")
     try:
         ck = torch.load(source, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
-        raise
     except Exception as exc:
-        raise ValueError(f"{path}: not a readable {CHECKPOINT_FORMAT} checkpoint ({exc})") from None
-    if not isinstance(ck, dict) or ck.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint (format {ck.get('format') if isinstance(ck, dict) else type(ck).__name__!r})")
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = (
+            "not a torch file, or it holds Python objects other than tensors and plain values"
+            if "weights_only" in str(exc) or "pickle" in first.lower() or "Unsupported operand" in str(exc)
+            else first[:200]
+        )
+        raise CheckpointError(f"{path}: not a readable {CHECKPOINT_FORMAT} checkpoint ({reason})") from None
+    check_payload(ck, str(path))
     return ck
+
+
+def check_payload(ck: Any, where: str = "checkpoint") -> None:
+    """Raise :class:`CheckpointError` unless ``ck`` has the format tag and every key of :data:`REQUIRED_KEYS`
+    with the right kind of value (the message lists what is missing or wrong)."""
+    if not isinstance(ck, dict):
+        raise CheckpointError(f"{where}: not a {CHECKPOINT_FORMAT} checkpoint (a {type(ck).__name__}, not a dict)")
+    if ck.get("format") != CHECKPOINT_FORMAT:
+        raise CheckpointError(f"{where}: not a {CHECKPOINT_FORMAT} checkpoint (format {ck.get('format')!r})")
+    missing = [k for k in REQUIRED_KEYS if k not in ck]
+    if missing:
+        raise CheckpointError(f"{where}: incomplete {CHECKPOINT_FORMAT} checkpoint, missing {', '.join(missing)}")
+    problems = []
+    shape = ck["obs_shape"]
+    if not (isinstance(shape, (list, tuple)) and len(shape) == 2 and all(isinstance(x, int) and x > 0 for x in shape)):
+        problems.append(f"obs_shape {shape!r} is not two positive integers")
+    arch = ck["arch"]
+    if not (isinstance(arch, dict) and all(isinstance(arch.get(k), int) and arch[k] > 0 for k in DEFAULT_ARCH)):
+        problems.append(f"arch {arch!r} lacks positive integer {' and '.join(DEFAULT_ARCH)}")
+    for key in ("trunk", "head"):
+        if not isinstance(ck[key], dict) or not all(hasattr(v, "shape") for v in ck[key].values()):
+            problems.append(f"{key} is not a dict of tensors")
+    if not isinstance(ck["options"], dict):
+        problems.append("options is not a dict")
+    if problems:
+        raise CheckpointError(f"{where}: bad {CHECKPOINT_FORMAT} checkpoint: " + "; ".join(problems))
 
 
 def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bool = True, where: str = "checkpoint") -> None:
@@ -166,12 +207,17 @@ class PolicyAgent:
         torch = _torch()
         ck = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
         where = "checkpoint" if isinstance(checkpoint, dict) else str(checkpoint)
+        check_payload(ck, where)
         check_compatible(ck, variant, options, strict_options=strict_options, where=where)
         arch = {**DEFAULT_ARCH, **ck.get("arch", {})}
         self.trunk = make_trunk(tuple(ck["obs_shape"]), arch["channels"], arch["hidden"])
         self.head = make_head(arch["hidden"])
-        self.trunk.load_state_dict(ck["trunk"])
-        self.head.load_state_dict(ck["head"])
+        for key, net in (("trunk", self.trunk), ("head", self.head)):
+            try:
+                net.load_state_dict(ck[key])
+            except RuntimeError as exc:  # missing / unexpected parameters, or shapes of another architecture
+                detail = " ".join(str(exc).split())[:300]
+                raise CheckpointError(f"{where}: the {key} weights do not fit arch {arch}: {detail}") from None
         self.trunk.eval()
         self.head.eval()
         self.deterministic = deterministic

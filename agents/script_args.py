@@ -7,6 +7,9 @@ literal written under the field (CleanRL's convention, read with ``ast``).  ``bo
 takes an optional value (the bare ``--field`` means ``C``).  Values come, later winning, from
 the dataclass defaults, then ``--config NAME`` (``NAME`` or ``NAME.toml`` in the script's config folder,
 or a path), then the command line.  An unknown key in a config file is an error that lists the fields.
+
+Bad input is an :class:`ArgsError` naming the field; :func:`usage_errors` turns it into one
+``PROG: error: ...`` line on stderr and exit status 2, the contract of every mjenv command line.
 """
 
 from __future__ import annotations
@@ -15,18 +18,58 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import math
+import sys
 import textwrap
 import types
 import typing
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-__all__ = ["field_docs", "parse_args", "load_config"]
+__all__ = ["ArgsError", "check_numbers", "field_docs", "parse_args", "load_config", "usage_errors"]
+
+
+class ArgsError(ValueError):
+    """A bad command-line or config value; the message names the field (``--walls: ...``)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are :class:`ArgsError` (one line, exit 2 under :func:`usage_errors`)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise ArgsError(message)
+
+
+@contextmanager
+def usage_errors(prog: str) -> Iterator[None]:
+    """Turn an :class:`ArgsError` raised inside into ``PROG: error: MESSAGE`` on stderr and ``SystemExit(2)``."""
+    try:
+        yield
+    except ArgsError as exc:
+        print(f"{prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def check_numbers(args: Any, bounds: Mapping[str, tuple[float | None, float | None]]) -> None:
+    """Raise :class:`ArgsError` unless every named field (or each element of a list field) is a finite number
+    within its ``(low, high)`` bounds (inclusive; ``None`` = unbounded)."""
+    for name, (low, high) in bounds.items():
+        value = getattr(args, name)
+        for x in value if isinstance(value, (list, tuple)) else [value]:
+            if x is None:
+                continue
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+                raise ArgsError(f"--{name}: expected a finite number, got {x!r}")
+            if low is not None and x < low:
+                raise ArgsError(f"--{name} must be >= {low}, got {x}")
+            if high is not None and x > high:
+                raise ArgsError(f"--{name} must be <= {high}, got {x}")
 
 
 def field_docs(cls: type) -> dict[str, str]:
@@ -63,7 +106,7 @@ def _convert(value: Any, tp: Any, name: str) -> Any:
     if value is None:
         if optional:
             return None
-        raise ValueError(f"{name}: a value is required")
+        raise ArgsError(f"{name}: a value is required")
     if is_list:
         if isinstance(value, str):
             value = [value]
@@ -78,11 +121,13 @@ def _convert(value: Any, tp: Any, name: str) -> Any:
             return True
         if text in ("0", "false", "no", "off"):
             return False
-        raise ValueError(f"{name}: expected true/false, got {value!r}")
+        raise ArgsError(f"{name}: expected true/false, got {value!r}")
+    if elem in (int, float) and (isinstance(value, bool) or (elem is int and isinstance(value, float))):
+        raise ArgsError(f"{name}: expected {elem.__name__}, got {value!r}")  # no silent 1.5 -> 1, true -> 1
     try:
         return elem(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name}: expected {getattr(elem, '__name__', elem)}, got {value!r}") from None
+        raise ArgsError(f"{name}: expected {getattr(elem, '__name__', elem)}, got {value!r}") from None
 
 
 def load_config(cls: type, spec: str, config_dir: Path | None) -> dict[str, Any]:
@@ -95,28 +140,29 @@ def load_config(cls: type, spec: str, config_dir: Path | None) -> dict[str, Any]
                 break
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in config_dir.glob("*.toml"))) if config_dir and config_dir.is_dir() else "none"
-        raise SystemExit(f"config {spec!r} not found (configs in {config_dir}: {known})")
-    with open(path, "rb") as f:
-        data = tomllib.load(f)
+        raise ArgsError(f"--config: {spec!r} not found (configs in {config_dir}: {known})")
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ArgsError(f"--config: cannot read {path}: {exc}") from None
     data = data.get("args", data)
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise SystemExit(f"{path}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}")
+        raise ArgsError(f"{path}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}")
     hints = typing.get_type_hints(cls)
-    try:
-        return {k: _convert(v, hints[k], f"{path}: {k}") for k, v in data.items()}
-    except ValueError as exc:
-        raise SystemExit(str(exc)) from None
+    return {k: _convert(v, hints[k], f"{path}: {k}") for k, v in data.items()}
 
 
 def parse_args(cls: type, argv: Sequence[str] | None = None, *, config_dir: Path | None = None,
                default_config: str | None = None, description: str | None = None):
-    """``(args, config)``: ``cls`` built from defaults, the TOML config (if any) and the command line."""
+    """``(args, config)``: ``cls`` built from defaults, the TOML config (if any) and the command line.
+
+    Raises :class:`ArgsError` for an unknown flag, a value of the wrong type or a bad config file."""
     docs = field_docs(cls)
     hints = typing.get_type_hints(cls)
-    parser = argparse.ArgumentParser(description=description or (cls.__doc__ or "").strip(),
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = _Parser(description=description or (cls.__doc__ or "").strip())
     if config_dir is not None:
         parser.add_argument("--config", default=default_config,
                             help=f"TOML file of defaults (a name in {config_dir} or a path); the command line overrides it")
@@ -126,17 +172,17 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, *, config_dir: Path
         flags = [f"--{f.name}"] + ([f"--{f.name.replace('_', '-')}"] if "_" in f.name else [])
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else None)  # type: ignore[misc]
-        help_text = docs.get(f.name, "")
+        help_text = docs.get(f.name, "") + ("" if default is None or default == [] else f" (default: {default})")
         if elem is bool and not is_list:
             parser.add_argument(*flags, dest=f.name, action=argparse.BooleanOptionalAction, default=None,
-                                help=f"{help_text} (default: {default})")
+                                help=help_text)
         elif is_list:
-            parser.add_argument(*flags, dest=f.name, nargs="*", default=None, help=f"{help_text} (default: {default})")
+            parser.add_argument(*flags, dest=f.name, nargs="*", default=None, help=help_text)
         elif "const" in f.metadata:  # an optional value: the bare flag means metadata["const"]
             parser.add_argument(*flags, dest=f.name, nargs="?", const=f.metadata["const"], default=None,
-                                help=f"{help_text} (default: {default})")
+                                help=help_text)
         else:
-            parser.add_argument(*flags, dest=f.name, default=None, help=f"{help_text} (default: {default})")
+            parser.add_argument(*flags, dest=f.name, default=None, help=help_text)
     ns = parser.parse_args(argv)
     values: dict[str, Any] = {}
     config = getattr(ns, "config", None)
@@ -145,8 +191,5 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, *, config_dir: Path
     for f in dataclasses.fields(cls):
         v = getattr(ns, f.name)
         if v is not None:
-            try:
-                values[f.name] = _convert(v, hints[f.name], f"--{f.name}")
-            except ValueError as exc:
-                parser.error(str(exc))
+            values[f.name] = _convert(v, hints[f.name], f"--{f.name}")
     return cls(**values), config

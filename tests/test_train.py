@@ -4,8 +4,10 @@ whose checkpoint is then played by the policy agent and evaluate.py."""
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -13,7 +15,7 @@ import pytest
 import evaluate
 import train
 from agents import make_agent
-from agents.script_args import parse_args
+from agents.script_args import ArgsError, parse_args
 from mjenv.envs.vector import LearnerTables
 
 
@@ -31,13 +33,13 @@ def test_configs_load_and_the_command_line_overrides_them():
 def test_config_file_errors_name_the_key(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('total_timestep = 5\n', encoding="utf-8")
-    with pytest.raises(SystemExit, match="unknown key\\(s\\) total_timestep; valid keys: .*total_timesteps"):
+    with pytest.raises(ArgsError, match="unknown key\\(s\\) total_timestep; valid keys: .*total_timesteps"):
         parse_args(train.Args, ["--config", str(bad)], config_dir=train.CONFIG_DIR)
     wrong = tmp_path / "wrong.toml"
     wrong.write_text('num_envs = "many"\n', encoding="utf-8")
-    with pytest.raises(SystemExit, match="num_envs: expected int, got 'many'"):
+    with pytest.raises(ArgsError, match="num_envs: expected int, got 'many'"):
         parse_args(train.Args, ["--config", str(wrong)], config_dir=train.CONFIG_DIR)
-    with pytest.raises(SystemExit, match="config 'nope' not found"):
+    with pytest.raises(ArgsError, match="config: 'nope' not found"):
         parse_args(train.Args, ["--config", "nope"], config_dir=train.CONFIG_DIR)
 
 
@@ -94,7 +96,12 @@ def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
                       snapshot_every=128, eval_every=256, eval_walls=1, final_eval_walls=2, eval_opponents=["random"],
                       save_every=128, out=str(tmp_path), run_name="smoke", progress=False, tensorboard=False,
                       export=str(tmp_path / "exported.pt"))
-    summary = train.train(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        summary = train.train(args)
+        gc.collect()
+    leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+    assert not [m for m in leaks if "progress.csv" in m], leaks  # the SB3 logger's files are closed
     text = capsys.readouterr().out
     assert "[eval @" in text and "vs random" in text
     folder = tmp_path / "smoke"
