@@ -125,7 +125,7 @@ _FLAGS: tuple[_Flag, ...] = (
         "杠上炮 on a discard; Gejiu, 杠上花 on a self-draw (no L)",
         "--after-kong [L]",
         # optional value only so that "--after-kong HAND" can be untangled in _after_kong
-        {"nargs": "?", "const": "1", "default": "0", "metavar": "L"},
+        {"nargs": "?", "const": "1", "default": None, "metavar": "L"},
     ),
     _Flag("--last-tile", ("kawuxing",), "the win is on the last tile (海底捞, per option haidi)"),
     _Flag("--konged", ("kawuxing",), "the winner made a kong earlier this hand (kaikou soft)"),
@@ -185,14 +185,22 @@ def _check_flags(args: argparse.Namespace, family: str) -> None:
 def _after_kong(args: argparse.Namespace) -> int:
     """The chain position of ``--after-kong``; a bare flag placed before the hand swallows the hand, undo that."""
     text = args.after_kong
+    if text is None:
+        return 0
     if not re.fullmatch(r"[+-]?\d+", text):
         if args.hand is not None:
             raise _UsageError(f"--after-kong takes a chain position L >= 1, got {text!r}")
         args.hand, text = text, "1"
     position = int(text)
-    if position < 0:
+    if position < 1:
         raise _UsageError(f"--after-kong takes a chain position L >= 1, got {position}")
     return position
+
+
+def _check_lock(args: argparse.Namespace) -> None:
+    """``--lock M``: the value of the passed win, at least 1."""
+    if args.lock is not None and args.lock < 1:
+        raise _UsageError(f"--lock takes the value M >= 1 of the passed win, got {args.lock}")
 
 
 def _louhu_lock(args: argparse.Namespace, hand: Hand) -> LouhuLock:
@@ -442,6 +450,7 @@ def _run_score(args: argparse.Namespace) -> int:
         raise _UsageError(f"score has no scorer for variant {args.variant!r} (family {family_name!r}) yet")
     family = _FAMILIES[family_name]
     _check_flags(args, family_name)
+    _check_lock(args)
     opts = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))
     hand = parse_hand(args.hand, tile_kinds(args.variant, opts))
     if hand.win_tile is None:

@@ -11,7 +11,10 @@ that each decision produced.  It provides
 * :func:`format_replay` and the ``mjenv replay`` command (:func:`add_replay_subcommand`,
   :func:`replay_main`): the game as readable text with Unicode tiles, move by move or to the end.
 
-A truncated or corrupt file raises :class:`ReplayError` whose message starts with ``FILE:LINE:``.
+A truncated or corrupt file, or a line whose fields have the wrong type or range (a dealer that is not a
+seat, a tile that is not a tile), raises :class:`ReplayError` whose message starts with ``FILE:LINE:`` and
+names the field; a re-simulation that differs names the first differing field
+(``transfers[0].amount: recorded 3.0, re-simulated 2.0``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mjenv.encoding import actions as A
-from mjenv.tiles import SEAT_LETTERS, parse_tiles, tile_id, tile_name, tile_unicode
+from mjenv.tiles import SEAT_LETTERS, NotationError, parse_tiles, tile_id, tile_name, tile_unicode
 
 FORMAT = "mjenv-replay-v1"
 EVENT_TYPES = (
@@ -47,6 +50,106 @@ EVENT_TYPES = (
 
 class ReplayError(ValueError):
     """A replay file that cannot be read or does not re-simulate; the message names the file and line."""
+
+
+EVENT_FIELDS: dict[str, dict[str, str]] = {
+    "deal": {"dealer": "seat", "hands": "hands", "wall": "tiles"},
+    "draw": {"seat": "seat", "tile": "tile", "replacement?": "bool"},
+    "discard": {"seat": "seat", "tile": "tile", "liang": "bool"},
+    "reveal": {"seat": "seat", "shown": "tiles", "face_down?": "count"},
+    "reply": {"seat": "seat", "action": "str"},
+    "pong": {"seat": "seat", "tile": "tile", "from": "seat"},
+    "chi": {"seat": "seat", "tile": "tile", "from": "seat", "meld": "tiles"},
+    "add_kong_declared": {"seat": "seat", "tile": "tile"},
+    "kong": {"seat": "seat", "tile": "tile", "kind": "str", "from": "seat|null", "position": "count",
+             "transfers": "transfers"},
+    "kong_pick": {"seat": "seat", "slot": "count", "tile": "tile"},
+    "end": {"how": "how", "winners": "winners", "discarder": "seat|null", "tile": "tile|null", "transfers": "transfers",
+            "settlement_deltas": "amounts", "deltas": "amounts", "next_dealer": "seat", "session_over?": "bool"},
+    "action": {"seat": "seat", "action": "action", "name?": "str"},
+}
+"""The fields of each line type and their kinds (``?``: optional; ``|null``: may be null); checked on reading, so
+that showing a file never fails on a field of the wrong type."""
+
+END_HOWS = ("self-draw", "discard", "rob", "draw")
+_WINNER_FIELDS = {"seat": "seat", "reading": "str", "fans": "fans", "value": "number", "cap?": "number|null"}
+_TRANSFER_FIELDS = {"payer": "seat", "payee": "seat", "amount": "number", "reason": "str"}
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x and abs(x) != float("inf")
+
+
+def _field_problem(kind: str, value: Any, n: int) -> str | None:
+    """Why ``value`` is not of ``kind`` (None when it is); ``n`` is the number of seats."""
+    if kind.endswith("|null"):
+        return None if value is None else _field_problem(kind[:-5], value, n)
+    if kind == "seat":
+        return None if _is_int(value) and 0 <= value < n else f"must be a seat 0..{n - 1}, got {value!r}"
+    if kind == "count":
+        return None if _is_int(value) and value >= 0 else f"must be an integer >= 0, got {value!r}"
+    if kind == "action":
+        return None if _is_int(value) else f"must be an integer action id, got {value!r}"
+    if kind == "bool":
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+    if kind == "str":
+        return None if isinstance(value, str) else f"must be a string, got {value!r}"
+    if kind == "number":
+        return None if _is_number(value) else f"must be a finite number, got {value!r}"
+    if kind == "how":
+        return None if value in END_HOWS else f"must be one of {', '.join(END_HOWS)}, got {value!r}"
+    if kind in ("tile", "tiles"):
+        if not isinstance(value, str):
+            return f"must be a tile string, got {value!r}"
+        try:
+            ids = parse_tiles(value) if value else []
+        except NotationError as exc:
+            return f"is not tile notation ({exc})"
+        if kind == "tile" and len(ids) != 1:
+            return f"must be one tile, got {value!r}"
+        return None
+    if kind == "hands":
+        if not (isinstance(value, list) and len(value) == n):
+            return f"must be a list of {n} hands, got {value!r}"
+        return next((f"[{i}] {p}" for i, h in enumerate(value) if (p := _field_problem("tiles", h, n))), None)
+    if kind == "amounts":
+        if not (isinstance(value, list) and len(value) == n and all(_is_number(x) for x in value)):
+            return f"must be a list of {n} finite numbers, got {value!r}"
+        return None
+    if kind == "fans":
+        if not (isinstance(value, dict) and all(_is_number(x) for x in value.values())):
+            return f"must be an object of fan values, got {value!r}"
+        return None
+    if kind in ("transfers", "winners"):
+        fields = _TRANSFER_FIELDS if kind == "transfers" else _WINNER_FIELDS
+        if not isinstance(value, list):
+            return f"must be a list, got {value!r}"
+        for i, item in enumerate(value):
+            if not isinstance(item, dict):
+                return f"[{i}] must be an object, got {item!r}"
+            problem = _fields_problem(item, fields, n)
+            if problem:
+                return f"[{i}].{problem}"
+        return None
+    raise AssertionError(f"unknown field kind {kind!r}")
+
+
+def _fields_problem(obj: dict, fields: dict[str, str], n: int) -> str | None:
+    """``"NAME PROBLEM"`` for the first field of ``obj`` that is missing or of the wrong kind, else None."""
+    for key, kind in fields.items():
+        name = key.rstrip("?")
+        if name not in obj:
+            if key.endswith("?"):
+                continue
+            return f"{name} is missing"
+        problem = _field_problem(kind, obj[name], n)
+        if problem:
+            return f"{name}{'' if problem.startswith('[') else ' '}{problem}"
+    return None
 
 
 @dataclass
@@ -209,7 +312,7 @@ def read_replay(path) -> list[Replay]:
         raise ReplayError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     hands: list[Replay] = []
     cur: Replay | None = None
-    lineno = 0
+    lineno = n_seats = 0
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -225,7 +328,7 @@ def read_replay(path) -> list[Replay]:
         if kind == "header":
             if cur is not None:
                 _check_complete(cur, lineno - 1)
-            _check_header(obj, path, lineno)
+            n_seats = _check_header(obj, path, lineno)
             cur = Replay(header=obj, path=path, header_line=lineno)
             hands.append(cur)
             continue
@@ -235,8 +338,9 @@ def read_replay(path) -> list[Replay]:
             raise ReplayError(
                 f"{path}:{lineno}: unknown line type {kind!r} (known: header, action, {', '.join(EVENT_TYPES)})"
             )
-        if kind == "action" and not (isinstance(obj.get("action"), int) and isinstance(obj.get("seat"), int)):
-            raise ReplayError(f"{path}:{lineno}: an action line needs integer 'seat' and 'action'")
+        problem = _fields_problem(obj, EVENT_FIELDS[kind], n_seats)
+        if problem:
+            raise ReplayError(f"{path}:{lineno}: {kind} line: {problem}")
         if cur.records and cur.records[-1]["type"] == "end":
             raise ReplayError(f"{path}:{lineno}: a {kind!r} line after the hand's 'end' event")
         cur.records.append(obj)
@@ -247,7 +351,10 @@ def read_replay(path) -> list[Replay]:
     return hands
 
 
-def _check_header(h: dict, path: str, lineno: int) -> None:
+def _check_header(h: dict, path: str, lineno: int) -> int:
+    """Check the header's fields; returns the number of seats of its variant."""
+    from mjenv.rules.options import OptionError, n_players
+
     if h.get("format") != FORMAT:
         raise ReplayError(
             f"{path}:{lineno}: unsupported replay format {h.get('format')!r} (this mjenv reads {FORMAT!r})"
@@ -255,6 +362,32 @@ def _check_header(h: dict, path: str, lineno: int) -> None:
     for key in ("variant", "options", "wall", "dealer"):
         if key not in h:
             raise ReplayError(f"{path}:{lineno}: header lacks {key!r}")
+    try:
+        n = n_players(h["variant"]) if isinstance(h["variant"], str) else None
+    except OptionError as exc:
+        raise ReplayError(f"{path}:{lineno}: header variant: {exc}") from None
+    if n is None:
+        raise ReplayError(f"{path}:{lineno}: header variant must be a string, got {h['variant']!r}")
+    fields = {"options": "options", "wall": "tiles", "dealer": "seat", "seed?": "count|null", "table_id?": "count|null",
+              "agents?": "agents|null", "session?": "session", "balances?": "amounts"}
+    for key, kind in fields.items():
+        name = key.rstrip("?")
+        if name not in h:
+            continue
+        value = h[name]
+        if kind == "options":
+            problem = None if isinstance(value, dict) else f"must be an object, got {value!r}"
+        elif kind == "agents|null":
+            ok = value is None or (isinstance(value, list) and len(value) == n and all(isinstance(a, str) for a in value))
+            problem = None if ok else f"must be a list of {n} names, got {value!r}"
+        elif kind == "session":
+            ok = isinstance(value, dict) and all(_is_int(value.get(k)) and value[k] >= 0 for k in SESSION_KEYS)
+            problem = None if ok else f"must be an object of integers {', '.join(SESSION_KEYS)} >= 0, got {value!r}"
+        else:
+            problem = _field_problem(kind, value, n)
+        if problem:
+            raise ReplayError(f"{path}:{lineno}: header {name} {problem}")
+    return n
 
 
 def _check_complete(rep: Replay, last_line: int) -> None:
@@ -345,7 +478,8 @@ def _simulate(
             if i >= len(events):
                 raise ReplayError(f"{path}: the engine produced more events than recorded; next would be {ev}")
             if ev != events[i]:
-                raise ReplayError(f"{where(i)}: recorded {events[i]} but the engine produces {ev}")
+                diff = first_difference(events[i], ev) or f"recorded {events[i]}, re-simulated {ev}"
+                raise ReplayError(f"{where(i)}: {events[i].get('type')} event differs: {diff}")
         pos += len(new)
 
     check_new()
@@ -389,6 +523,56 @@ def _simulate(
             paid[tr["payee"]] += tr["amount"]
     if not np.allclose(paid, res["deltas"], atol=1e-9):
         raise ReplayError(f"{path}: the recorded transfers add up to {paid.tolist()}, not the deltas {res['deltas']}")
+
+
+def first_difference(recorded: Any, produced: Any, at: str = "") -> str | None:
+    """The first field where ``recorded`` and ``produced`` differ, as ``"transfers[0].amount: recorded 3.0,
+    re-simulated 2.0"`` (None when they are equal)."""
+    name = at or "the event"
+    if isinstance(recorded, dict) and isinstance(produced, dict):
+        for key in list(produced) + [k for k in recorded if k not in produced]:
+            sub = f"{at}.{key}" if at else str(key)
+            if key not in recorded:
+                return f"{sub}: missing, re-simulated {produced[key]!r}"
+            if key not in produced:
+                return f"{sub}: recorded {recorded[key]!r}, not produced by the re-simulation"
+            diff = first_difference(recorded[key], produced[key], sub)
+            if diff:
+                return diff
+        return None
+    if isinstance(recorded, list) and isinstance(produced, list):
+        for i, (r, p) in enumerate(zip(recorded, produced)):
+            diff = first_difference(r, p, f"{at}[{i}]")
+            if diff:
+                return diff
+        if len(recorded) != len(produced):
+            return f"{name}: recorded {len(recorded)} entries, re-simulated {len(produced)}"
+        return None
+    if recorded != produced:
+        return f"{name}: recorded {recorded!r}, re-simulated {produced!r}"
+    return None
+
+
+def money_problem(rep: Replay) -> str | None:
+    """Why the hand's money does not add up (deltas not zero-sum, or not what the recorded kong and settlement
+    transfers give), naming the ``end`` line; None when it does.  A cheap check for display; ``--verify``
+    re-simulates everything."""
+    end_at = next((i for i, r in enumerate(rep.records) if r["type"] == "end"), None)
+    if end_at is None:
+        return None
+    deltas = rep.records[end_at]["deltas"]
+    line = f"{rep.path}:{rep.lines[end_at]}" if end_at < len(rep.lines) else rep.path
+    paid = [0.0] * len(deltas)
+    for r in rep.records:
+        if r["type"] in ("kong", "end"):
+            for tr in r["transfers"]:
+                paid[tr["payer"]] -= tr["amount"]
+                paid[tr["payee"]] += tr["amount"]
+    if abs(sum(deltas)) > 1e-9:
+        return f"{line}: the deltas {deltas} are not zero-sum"
+    if any(abs(p - d) > 1e-9 for p, d in zip(paid, deltas)):
+        return f"{line}: the recorded transfers add up to {[round(p, 9) for p in paid]}, not the deltas {deltas}"
+    return None
 
 
 def _derive_decisions(header: dict, events: list[dict]) -> list[dict]:
@@ -560,7 +744,8 @@ def add_replay_subcommand(subparsers) -> argparse.ArgumentParser:
 
 
 def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
-    """Run ``mjenv replay``; returns the exit code (0 ok, 1 verification failed, 2 unreadable file)."""
+    """Run ``mjenv replay``; returns the exit code (0 ok, 1 verification failed or a shown hand whose money does not
+    add up, 2 unreadable file)."""
     out = out or sys.stdout
     try:
         hands = read_replay(args.file)
@@ -590,7 +775,8 @@ def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
                 bad += 1
                 print(f"hand {i}: FAILED: {exc}", file=out)
         return 1 if bad else 0
-    for _, rep in chosen:
+    status = 0
+    for i, rep in chosen:
         print(format_header(rep) + ("  (Enter: next move)" if args.step else ""), file=out)
         for r in rep.records:
             for line in format_event(r, rep.header.get("agents") or (), rep.header.get("variant")):
@@ -599,7 +785,12 @@ def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
                 out.flush()
                 if _wait_enter(inp) is False:
                     args.step = False
-    return 0
+        problem = money_problem(rep)
+        if problem:  # an edited file: say so beside the numbers that contradict each other
+            status = 1
+            print(f"  !! hand {i} is inconsistent: {problem}; the file was altered (mjenv replay --verify checks it)", file=out)
+            print(f"mjenv: error: hand {i}: {problem}; the file was altered", file=sys.stderr)
+    return status
 
 
 def _write_html(args: argparse.Namespace, hands: list[Replay], out) -> int:

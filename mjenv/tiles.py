@@ -267,7 +267,16 @@ def parse_hand(text: str, kinds: np.ndarray | None = None) -> Hand:
             if win_tile is not None:
                 raise NotationError(f"at {pos}: a second winning tile")
             (win_tile,) = parse_tiles(m.group(1), m.start(1))
-            how = m.group(2) or "discard"
+            if m.group(2) is None:
+                rest = text[m.end():].split()
+                word = rest[0] if rest and rest[0][:1].isalpha() else None
+                if word is not None:
+                    raise NotationError(f"at {m.end()}: unknown arrival {word!r} after '+{m.group(1)}' (use discard, self-draw or rob)")
+                raise NotationError(
+                    f"at {pos}: the winning tile '+{m.group(1)}' must say how it arrived: '+{m.group(1)} discard', "
+                    f"'+{m.group(1)} self-draw' or '+{m.group(1)} rob'"
+                )
+            how = m.group(2)
             win_how = {"selfdraw": "self-draw", "tsumo": "self-draw"}.get(how, how)
             win_from = _seat(m.group(3)) if m.group(3) else None
             if win_how == "self-draw" and win_from is not None:

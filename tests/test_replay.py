@@ -207,7 +207,7 @@ def test_tampered_payment_is_caught_with_its_line(one_hand):
     ev["transfers"][0]["amount"] += 1
     lines[k] = json.dumps(ev)
     one_hand.write_text("\n".join(lines) + "\n")
-    with pytest.raises(ReplayError, match=rf"hand.jsonl:{k + 1}: recorded"):
+    with pytest.raises(ReplayError, match=rf"hand.jsonl:{k + 1}: kong event differs: transfers\[0\].amount: recorded"):
         verify_replay(read_replay(one_hand)[0])
 
 
@@ -218,7 +218,7 @@ def test_tampered_deltas_and_actions_are_caught(one_hand):
     end["deltas"][1] -= 2
     bad = lines[:-1] + [json.dumps(end)]
     one_hand.write_text("\n".join(bad) + "\n")
-    with pytest.raises(ReplayError, match=rf":{len(lines)}: recorded"):
+    with pytest.raises(ReplayError, match=rf":{len(lines)}: end event differs: deltas\[0\]: recorded"):
         verify_replay(read_replay(one_hand)[0])
     a = next(i for i, ln in enumerate(lines) if json.loads(ln)["type"] == "action")
     act = json.loads(lines[a])

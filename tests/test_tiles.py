@@ -64,7 +64,7 @@ def test_parse_full_hand():
         ("p", "has no digits"),
         ("1m", "1m is not used by this variant"),
         ("", "empty hand"),
-        ("11p +3p +4p", "second winning tile"),
+        ("11p +3p discard +4p discard", "second winning tile"),
         ("11p +3p self-draw(B)", "no source seat"),
     ],
 )
