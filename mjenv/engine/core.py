@@ -29,6 +29,7 @@ import numpy as np
 from mjenv.encoding import actions as A
 from mjenv.engine import handk
 from mjenv.engine import kernels as K
+from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
 from mjenv.engine.family import family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
@@ -153,6 +154,7 @@ class Engine:
         options: Mapping[str, Any] | Any = None,
         record_events: bool = True,
     ):
+        batch_size = check_batch_size(batch_size)
         if options is not None and not isinstance(options, Mapping):
             self.opts = options
         else:
@@ -255,6 +257,7 @@ class Engine:
         string listing the tiles in the order they leave the wall (13 to the dealer, 13 to each
         next seat, the dealer's 14th, then the live wall front to back).
         """
+        seed, walls, dealer, tables, table_ids = check_reset_args(self, seed, walls, dealer, tables, table_ids, continue_match)
         idx = self._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         k = len(idx)
         if k == 0:
@@ -392,6 +395,7 @@ class Engine:
         Raises :class:`IllegalActionError` naming the table, seat and action if any live table's
         action is not legal; in that case nothing changes.
         """
+        actions, tables = check_step_args(self, actions, tables)
         acts = np.asarray(actions)
         if acts.dtype.kind not in "iu":
             raise IllegalActionError(f"actions must be integer ids, got dtype {acts.dtype}")

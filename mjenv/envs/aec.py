@@ -85,9 +85,18 @@ Reset
     notation string in the order the tiles leave the wall, see ``Engine.reset``); other keys of
     ``options`` are ignored with a warning.
 
+Errors
+    Bad input raises before anything changes, with a message naming the argument: ``ValueError`` for a
+    ``seed`` that is not an integer >= 0, a ``dealer`` that is not a seat, a ``record_replay`` that is not a
+    path in an existing folder; :class:`~mjenv.engine.core.WallError` (a ``ValueError``) for a wall that is
+    not the variant's tile set; :class:`~mjenv.engine.core.IllegalActionError` (a ``ValueError``) for an
+    action that is not an integer id or not legal.  ``RuntimeError``: ``step`` before ``reset`` or after
+    every agent's hand is over.
+
 Replays and rendering
     ``record_replay=PATH`` writes every finished hand to PATH (JSON Lines, ``docs/replay-format.md``;
-    the file is started afresh by the env and each hand is appended); ``save_replay(path)`` writes the
+    the env's first finished hand starts the file afresh, later hands are appended; constructing the env
+    does not touch the file); ``save_replay(path)`` writes the
     hand just finished.  ``render_mode="ansi"`` makes ``render()`` return the table as text
     (:mod:`mjenv.render`; ``render_omniscient=True`` shows every hand), ``"human"`` prints it after
     every step.
@@ -98,7 +107,10 @@ Version history
 
 from __future__ import annotations
 
+import copy
+import os
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -109,7 +121,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
-from mjenv.engine.core import Engine
+from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.state import DONE
 from mjenv.render import render_table
 from mjenv.replay import write_replay
@@ -160,9 +172,14 @@ class raw_env(AECEnv):
             for a in self.possible_agents
         }
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
-        self.record_replay = record_replay
         if record_replay is not None:
-            open(record_replay, "w", encoding="utf-8").close()
+            if not isinstance(record_replay, (str, os.PathLike)):
+                raise ValueError(f"record_replay must be a file path (str or os.PathLike), got {record_replay!r}")
+            target = Path(record_replay)
+            if target.is_dir() or not target.parent.is_dir():
+                raise ValueError(f"record_replay {str(target)!r} is not a file path in an existing folder")
+        self.record_replay = record_replay
+        self._replay_started = False  # the first finished hand starts the file afresh
         self._rng = np.random.default_rng()
         self._hand_seed: int | None = None
         self._decisions: list[dict] = []
@@ -201,22 +218,33 @@ class raw_env(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new hand: seeded, or an explicit ``options={"wall": ..., "dealer": d}``."""
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be a dict (keys {', '.join(RESET_OPTION_KEYS)}), got {options!r}")
         options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTION_KEYS))
+        unknown = sorted(set(options) - set(RESET_OPTION_KEYS), key=str)
         if unknown:
             warnings.warn(f"reset options {unknown} ignored; known keys: {', '.join(RESET_OPTION_KEYS)}", stacklevel=2)
-        dealer = int(options.get("dealer", 0))
+        dealer = options.get("dealer", 0)
+        n = self.engine.n
+        if not isinstance(dealer, (int, np.integer)) or isinstance(dealer, (bool, np.bool_)) or not 0 <= dealer < n:
+            raise ValueError(f"options['dealer'] must be a seat 0..{n - 1}, got {dealer!r}")
+        if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)) or seed < 0):
+            raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
+        wall = options.get("wall")
+        if wall is not None and not isinstance(wall, (str, list, tuple, np.ndarray)):
+            raise ValueError(f"options['wall'] must be a notation string or a list of tile ids, got {wall!r}")
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
-            hand_seed = int(seed)
-        else:
-            hand_seed = int(self._rng.integers(2**31))
-        if options.get("wall") is not None:
-            self.engine.reset(walls=[options["wall"]], dealer=dealer)
+            rng, hand_seed = np.random.default_rng(seed), int(seed)
+        else:  # draw from a copy: a refused wall leaves the env's generator where it was
+            rng = copy.deepcopy(self._rng)
+            hand_seed = int(rng.integers(2**31))
+        if wall is not None:
+            self.engine.reset(walls=[wall], dealer=int(dealer))
             self._hand_seed = None
         else:
-            self.engine.reset(seed=hand_seed, dealer=dealer)
+            self.engine.reset(seed=hand_seed, dealer=int(dealer))
             self._hand_seed = hand_seed
+        self._rng = rng
         self._has_reset = True
         self._decisions = []
         self.agents = self.possible_agents[:]
@@ -230,12 +258,22 @@ class raw_env(AECEnv):
         self._settle_step()
 
     def step(self, action) -> None:
-        """Apply ``action`` of ``agent_selection`` (``None`` for an agent whose hand is over)."""
+        """Apply ``action`` of ``agent_selection`` (``None`` for an agent whose hand is over).
+
+        An action that is not an integer id (a float, a bool, a string) or not legal raises
+        :class:`~mjenv.engine.core.IllegalActionError`; a step before ``reset`` or after every agent's hand
+        is over raises ``RuntimeError``; in every case nothing changes."""
+        if not self._has_reset:
+            raise RuntimeError("step before reset(); call reset() first")
+        if not self.agents:
+            raise RuntimeError("step after the hand is over and every agent has left; call reset() for a new hand")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
         seat = self.agent_name_mapping[agent]
+        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+            raise IllegalActionError(f"{agent}: action must be an integer id 0..{N_ACTIONS - 1}, got {action!r}")
         act = int(action)
         self._cumulative_rewards[agent] = 0.0
         at = self.engine.event_count(0)
@@ -261,7 +299,8 @@ class raw_env(AECEnv):
                 self.terminations[a] = True
                 self.infos[a] = {"result": result, "seat": self.agent_name_mapping[a]}
             if self.record_replay is not None:
-                self.save_replay(self.record_replay, append=True)
+                self.save_replay(self.record_replay, append=self._replay_started)
+                self._replay_started = True
         else:
             self.agent_selection = self.possible_agents[int(self.engine.state.actor[0])]
 

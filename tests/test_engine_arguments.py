@@ -1,0 +1,109 @@
+"""Engine argument checks (mjenv/engine/arguments.py): bad batch sizes, reset and step arguments are refused with
+a message naming the argument, and the engine is left exactly as it was."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mjenv.engine.core import Engine, IllegalActionError, WallError
+from tests.snapshots import assert_same, engine_snapshot
+
+
+@pytest.mark.parametrize("size", [1.5, "4", 0, -2, True, None, 4.0])
+def test_bad_batch_sizes_are_refused(size):
+    with pytest.raises(ValueError, match=f"batch_size must be an integer >= 1, got {size!r}"):
+        Engine("kawuxing3", size)
+
+
+def test_numpy_batch_size_is_fine():
+    assert Engine("kawuxing3", np.int64(3)).batch_size == 3
+
+
+@pytest.fixture
+def eng():
+    e = Engine("kawuxing3", 3)
+    e.reset(seed=5)
+    return e
+
+
+def _legal(e, tables):
+    return np.array([int(np.flatnonzero(e.mask[b])[0]) for b in tables])
+
+
+STEP_ERRORS = [
+    (lambda e: ([0, 0], _legal(e, [0, 0])), ValueError, "tables lists table 0 more than once"),
+    (lambda e: ([-1], _legal(e, [2])), ValueError, "tables must be indices 0..2, got -1"),
+    (lambda e: ([3], _legal(e, [2])), ValueError, "tables must be indices 0..2, got 3"),
+    (lambda e: ([0.5], _legal(e, [0])), ValueError, "tables must be integers"),
+    (lambda e: ([True], _legal(e, [1])), ValueError, "tables must be integers"),
+    (lambda e: ("0", _legal(e, [0])), ValueError, "tables must be integers"),
+    (lambda e: (None, _legal(e, [0, 1, 2]).astype(float)), IllegalActionError, "actions must be integers"),
+    (lambda e: (None, [True, False, True]), IllegalActionError, "actions must be integers"),
+    (lambda e: (None, _legal(e, [0, 1])), ValueError, "expected 3 actions, got 2"),
+    (lambda e: ([0], [[1]]), IllegalActionError, "actions must be integers"),
+]
+
+
+@pytest.mark.parametrize("make,error,message", STEP_ERRORS)
+def test_bad_step_arguments_change_nothing(eng, make, error, message):
+    tables, actions = make(eng)
+    before = engine_snapshot(eng)
+    with pytest.raises(error, match=message.replace("(", r"\(").replace("[", r"\[")):
+        eng.step(actions, tables=tables)
+    assert_same(before, engine_snapshot(eng))
+
+
+def test_step_before_reset_is_an_error():
+    e = Engine("kawuxing3", 2)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
+        e.step([0, 0])
+    with pytest.raises(RuntimeError, match=r"call reset\(\) first"):
+        e.step([0], tables=[1])
+    e.reset(seed=1, tables=[0])  # table 1 never dealt: stepping table 0 alone, or all, is fine
+    e.step(_legal(e, [0]), tables=[0])
+    e.step(np.concatenate([_legal(e, [0]), [0]]))
+
+
+RESET_ERRORS = [
+    (dict(dealer=1.7), ValueError, "dealer must be a seat 0..2, got 1.7"),
+    (dict(dealer=True), ValueError, "dealer must be a seat 0..2, got True"),
+    (dict(dealer=3), ValueError, "dealer must be a seat 0..2, got 3"),
+    (dict(dealer=256), ValueError, "dealer must be a seat 0..2, got 256"),
+    (dict(dealer=-1), ValueError, "dealer must be a seat 0..2, got -1"),
+    (dict(dealer=[0, 1]), ValueError, "dealer has 2 entries for 3 tables"),
+    (dict(dealer=[0, 1, 0.5]), ValueError, "dealer must be integers"),
+    (dict(seed=1.5), ValueError, "seed must be an integer or None, got 1.5"),
+    (dict(seed="3"), ValueError, "seed must be an integer or None"),
+    (dict(tables=[0, 0]), ValueError, "tables lists table 0 more than once"),
+    (dict(tables=[5]), ValueError, "tables must be indices 0..2, got 5"),
+    (dict(tables=[1.0]), ValueError, "tables must be integers"),
+    (dict(table_ids=[1, 2]), ValueError, "table_ids has 2 entries for 3 tables"),
+    (dict(table_ids=[1, -2, 3]), ValueError, "table_ids must be >= 0, got -2"),
+    (dict(continue_match="yes"), ValueError, "continue_match must be True or False"),
+    (dict(walls=[[0.5] * 84] * 3), WallError, "wall 0 must be integers"),
+    (dict(walls=[[-1] * 84] * 3), WallError, "wall 0: tile ids must be 0..33, got -1"),
+    (dict(walls=[[40] * 84] * 3), WallError, "wall 0: tile ids must be 0..33, got 40"),
+    (dict(walls=5), WallError, "walls must be a list of walls"),
+]
+
+
+@pytest.mark.parametrize("kwargs,error,message", RESET_ERRORS)
+def test_bad_reset_arguments_change_nothing(eng, kwargs, error, message):
+    eng.step(_legal(eng, [0, 1, 2]))
+    before = engine_snapshot(eng)
+    with pytest.raises(error, match=message.replace("(", r"\(").replace("[", r"\[")):
+        eng.reset(**kwargs)
+    assert_same(before, engine_snapshot(eng))
+
+
+def test_good_arguments_in_numpy_and_python_types_still_work():
+    e = Engine("kawuxing3", 2)
+    e.reset(seed=np.int64(3), dealer=np.array([1, 2]), tables=np.array([0, 1]), table_ids=[7, 8])
+    assert list(e.state.dealer) == [1, 2]
+    walls = e.seeded_walls(3, [7, 8])
+    f = Engine("kawuxing3", 2)
+    f.reset(walls=walls, dealer=[1, 2])
+    assert np.array_equal(f.state.wall, e.state.wall)
+    f.reset(walls=[list(map(int, walls[0]))], tables=[0], dealer=np.int8(1))
+    f.step(_legal(f, [1, 0]), tables=np.array([1, 0], dtype=np.int32))
