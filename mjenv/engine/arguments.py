@@ -18,7 +18,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_batch_size", "check_reset_args", "check_step_args"]
+__all__ = ["MAX_BATCH_SIZE", "check_batch_size", "check_reset_args", "check_step_args"]
+
+MAX_BATCH_SIZE = 1 << 20
+"""The most tables one engine holds (about 8 KB each with events recorded: 8 GB at the limit)."""
 
 
 def _is_int(x: Any) -> bool:
@@ -51,9 +54,9 @@ def _show(value: Any) -> str:
 
 
 def check_batch_size(batch_size: Any) -> int:
-    """``batch_size`` as an int >= 1 (a float, bool or string is refused, not rounded)."""
-    if not _is_int(batch_size) or batch_size < 1:
-        raise ValueError(f"batch_size must be an integer >= 1, got {batch_size!r}")
+    """``batch_size`` as an int in ``1..MAX_BATCH_SIZE`` (a float, bool or string is refused, not rounded)."""
+    if not _is_int(batch_size) or not 1 <= batch_size <= MAX_BATCH_SIZE:
+        raise ValueError(f"batch_size must be an integer 1..{MAX_BATCH_SIZE}, got {batch_size!r}")
     return int(batch_size)
 
 
