@@ -112,3 +112,15 @@ def test_record_replay_leaves_an_existing_file_alone_until_the_first_hand(tmp_pa
         env.reset(seed=2)
     text = path.read_text(encoding="utf-8")
     assert "precious" not in text and text.count('"type":"header"') == 2
+
+
+@pytest.mark.parametrize("action", [3.7, True, "3", [1, 2], np.float32(1)])
+def test_single_agent_env_refuses_non_integer_actions(action):
+    env = mjenv.single_env()
+    env.reset(seed=4)
+    mask = env.action_masks().copy()
+    with pytest.raises(IllegalActionError, match="action must be one integer id"):
+        env.step(action)
+    assert np.array_equal(env.action_masks(), mask)
+    legal = int(np.flatnonzero(mask)[0])
+    env.step(np.array(legal))  # what SB3's predict gives is fine

@@ -97,7 +97,10 @@ class MahjongSingleEnv(gym.Env):
         """One decision of the agent; returns ``(obs, reward, terminated, truncated, info)``."""
         if self._over:
             raise RuntimeError("step() after the episode ended; call reset()")
-        a = int(action)
+        arr = np.asarray(action)
+        if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):  # 3.7 is not action 3; bools are not ids
+            raise IllegalActionError(f"action must be one integer id 0..{N_ACTIONS - 1}, got {action!r}")
+        a = int(arr.reshape(-1)[0])
         if not (0 <= a < N_ACTIONS and self.core.engine.mask[0, a]):
             if self.illegal_action == "raise":
                 raise IllegalActionError(f"action {a} is not legal for seat {int(self.core.seat[0])}")
