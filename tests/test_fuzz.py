@@ -41,6 +41,7 @@ from mjenv.rules.options import VARIANTS, OptionError, get_variant, load_rules, 
 from mjenv.tiles import NotationError, format_hand, parse_hand
 from tests.snapshots import assert_same, engine_snapshot, env_snapshot
 from tests.test_replay import _play_batch
+from tests.test_script_errors import exit_code
 
 SCALE = float(os.environ.get("MJENV_FUZZ_SCALE", "1"))
 """Multiplies every example count (``MJENV_FUZZ_SCALE=20`` for a long hunt; the default keeps the file < 60 s)."""
@@ -363,9 +364,7 @@ def test_script_arguments_are_accepted_or_refused_in_one_line(tmp_path, capsys, 
         module.check_args(args)
     except ArgsError:
         out = tmp_path / "out"
-        with pytest.raises(SystemExit) as exc:
-            module.main([*argv, "--out", str(out)])
-        assert exc.value.code == 2
+        assert exit_code(module.main, [*argv, "--out", str(out)]) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"{script}.py: error: ")
         assert not out.exists()
