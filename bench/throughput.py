@@ -1,27 +1,32 @@
-"""Throughput of the engine, the observation encoder and the AEC env; prints figures (and a markdown table).
+"""Throughput of the engine, the observation encoder and the AEC env beside a peer, RiichiEnv, in one run.
 
-Measures, for each variant asked for, each configuration in a fresh subprocess pinned to one CPU core
-(like ``taskset -c 0``) so that peak memory (``resource.getrusage`` max RSS) belongs to that configuration
-alone:
+One run measures every configuration asked for, each in a fresh subprocess pinned to the same CPU core
+(``os.sched_setaffinity``), and prints decisions per second and the ratio to RiichiEnv's random play
+measured in the same run.  Figures are **CPU time** of the measuring process (``time.process_time``): the
+machine is shared, and CPU time is what a configuration costs whatever else runs.  Configurations
+(``KIND[:B][:VARIANT]``, the variant defaulting to ``--variant``):
 
-* ``engine:B`` — ``Engine(record_events=False)`` with B tables, uniformly random legal actions, finished
-  tables re-dealt at once: decisions/s, timed after a warm-up in which every table has finished one hand
-  (so the tables are spread over all points of a hand: steady state), and hands/s = decisions/s ÷ the mean
-  decisions of a hand (over every hand finished in the warm-up and the timed run);
-* ``obs:B`` — the same plus the ``mjenv-obs-v1`` encoding of every acting seat after each step;
-* ``aec`` — ``mjenv.env()`` (one table, wrapped as users get it), random legal actions, the acting
-  agent's observation read with ``last()`` at every step.
+* ``riichienv`` — the peer: RiichiEnv (Rust core, ``pip install riichienv``; measured with 0.4.11) playing
+  full 4-player hanchan games (``4p-red-half``, ``skip_mjai_logging=True``) with uniformly random legal
+  actions; a decision is one seat choosing one action.  Skipped with a message when it is not installed
+  (the ratios are then left out);
+* ``aec[:V]`` — ``mjenv.env(V)`` (one table, wrapped as users get it), the acting agent's observation read
+  with ``last()`` at every step, a random legal action from its ``action_mask``;
+* ``engine:B[:V]`` — ``Engine(V, B, record_events=False)``, a random legal action for every table from
+  :class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once;
+* ``obs:B[:V]`` — the same plus the ``mjenv-obs-v1`` encoding of every table's acting seat after each step,
+  into one preallocated buffer.
 
-The random action choice (one ``rng.random((B, 111))`` per step) is inside the timed loop, as it would be
-for any policy.  Every variant plays its default rules.  With several variants the markdown table also
-compares each run with the same run of ``kawuxing3`` (the issue's aim: 4-player variants within a factor
-of 1.5 of Kawuxing-3p).  The load average of the machine is printed before and after each run: the figures
-are only comparable on a quiet machine.  Usage::
+Engine runs are timed after a warm-up in which every table has finished one hand (compilation done, tables
+spread over all points of a hand); *decisions/hand* is the mean over every hand finished.  The random action
+choice is inside the timed loop, as any policy would be.  Rows of a 4-player variant also show their time
+per decision relative to Kawuxing-3p's same configuration (the aim: within 1.5).  ``--passes N`` measures
+every configuration N times, alternating (peer first in each pass), and reports medians.  Usage::
 
-    python bench/throughput.py                      # default set, kawuxing3, about a minute
-    python bench/throughput.py --seconds 10 --markdown
-    python bench/throughput.py engine:4096 obs:4096 --variants all --markdown   # every variant
-    python bench/throughput.py --profile engine:4096 --variant gejiu  # where the time goes (cProfile)
+    python bench/throughput.py                       # the default set (about 3 minutes)
+    python bench/throughput.py --seconds 10 --passes 3 --markdown
+    python bench/throughput.py engine:4096 obs:4096 --variant gejiu
+    python bench/throughput.py --profile engine:4096:gejiu   # where the time goes (cProfile)
 """
 
 from __future__ import annotations
@@ -31,32 +36,22 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 
-DEFAULT_RUNS = ("engine:1", "engine:64", "engine:1024", "engine:4096", "obs:1024", "obs:4096", "aec")
-
-
-@dataclass
-class Args:
-    """Command-line arguments."""
-
-    runs: list[str]
-    """configurations to run: engine:B, obs:B, aec"""
-    seconds: float = 5.0
-    """timed seconds per configuration (after a warm-up)"""
-    variant: str = "kawuxing3"
-    """variant to measure (``--profile`` and ``--one``)"""
-    variants: list[str] | None = None
-    """variants to measure, each with every configuration (default: ``[variant]``; ``all``: every variant)"""
-    core: int = 0
-    """CPU core to pin each run to"""
-    markdown: bool = False
-    """also print a markdown table for docs/benchmarks.md"""
-    profile: str | None = None
-    """run one configuration under cProfile instead and print the top functions"""
+FOUR_PLAYER = ("kawuxing4", "gejiu", "diedaohu", "yangzhou", "yangzhou_new", "liuwei")
+DEFAULT_RUNS = (
+    "riichienv",
+    "aec",
+    "engine:1",
+    "engine:64",
+    "engine:4096",
+    *(f"engine:4096:{v}" for v in FOUR_PLAYER),
+    "obs:4096",
+)
+PEER = "riichienv"
 
 
 def _pin(core: int) -> None:
@@ -64,59 +59,51 @@ def _pin(core: int) -> None:
         os.sched_setaffinity(0, {core})
 
 
-def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool) -> dict:
-    import numpy as np
+def parse_spec(spec: str, variant: str) -> tuple[str, int, str]:
+    """``(kind, batch, variant)`` of a configuration string (see the module docstring)."""
+    parts = spec.split(":")
+    kind = parts[0]
+    if kind == PEER and len(parts) == 1:
+        return kind, 1, "riichi"
+    if kind == "aec" and len(parts) <= 2:
+        return kind, 1, parts[1] if len(parts) == 2 else variant
+    if kind in ("engine", "obs") and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) >= 1:
+        return kind, int(parts[1]), parts[2] if len(parts) == 3 else variant
+    raise SystemExit(f"configuration {spec!r}: use riichienv, aec[:VARIANT], engine:B[:VARIANT] or obs:B[:VARIANT]")
 
-    from mjenv.encoding.observation import ObservationEncoder
-    from mjenv.engine.core import Engine
 
-    eng = Engine(variant, batch, record_events=False)
-    enc = ObservationEncoder.for_engine(eng)
-    out = np.empty((batch,) + enc.shape, np.float32)
-    rng = np.random.default_rng(0)
-    next_id = batch
-    eng.reset(seed=0)
+# ----------------------------------------------------------------------------------------- the loops
+def _riichienv_loop(seconds: float) -> dict:
+    """RiichiEnv hanchan games with uniformly random legal actions, for ``seconds`` of CPU time."""
+    import importlib.metadata as md
+    import random
 
-    redealt = np.zeros(batch, bool)
-    length = np.zeros(batch, np.int64)  # decisions so far in each table's current hand
-    finished: list[np.ndarray] = []  # decisions of every hand played from its deal to its end
+    from riichienv import RiichiEnv
 
-    def run(budget: float, until_redealt: bool = False) -> tuple[int, int, float]:
-        nonlocal next_id
-        d0, hands, t0 = eng.n_decisions, 0, time.perf_counter()
-        while time.perf_counter() - t0 < budget and not (until_redealt and redealt.all()):
-            done = eng.done
-            if done.any():
-                idx = np.flatnonzero(done)
-                hands += len(idx)
-                finished.append(length[idx])
-                length[idx] = 0
-                redealt[idx] = True
-                eng.reset(seed=0, tables=idx, table_ids=np.arange(next_id, next_id + len(idx)))
-                next_id += len(idx)
-            if with_obs:
-                enc.encode(eng.state, eng.state.actor, out=out, engine=eng)
-            m = eng.mask
-            length[~eng.done] += 1  # every live table's seat decides once per step
-            eng.step((rng.random(m.shape) * m).argmax(1))
-        return eng.n_decisions - d0, hands, time.perf_counter() - t0
+    rng = random.Random(0)
+    decisions = games = 0
 
-    # Warm-up until every table has finished a hand: lookup tables are built and the tables are at
-    # different points of their hands.
-    run(300.0, until_redealt=True)
-    decisions, hands, dt = run(seconds)
-    # hands/s = decisions/s ÷ decisions per hand.  Counting the hands that end inside the window instead
-    # is noisy at large B: a 4-player hand takes about 100 decisions per table, so B = 4096 tables need
-    # ~400 k decisions (several seconds) per round of hands, and finished hands arrive in waves.
-    per_hand = float(np.concatenate(finished).mean())
-    return {
-        "decisions_per_s": decisions / dt,
-        "hands_per_s": decisions / dt / per_hand,
-        "decisions_per_hand": per_hand,
-        "hands_in_window": hands,
-        "seconds": dt,
-        "decisions": decisions,
-    }
+    def game(g: int) -> int:
+        env = RiichiEnv(game_mode="4p-red-half", seed=g, skip_mjai_logging=True)
+        obs = env.reset()
+        k = 0
+        while not env.done():
+            acts = {}
+            for pid, o in obs.items():
+                legal = o.legal_actions()
+                acts[pid] = legal[rng.randrange(len(legal))]
+                k += 1
+            obs = env.step(acts)
+        env.scores()
+        return k
+
+    game(10**6)  # warm-up
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
+        decisions += game(games)
+        games += 1
+    dt = time.process_time() - t0
+    return {"decisions": decisions, "cpu_s": dt, "games": games, "version": md.version("riichienv")}
 
 
 def _aec_loop(variant: str, seconds: float) -> dict:
@@ -126,7 +113,6 @@ def _aec_loop(variant: str, seconds: float) -> dict:
 
     env = mjenv.env(variant)
     rng = np.random.default_rng(0)
-    decisions = hands = 0
     seed = 0
 
     def hand() -> int:
@@ -139,146 +125,209 @@ def _aec_loop(variant: str, seconds: float) -> dict:
             if term or trunc:
                 env.step(None)
                 continue
-            mask = obs["action_mask"]
-            env.step(int((rng.random(mask.shape) * mask).argmax()))
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
             k += 1
         return k
 
-    hand()
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
+    hand()  # warm-up
+    decisions = hands = 0
+    t0 = time.process_time()
+    while time.process_time() - t0 < seconds:
         decisions += hand()
         hands += 1
-    dt = time.perf_counter() - t0
-    return {
-        "decisions_per_s": decisions / dt,
-        "hands_per_s": hands / dt,
-        "decisions_per_hand": decisions / max(hands, 1),
-        "seconds": dt,
-        "decisions": decisions,
-    }
+    dt = time.process_time() - t0
+    return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": decisions / max(hands, 1)}
 
 
-def run_one(spec: str, args: Args) -> dict:
-    """Run one configuration of ``args.variant`` in this process and return its figures."""
-    _pin(args.core)
-    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    kind, _, b = spec.partition(":")
-    if kind == "aec":
-        res = _aec_loop(args.variant, args.seconds)
-    elif kind in ("engine", "obs"):
-        res = _engine_loop(args.variant, int(b), args.seconds, with_obs=kind == "obs")
+def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool) -> dict:
+    import numpy as np
+
+    from mjenv.encoding.observation import ObservationEncoder
+    from mjenv.engine.core import Engine
+    from mjenv.engine.sampling import ActionSampler
+
+    eng = Engine(variant, batch, record_events=False)
+    enc = ObservationEncoder.for_engine(eng)
+    obs = np.empty((batch,) + enc.shape, np.float32)
+    actions = np.empty(batch, np.int64)
+    sampler = ActionSampler(0)
+    next_id = batch
+    eng.reset(seed=0)
+    redealt = np.zeros(batch, bool)
+    length = np.zeros(batch, np.int64)  # decisions so far in each table's current hand
+    finished: list[np.ndarray] = []  # decisions of every hand played from its deal to its end
+
+    def run(budget: float, until_redealt: bool = False) -> tuple[int, float]:
+        nonlocal next_id
+        d0, t0 = eng.n_decisions, time.process_time()
+        while time.process_time() - t0 < budget and not (until_redealt and redealt.all()):
+            done = eng.done
+            if done.any():
+                idx = np.flatnonzero(done)
+                finished.append(length[idx].copy())
+                length[idx] = 0
+                redealt[idx] = True
+                eng.reset(seed=0, tables=idx, table_ids=np.arange(next_id, next_id + len(idx)))
+                next_id += len(idx)
+            if with_obs:
+                enc.encode(eng.state, eng.state.actor, out=obs, engine=eng)
+            length[~eng.done] += 1  # every live table's seat decides once per step
+            eng.step(sampler.sample(eng.mask, actions))
+        return eng.n_decisions - d0, time.process_time() - t0
+
+    run(600.0, until_redealt=True)  # warm-up: compiled, and the tables spread over their hands
+    decisions, dt = run(seconds)
+    return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": float(np.concatenate(finished).mean())}
+
+
+def run_one(spec: str, variant: str, seconds: float, core: int) -> dict:
+    """Measure one configuration in this process (pinned to ``core``) and return its figures."""
+    _pin(core)
+    kind, batch, var = parse_spec(spec, variant)
+    if kind == PEER:
+        res = _riichienv_loop(seconds)
+    elif kind == "aec":
+        res = _aec_loop(var, seconds)
     else:
-        raise SystemExit(f"unknown configuration {spec!r}; use engine:B, obs:B or aec")
-    res["spec"] = spec
-    res["variant"] = args.variant
-    res["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    res["load"] = [load_before, os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")]
+        res = _engine_loop(var, batch, seconds, with_obs=kind == "obs")
+    res.update(
+        spec=spec,
+        kind=kind,
+        batch=batch,
+        variant=var,
+        decisions_per_s=res["decisions"] / res["cpu_s"],
+        peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    )
     return res
 
 
-def profile_one(spec: str, args: Args) -> None:
+def profile_one(spec: str, variant: str, seconds: float, core: int) -> None:
     """Run one configuration under cProfile and print the functions that take the time."""
     import cProfile
     import pstats
 
     prof = cProfile.Profile()
-    prof.runcall(run_one, spec, args)
+    prof.runcall(run_one, spec, variant, seconds, core)
     stats = pstats.Stats(prof)
     stats.sort_stats("tottime").print_stats(20)
     stats.sort_stats("cumulative").print_stats(25)
 
 
-def _markdown(rows: list[dict]) -> str:
-    """The figures as a markdown table; with several variants, each run's ratio to the same run of kawuxing3."""
-    variants = list(dict.fromkeys(r["variant"] for r in rows))
-    ref = {r["spec"]: r for r in rows if r["variant"] == "kawuxing3"}
-    compare = len(variants) > 1 and bool(ref)
-    head = "| variant | run | decisions/s | decisions/hand | hands/s | peak RSS (MB) | load (before → after) |"
-    rule = "|---|---|---:|---:|---:|---:|---|"
-    if compare:
-        head += " kawuxing3 ÷ variant, decisions/s | kawuxing3 ÷ variant, hands/s |"
-        rule += "---:|---:|"
-    lines = [head, rule]
-    for r in rows:
-        line = (
-            f"| {r['variant']} | {r['spec']} | {r['decisions_per_s']:,.0f} | {r['decisions_per_hand']:.1f} "
-            f"| {r['hands_per_s']:,.1f} "
-            f"| {r['peak_rss_mb']:,.0f} | {r['load'][0]:.1f} → {r['load'][1]:.1f} |"
+def _peer_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("riichienv") is not None
+
+
+# ----------------------------------------------------------------------------------------- report
+def _label(r: dict) -> str:
+    if r["kind"] == PEER:
+        return f"RiichiEnv {r.get('version', '')} random play (4p hanchan, skip log)".replace("  ", " ")
+    if r["kind"] == "aec":
+        return f"AEC env `mjenv.env()`, `last()` every step, {r['variant']}"
+    what = "engine" if r["kind"] == "engine" else "engine + observations"
+    return f"{what}, B = {r['batch']}, {r['variant']}"
+
+
+def summarize(passes: list[list[dict]]) -> list[dict]:
+    """Median figures per configuration over the passes, with ratios to the peer and to kawuxing3."""
+    rows: dict[str, dict] = {}
+    for results in passes:
+        for r in results:
+            rows.setdefault(r["spec"], {**r, "runs": []})["runs"].append(r["decisions_per_s"])
+    for row in rows.values():
+        row["decisions_per_s"] = statistics.median(row["runs"])
+    peer = next((r for r in rows.values() if r["kind"] == PEER), None)
+    for row in rows.values():
+        row["vs_peer"] = row["decisions_per_s"] / peer["decisions_per_s"] if peer else None
+        ref = next(
+            (
+                r
+                for r in rows.values()
+                if r["kind"] == row["kind"] and r["batch"] == row["batch"] and r["variant"] == "kawuxing3"
+            ),
+            None,
         )
-        if compare:
-            k3 = ref.get(r["spec"])
-            if k3 is None:
-                line += " | |"
-            else:
-                line += (
-                    f" {k3['decisions_per_s'] / r['decisions_per_s']:.2f} |"
-                    f" {k3['hands_per_s'] / max(r['hands_per_s'], 1e-9):.2f} |"
-                )
-        lines.append(line)
+        fourp = row["variant"] in FOUR_PLAYER and ref is not None
+        # Time per decision relative to Kawuxing-3p: above 1 the variant is slower.
+        row["vs_kawuxing3"] = ref["decisions_per_s"] / row["decisions_per_s"] if fourp else None
+    return list(rows.values())
+
+
+def markdown(rows: list[dict]) -> str:
+    """The figures as a markdown table for docs/benchmarks.md."""
+    lines = [
+        "| configuration | decisions/s (CPU) | ÷ RiichiEnv | time per decision ÷ Kawuxing-3p | decisions/hand | peak RSS (MB) |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        peer = f"{r['vs_peer']:.3g}" if r["vs_peer"] is not None else "–"
+        k3 = f"{r['vs_kawuxing3']:.2f}" if r["vs_kawuxing3"] is not None else ""
+        dph = f"{r['decisions_per_hand']:.1f}" if "decisions_per_hand" in r else ""
+        lines.append(
+            f"| {_label(r)} | {r['decisions_per_s']:,.0f} | {peer} | {k3} | {dph} | {r['peak_rss_mb']:,.0f} |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every configuration of every variant in its own pinned subprocess and print the figures."""
+    """Run every configuration in its own pinned subprocess, alternating over the passes, and print the figures."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("runs", nargs="*", default=list(DEFAULT_RUNS))
-    p.add_argument("--seconds", type=float, default=5.0)
-    p.add_argument("--variant", default="kawuxing3")
-    p.add_argument("--variants", nargs="+", default=None, help="several variants, or 'all'")
-    p.add_argument("--core", type=int, default=0)
-    p.add_argument("--markdown", action="store_true")
-    p.add_argument("--profile", default=None)
+    p.add_argument("runs", nargs="*", default=list(DEFAULT_RUNS), help="configurations (see the module docstring)")
+    p.add_argument("--seconds", type=float, default=5.0, help="CPU seconds timed per configuration, after a warm-up")
+    p.add_argument("--variant", default="kawuxing3", help="variant of the configurations that name none")
+    p.add_argument("--passes", type=int, default=1, help="measure every configuration this often, alternating")
+    p.add_argument("--core", type=int, default=0, help="CPU core every configuration is pinned to")
+    p.add_argument("--markdown", action="store_true", help="also print a markdown table")
+    p.add_argument("--profile", default=None, help="run one configuration under cProfile instead")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one spec, print JSON
     ns = p.parse_args(argv)
-    variants = ns.variants or [ns.variant]
-    if variants == ["all"]:
-        from mjenv import VARIANTS
-
-        variants = list(VARIANTS)
-    args = Args(ns.runs, ns.seconds, ns.variant, variants, ns.core, ns.markdown, ns.profile)
+    if ns.seconds <= 0 or ns.passes < 1:
+        p.error("--seconds must be > 0 and --passes >= 1")
+    for spec in ns.runs:
+        parse_spec(spec, ns.variant)
     if ns.one:
-        print(json.dumps(run_one(ns.one, args)))
+        print(json.dumps(run_one(ns.one, ns.variant, ns.seconds, ns.core)))
         return 0
-    if args.profile:
-        profile_one(args.profile, args)
+    if ns.profile:
+        profile_one(ns.profile, ns.variant, ns.seconds, ns.core)
         return 0
+    runs = list(ns.runs)
+    if PEER in runs and not _peer_available():
+        print("# RiichiEnv is not installed (pip install riichienv==0.4.11): peer skipped, no ratios", flush=True)
+        runs.remove(PEER)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"# mjenv throughput: {', '.join(variants)}, {platform.processor() or platform.machine()}, "
-        f"python {platform.python_version()}, load average {load:.2f} on {os.cpu_count()} cores, "
-        f"{args.seconds:g} s per run, pinned to core {args.core}"
+        f"# mjenv throughput: {platform.processor() or platform.machine()}, python {platform.python_version()}, "
+        f"load average {load:.2f} on {os.cpu_count()} cores, {ns.seconds:g} CPU s per run, {ns.passes} pass(es), "
+        f"pinned to core {ns.core}; figures in CPU time",
+        flush=True,
     )
-    rows = []
-    for variant in variants:
-        for spec in args.runs:
-            cmd = [
-                sys.executable,
-                __file__,
-                "--one",
-                spec,
-                "--seconds",
-                str(args.seconds),
-                "--variant",
-                variant,
-                "--core",
-                str(args.core),
-            ]
+    passes = []
+    for k in range(ns.passes):
+        results = []
+        for spec in runs:
+            cmd = [sys.executable, os.path.abspath(__file__), "--one", spec, "--seconds", str(ns.seconds)]
+            cmd += ["--variant", ns.variant, "--core", str(ns.core)]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
-                print(f"{variant} {spec}: failed\n{proc.stderr.strip()}", file=sys.stderr)
+                print(f"{spec}: failed\n{proc.stderr.strip()}", file=sys.stderr)
                 return 1
             res = json.loads(proc.stdout.strip().splitlines()[-1])
-            rows.append(res)
+            results.append(res)
+            peer = next((r for r in results if r["kind"] == PEER), None)
+            ratio = f"  {res['decisions_per_s'] / peer['decisions_per_s']:8.3f}× RiichiEnv" if peer else ""
             print(
-                f"{variant:>12} {spec:>12}: {res['decisions_per_s']:>12,.0f} decisions/s"
-                f"  {res['hands_per_s']:>10,.1f} hands/s  peak RSS {res['peak_rss_mb']:,.0f} MB"
-                f"  load {res['load'][0]:.1f} → {res['load'][1]:.1f}",
+                f"pass {k + 1}  {spec:>22}: {res['decisions_per_s']:>12,.0f} decisions/s{ratio}"
+                f"  peak RSS {res['peak_rss_mb']:,.0f} MB",
                 flush=True,
             )
-    if args.markdown:
+        passes.append(results)
+    rows = summarize(passes)
+    if ns.markdown or ns.passes > 1:
         print()
-        print(_markdown(rows))
+        print(markdown(rows))
     return 0
 
 

@@ -74,6 +74,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
+import numba
 import numpy as np
 
 from mjenv.engine import state as S
@@ -234,6 +235,8 @@ class ObservationEncoder:
         self._cfg = cfg
         self._fcfg = np.array([MONEY_SCALE * float(self.opts.base), self.bankroll or 1.0], np.float64)
         self._no_balance = np.zeros((0, self.n), np.float64)
+        self._counts = np.zeros(34, np.int64)  # the kernel's scratch (it allocates nothing)
+        self._recency = np.zeros(34, np.float64)
 
     @classmethod
     def for_engine(cls, engine) -> "ObservationEncoder":
@@ -297,6 +300,7 @@ class ObservationEncoder:
         st = state
         bad, j = _kernel()(
             dest, self._static, idx, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
+            self._counts, self._recency,
             st.hand, st.drawn, st.meld_kind, st.meld_tile, st.river, st.river_time, st.river_len, st.n_discards,
             st.revealed, st.reveal_seq, st.hidden, st.phase, st.cur, st.actor, st.claim_tile, st.claim_from,
             st.after_kong, st.claim_kong_pos, st.front, st.back, st.kong_tiles, st.dealer, st.turns, st.lock,
@@ -405,8 +409,15 @@ _N_PHASES = len(S.PHASE_NAMES)
 _MAX_MELDS = S.MAX_MELDS
 
 
+@numba.njit(cache=True, _nrt=False, inline="always")
+def _scalar_row(o, r, v):
+    """Set every column of row ``r`` of ``o`` (a "scalar" row) to ``v``."""
+    for t in range(o.shape[1]):
+        o[r, t] = v
+
+
 def _encode_rows(
-    out, static, idx, seats, cfg, fcfg, starts, decay, rnd, balance,
+    out, static, idx, seats, cfg, fcfg, starts, decay, rnd, balance, counts, recency,
     hand, drawn, meld_kind, meld_tile, river, river_time, river_len, n_discards,
     revealed, reveal_seq, hidden, phase, cur, actor, claim_tile, claim_from,
     after_kong, claim_kong_pos, front, back, kong_tiles, dealer, turns, lock,
@@ -428,13 +439,15 @@ def _encode_rows(
             return 1, j
     L = cfg[_CF_LIVE_WALL]
     last_age = decay.shape[0] - 1
-    counts = np.zeros(34, np.int64)
-    recency = np.zeros(34, np.float64)
+    counts[:] = 0
+    recency[:] = 0.0
     for j in range(K):
         b = idx[j]
         s = seats[j]
         o = out[j]
-        o[:, :] = static
+        for r in range(static.shape[0]):
+            for t in range(34):
+                o[r, t] = static[r, t]
         ph = phase[b]
         c = cur[b]
         d = drawn[b]
@@ -482,9 +495,9 @@ def _encode_rows(
             # 亮倒: face-up tiles = hand - face-down triplets - a just-drawn tile (private until played).
             if revealed[b, a]:
                 v0 = starts[_B_REVEAL] + 7 * k
-                o[v0, :] = 1.0
+                _scalar_row(o, v0, 1.0)
                 if reveal_seq[b, a] == 0:
-                    o[v0 + 1, :] = 1.0
+                    _scalar_row(o, v0 + 1, 1.0)
                 holding = turn and d >= 0 and c == a and k != 0
                 face_down = 0
                 for t in range(34):
@@ -497,29 +510,29 @@ def _encode_rows(
                     for r in range(4):
                         if shown > r:
                             o[v0 + 2 + r, t] = 1.0
-                o[v0 + 6, :] = face_down * (3.0 / FACE_DOWN_SCALE)
+                _scalar_row(o, v0 + 6, face_down * (3.0 / FACE_DOWN_SCALE))
             mv = money[b, a]
             if mv != 0.0:
-                o[starts[_B_MONEY] + k, :] = mv / fcfg[_F_MONEY_SCALE]
+                _scalar_row(o, starts[_B_MONEY] + k, mv / fcfg[_F_MONEY_SCALE])
 
         # Claim window: the tile under claim is public; who else is asked and their replies are not.
         if ph == _CLAIM or ph == _ROB:
             c0 = starts[_B_CLAIM]
             o[c0, claim_tile[b]] = 1.0
-            o[c0 + (2 if ph == _ROB else 1), :] = 1.0
-            o[c0 + 3 + (np.int64(claim_from[b]) - s) % n, :] = 1.0
+            _scalar_row(o, c0 + (2 if ph == _ROB else 1), 1.0)
+            _scalar_row(o, c0 + 3 + (np.int64(claim_from[b]) - s) % n, 1.0)
 
         k0 = starts[_B_KONG_CHAIN]
         if turn and after_kong[b] > 0:
-            o[k0, :] = after_kong[b] / KONG_SCALE
+            _scalar_row(o, k0, after_kong[b] / KONG_SCALE)
         if ph == _CLAIM and claim_kong_pos[b] > 0:
-            o[k0 + 1, :] = claim_kong_pos[b] / KONG_SCALE
+            _scalar_row(o, k0 + 1, claim_kong_pos[b] / KONG_SCALE)
 
         w0 = starts[_B_WALL]
         left = np.int64(back[b]) - np.int64(front[b])
-        o[w0, :] = left / L
+        _scalar_row(o, w0, left / L)
         if left <= 0 and live:
-            o[w0 + 1, :] = 1.0
+            _scalar_row(o, w0 + 1, 1.0)
 
         # Gejiu's face-up kong tiles are public (docs/rules/common.md §1.12); -1 marks an empty slot.
         for i in range(2):
@@ -528,20 +541,20 @@ def _encode_rows(
                 o[starts[_B_KONG_TILES] + i, kt] = 1.0
 
         s0 = starts[_B_SEATS]
-        o[s0 + (np.int64(dealer[b]) - s) % n, :] = 1.0
-        o[s0 + n + (np.int64(c) - s) % n, :] = 1.0
+        _scalar_row(o, s0 + (np.int64(dealer[b]) - s) % n, 1.0)
+        _scalar_row(o, s0 + n + (np.int64(c) - s) % n, 1.0)
         if actor[b] == s and live:
-            o[s0 + 2 * n, :] = 1.0
+            _scalar_row(o, s0 + 2 * n, 1.0)
 
         p0 = starts[_B_PHASE]
-        o[p0 + ph, :] = 1.0
+        _scalar_row(o, p0 + ph, 1.0)
         if turns[b, s] == 0:
-            o[p0 + _N_PHASES, :] = 1.0
+            _scalar_row(o, p0 + _N_PHASES, 1.0)
 
         lk = lock[b, s]
         if lk > 0:
-            o[starts[_B_LOCK], :] = 1.0
-            o[starts[_B_LOCK] + 1, :] = lk / LOCK_SCALE
+            _scalar_row(o, starts[_B_LOCK], 1.0)
+            _scalar_row(o, starts[_B_LOCK] + 1, lk / LOCK_SCALE)
 
         # 大吊车 is private to its player (derived from its own lock and hand), like the lock itself.
         dd = dadiaoche[b, s]
@@ -561,9 +574,9 @@ def _encode_rows(
                 start = balance[b, a] if balance.shape[0] > 0 else bankroll
                 bal = start + money[b, a]
                 v = bal / bankroll
-                o[b0 + k, :] = 0.0 if v < 0.0 else (float(n) if v > n else v)
+                _scalar_row(o, b0 + k, 0.0 if v < 0.0 else (float(n) if v > n else v))
                 if bal <= BUST_EPS:
-                    o[b0 + n + k, :] = 1.0
+                    _scalar_row(o, b0 + n + k, 1.0)
 
         if cfg[_CF_ORACLE]:
             h0 = starts[_B_ORACLE_HANDS]
@@ -574,7 +587,7 @@ def _encode_rows(
                     for r in range(4):
                         if h > r:
                             o[h0 + 4 * k + r, t] = 1.0
-                o[starts[_B_ORACLE_LOCKS] + k, :] = lock[b, a] / LOCK_SCALE
+                _scalar_row(o, starts[_B_ORACLE_LOCKS] + k, lock[b, a] / LOCK_SCALE)
                 dd = dadiaoche[b, a]
                 if dd >= 0:
                     o[starts[_B_ORACLE_DADIAOCHE] + k, dd] = 1.0
@@ -599,7 +612,6 @@ def _kernel():
     """
     global _KERNEL
     if _KERNEL is None:
-        import numba
         from numba import types as T
 
         def arr(dt, nd, contiguous=False):
@@ -609,11 +621,11 @@ def _kernel():
         sig = T.UniTuple(T.int64, 2)(
             arr(T.float32, 3, True), arr(T.float32, 2, True), arr(T.int64, 1, True), arr(T.int64, 1, True),
             arr(T.int64, 1, True), arr(f64, 1, True), arr(T.int64, 1, True), arr(T.float32, 1, True),
-            arr(T.int64, 1, True), arr(f64, 2, True),
+            arr(T.int64, 1, True), arr(f64, 2, True), arr(T.int64, 1, True), arr(f64, 1, True),
             arr(i8, 3), arr(i8, 1), arr(i8, 3), arr(i8, 3), arr(i8, 3), arr(i16, 3), arr(i16, 2), arr(i16, 1),
             arr(b1, 2), arr(i8, 2), arr(b1, 3), arr(i8, 1), arr(i8, 1), arr(i8, 1), arr(i8, 1), arr(i8, 1),
             arr(i8, 1), arr(i8, 1), arr(i16, 1), arr(i16, 1), arr(i8, 2), arr(i8, 1), arr(i8, 2), arr(i16, 2),
             arr(i8, 2), arr(f64, 2), arr(i8, 2),
         )  # fmt: skip
-        _KERNEL = numba.njit(sig, cache=True)(_encode_rows)
+        _KERNEL = numba.njit(sig, cache=True, _nrt=False)(_encode_rows)
     return _KERNEL
