@@ -5,7 +5,7 @@ know, docs/rules/common.md §1.12) and the ``mjenv-oracle-v1`` encoding (v1 plus
 perfect-information research).  Each encoder lists its blocks in order; :meth:`ObservationEncoder.encode`
 writes them into one ``float32 [K, C, 34]`` array — a preallocated ``out`` buffer when given — with one
 compiled loop over the K rows (:func:`_encode_rows`, numba, ``cache=True``; the same machine code for one
-table and thousands) and asserts the final row count.  Column ``t`` of a tile plane is tile id ``t`` (:mod:`mjenv.tiles`);
+table and thousands, reading the engine's packed state buffers) and asserts the final row count.  Column ``t`` of a tile plane is tile id ``t`` (:mod:`mjenv.tiles`);
 "scalar" rows hold one value in every column.  Seat blocks are in **relative order**: seat block ``k``
 describes the seat ``k`` places after the observer (``0`` = the observer itself, ``1`` = its next player).
 
@@ -69,7 +69,8 @@ Version history:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
@@ -78,6 +79,34 @@ import numba
 import numpy as np
 
 from mjenv.engine import state as S
+from mjenv.engine.state import (
+    O8_ACTOR,
+    O8_AFTER_KONG,
+    O8_CLAIM_FROM,
+    O8_CLAIM_KONG_POS,
+    O8_CLAIM_TILE,
+    O8_CUR,
+    O8_DADIAOCHE,
+    O8_DEALER,
+    O8_DRAWN,
+    O8_HAND,
+    O8_HIDDEN,
+    O8_KONG_TILES,
+    O8_MELD_KIND,
+    O8_MELD_TILE,
+    O8_PHASE,
+    O8_REVEAL_SEQ,
+    O8_REVEALED,
+    O8_RIVER,
+    O8_TURNS,
+    O8_WALL,
+    O16_BACK,
+    O16_FRONT,
+    O16_LOCK,
+    O16_N_DISCARDS,
+    O16_RIVER_LEN,
+    O16_RIVER_TIME,
+)
 from mjenv.engine.family import family_for
 from mjenv.rules.options import (
     Choice,
@@ -297,14 +326,20 @@ class ObservationEncoder:
         dest = out if out.flags.c_contiguous else np.empty(shape, np.float32)
         rnd = self._round_index(state, idx, engine) if self.has_session else np.zeros(K, np.int64)
         balance = engine.balance if engine is not None and self.bankroll > 0 else self._no_balance
-        st = state
+        rows = idx
+        bufs = packed_buffers(state)
+        if bufs is None:  # a plain State (a copy, a test's): pack the rows asked for, then encode those
+            B = state.hand.shape[0]
+            bad = np.flatnonzero((idx < 0) | (idx >= B))
+            if len(bad):
+                j = int(bad[0])
+                raise ValueError(f"tables[{j}] = {idx[j]} is not in 0..{B - 1}")
+            bufs = _pack_rows(state, idx)
+            rows = np.arange(K, dtype=np.int64)
+            balance = balance[idx] if balance.shape[0] else balance
         bad, j = _kernel()(
-            dest, self._static, idx, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
-            self._counts, self._recency,
-            st.hand, st.drawn, st.meld_kind, st.meld_tile, st.river, st.river_time, st.river_len, st.n_discards,
-            st.revealed, st.reveal_seq, st.hidden, st.phase, st.cur, st.actor, st.claim_tile, st.claim_from,
-            st.after_kong, st.claim_kong_pos, st.front, st.back, st.kong_tiles, st.dealer, st.turns, st.lock,
-            st.dadiaoche, st.money, st.wall,
+            dest, self._static, rows, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
+            self._counts, self._recency, *bufs
         )
         if bad >= 0:
             field, limit = ("tables", state.hand.shape[0]) if bad == 0 else ("seats", self.n)
@@ -407,6 +442,7 @@ _F_MONEY_SCALE, _F_BANKROLL = 0, 1
 _TURN, _CLAIM, _ROB, _DONE = S.TURN, S.CLAIM, S.ROB, S.DONE
 _N_PHASES = len(S.PHASE_NAMES)
 _MAX_MELDS = S.MAX_MELDS
+_MAX_RIVER = S.MAX_RIVER
 
 
 @numba.njit(cache=True, _nrt=False, inline="always")
@@ -416,21 +452,17 @@ def _scalar_row(o, r, v):
         o[r, t] = v
 
 
-def _encode_rows(
-    out, static, idx, seats, cfg, fcfg, starts, decay, rnd, balance, counts, recency,
-    hand, drawn, meld_kind, meld_tile, river, river_time, river_len, n_discards,
-    revealed, reveal_seq, hidden, phase, cur, actor, claim_tile, claim_from,
-    after_kong, claim_kong_pos, front, back, kong_tiles, dealer, turns, lock,
-    dadiaoche, money, wall,
-):  # fmt: skip
-    """Write row ``j`` of ``out`` = table ``idx[j]`` seen from seat ``seats[j]`` (compiled by :func:`_kernel`).
+def _encode_rows(out, static, idx, seats, cfg, fcfg, starts, decay, rnd, balance, counts, recency, b8, b16, money):
+    """Write row ``j`` of ``out`` = table ``idx[j]`` of the packed state ``(b8, b16, money)`` seen from ``seats[j]``.
 
+    Compiled by :func:`_kernel`; reads the fields at the offsets of :mod:`mjenv.engine.state`, ``counts`` and
+    ``recency`` are its scratch.
     Returns ``(-1, -1)``, or before writing anything ``(0, j)`` / ``(1, j)`` when ``idx[j]`` / ``seats[j]``
     is out of range.  Every block follows the module docstring; rare features are written only where
     they are non-zero, on top of the static rows (kinds, options) and zeros.
     """
     K = idx.shape[0]
-    B = hand.shape[0]
+    B = b8.shape[0]
     n = cfg[_CF_N]
     for j in range(K):
         if idx[j] < 0 or idx[j] >= B:
@@ -445,18 +477,20 @@ def _encode_rows(
         b = idx[j]
         s = seats[j]
         o = out[j]
+        r8 = b8[b]
+        r16 = b16[b]
         for r in range(static.shape[0]):
             for t in range(34):
                 o[r, t] = static[r, t]
-        ph = phase[b]
-        c = cur[b]
-        d = drawn[b]
+        ph = r8[O8_PHASE]
+        c = r8[O8_CUR]
+        d = r8[O8_DRAWN]
         turn = ph == _TURN
         live = ph != _DONE
 
         r0 = starts[_B_HAND]
         for t in range(34):
-            h = hand[b, s, t]
+            h = r8[O8_HAND + 34 * s + t]
             for r in range(4):
                 if h > r:
                     o[r0 + r, t] = 1.0
@@ -467,19 +501,19 @@ def _encode_rows(
             a = (s + k) % n
             m0 = starts[_B_MELDS] + 5 * k
             for m in range(_MAX_MELDS):
-                kind = meld_kind[b, a, m]
+                kind = r8[O8_MELD_KIND + _MAX_MELDS * a + m]
                 if kind != 0:
-                    o[m0 + kind - 1, meld_tile[b, a, m]] += 1.0
+                    o[m0 + kind - 1, r8[O8_MELD_TILE + _MAX_MELDS * a + m]] += 1.0
             # Discards: a thermometer of the unclaimed ones and the decayed recency, summed in river order.
-            nd = river_len[b, a]
+            nd = r16[O16_RIVER_LEN + a]
             if nd > 0:
-                clock = np.int64(n_discards[b]) - 1
+                clock = np.int64(r16[O16_N_DISCARDS]) - 1
                 for i in range(nd):
-                    t = river[b, a, i]
+                    t = r8[O8_RIVER + _MAX_RIVER * a + i]
                     if t < 0:
                         continue
                     counts[t] += 1
-                    age = clock - river_time[b, a, i]
+                    age = clock - r16[O16_RIVER_TIME + _MAX_RIVER * a + i]
                     age = 0 if age < 0 else (last_age if age > last_age else age)
                     recency[t] += np.float64(decay[age])
                 d0 = starts[_B_DISCARDS] + 5 * k
@@ -493,16 +527,16 @@ def _encode_rows(
                         counts[t] = 0
                         recency[t] = 0.0
             # 亮倒: face-up tiles = hand - face-down triplets - a just-drawn tile (private until played).
-            if revealed[b, a]:
+            if r8[O8_REVEALED + a] != 0:
                 v0 = starts[_B_REVEAL] + 7 * k
                 _scalar_row(o, v0, 1.0)
-                if reveal_seq[b, a] == 0:
+                if r8[O8_REVEAL_SEQ + a] == 0:
                     _scalar_row(o, v0 + 1, 1.0)
                 holding = turn and d >= 0 and c == a and k != 0
                 face_down = 0
                 for t in range(34):
-                    shown = np.int64(hand[b, a, t])
-                    if hidden[b, a, t]:
+                    shown = np.int64(r8[O8_HAND + 34 * a + t])
+                    if r8[O8_HIDDEN + 34 * a + t] != 0:
                         shown -= 3
                         face_down += 1
                     if holding and t == d:
@@ -518,53 +552,53 @@ def _encode_rows(
         # Claim window: the tile under claim is public; who else is asked and their replies are not.
         if ph == _CLAIM or ph == _ROB:
             c0 = starts[_B_CLAIM]
-            o[c0, claim_tile[b]] = 1.0
+            o[c0, r8[O8_CLAIM_TILE]] = 1.0
             _scalar_row(o, c0 + (2 if ph == _ROB else 1), 1.0)
-            _scalar_row(o, c0 + 3 + (np.int64(claim_from[b]) - s) % n, 1.0)
+            _scalar_row(o, c0 + 3 + (np.int64(r8[O8_CLAIM_FROM]) - s) % n, 1.0)
 
         k0 = starts[_B_KONG_CHAIN]
-        if turn and after_kong[b] > 0:
-            _scalar_row(o, k0, after_kong[b] / KONG_SCALE)
-        if ph == _CLAIM and claim_kong_pos[b] > 0:
-            _scalar_row(o, k0 + 1, claim_kong_pos[b] / KONG_SCALE)
+        if turn and r8[O8_AFTER_KONG] > 0:
+            _scalar_row(o, k0, r8[O8_AFTER_KONG] / KONG_SCALE)
+        if ph == _CLAIM and r8[O8_CLAIM_KONG_POS] > 0:
+            _scalar_row(o, k0 + 1, r8[O8_CLAIM_KONG_POS] / KONG_SCALE)
 
         w0 = starts[_B_WALL]
-        left = np.int64(back[b]) - np.int64(front[b])
+        left = np.int64(r16[O16_BACK]) - np.int64(r16[O16_FRONT])
         _scalar_row(o, w0, left / L)
         if left <= 0 and live:
             _scalar_row(o, w0 + 1, 1.0)
 
         # Gejiu's face-up kong tiles are public (docs/rules/common.md §1.12); -1 marks an empty slot.
         for i in range(2):
-            kt = kong_tiles[b, i]
+            kt = r8[O8_KONG_TILES + i]
             if kt >= 0:
                 o[starts[_B_KONG_TILES] + i, kt] = 1.0
 
         s0 = starts[_B_SEATS]
-        _scalar_row(o, s0 + (np.int64(dealer[b]) - s) % n, 1.0)
+        _scalar_row(o, s0 + (np.int64(r8[O8_DEALER]) - s) % n, 1.0)
         _scalar_row(o, s0 + n + (np.int64(c) - s) % n, 1.0)
-        if actor[b] == s and live:
+        if r8[O8_ACTOR] == s and live:
             _scalar_row(o, s0 + 2 * n, 1.0)
 
         p0 = starts[_B_PHASE]
         _scalar_row(o, p0 + ph, 1.0)
-        if turns[b, s] == 0:
+        if r8[O8_TURNS + s] == 0:
             _scalar_row(o, p0 + _N_PHASES, 1.0)
 
-        lk = lock[b, s]
+        lk = r16[O16_LOCK + s]
         if lk > 0:
             _scalar_row(o, starts[_B_LOCK], 1.0)
             _scalar_row(o, starts[_B_LOCK] + 1, lk / LOCK_SCALE)
 
         # 大吊车 is private to its player (derived from its own lock and hand), like the lock itself.
-        dd = dadiaoche[b, s]
+        dd = r8[O8_DADIAOCHE + s]
         if dd >= 0:
             o[starts[_B_DADIAOCHE], dd] = 1.0
 
         # Session facts the engine keeps beside the state: winds and 园子 balances.
         if cfg[_CF_SESSION]:
             w0 = starts[_B_WINDS]
-            o[w0, _EAST + (s - np.int64(dealer[b])) % n] = 1.0
+            o[w0, _EAST + (s - np.int64(r8[O8_DEALER])) % n] = 1.0
             o[w0 + 1, _EAST + rnd[j] % 4] = 1.0
         if cfg[_CF_BANKROLL]:
             b0 = starts[_B_BANKROLL]
@@ -583,49 +617,107 @@ def _encode_rows(
             for k in range(n):
                 a = (s + k) % n
                 for t in range(34):
-                    h = hand[b, a, t]
+                    h = r8[O8_HAND + 34 * a + t]
                     for r in range(4):
                         if h > r:
                             o[h0 + 4 * k + r, t] = 1.0
-                _scalar_row(o, starts[_B_ORACLE_LOCKS] + k, lock[b, a] / LOCK_SCALE)
-                dd = dadiaoche[b, a]
+                _scalar_row(o, starts[_B_ORACLE_LOCKS] + k, r16[O16_LOCK + a] / LOCK_SCALE)
+                dd = r8[O8_DADIAOCHE + a]
                 if dd >= 0:
                     o[starts[_B_ORACLE_DADIAOCHE] + k, dd] = 1.0
             ow = starts[_B_ORACLE_WALL]
-            f = np.int64(front[b])
-            bk = np.int64(back[b])
+            f = np.int64(r16[O16_FRONT])
+            bk = np.int64(r16[O16_BACK])
             for i in range(L):
                 if f + i >= bk:
                     break
-                o[ow + i, wall[b, f + i]] = 1.0
+                o[ow + i, r8[O8_WALL + f + i]] = 1.0
     return -1, -1
+
+
+def packed_buffers(st: S.State) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The packed buffers ``(int8 [B, ROW8], int16 [B, ROW16], float64 [B, 4])`` behind ``st``, or ``None``.
+
+    An engine's state (:func:`mjenv.engine.state.allocate_packed`) is a set of views into three buffers;
+    the kernel reads those (three arguments instead of 27).  The layout is checked field by field (address,
+    row stride, inner strides) the first time a state is seen and remembered for it; a state whose fields
+    are separate arrays (``State.copy()``, :func:`~mjenv.engine.state.allocate`) gives ``None``.
+    """
+    key = id(st)
+    hit = _PACKED.get(key)
+    if hit is not None and hit[0]() is st and all(getattr(st, f) is a for f, a in zip(_PACKED_CHECK, hit[1])):
+        return hit[2]
+    bufs = _find_packed(st)
+    if bufs is not None:
+        if len(_PACKED) >= 16:  # a few engines per process; forget the oldest
+            _PACKED.pop(next(iter(_PACKED)))
+        _PACKED[key] = (weakref.ref(st), tuple(getattr(st, f) for f in _PACKED_CHECK), bufs)
+    return bufs
+
+
+_PACKED: dict = {}
+_PACKED_CHECK = ("hand", "phase", "front", "money", "wall")  # fields re-checked by identity on every call
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _find_packed(st: S.State):
+    """The buffers behind ``st`` if every field is a view at its packed offset, else ``None``."""
+    if S.OFFSETS["hand"] or S.OFFSETS["river_time"] or S.OFFSETS["money"]:
+        return None  # the first field of each buffer starts it; a new layout needs this function updated
+    B = st.hand.shape[0]
+    base = {1: (_address(st.hand), S.ROW8), 2: (_address(st.river_time), 2 * S.ROW16), 8: (_address(st.money), 8 * S.MAX_SEATS)}
+    for f in fields(st):
+        a = getattr(st, f.name)
+        size = a.dtype.itemsize
+        if not isinstance(a, np.ndarray) or a.ndim < 1 or a.shape[0] != B or size not in base:
+            return None
+        start, row = base[size]
+        if _address(a) != start + size * S.OFFSETS[f.name] or (B > 1 and a.strides[0] != row):
+            return None
+        step = size
+        for d in range(a.ndim - 1, 0, -1):  # inner axes C-ordered inside the row
+            if a.shape[d] > 1 and a.strides[d] != step:
+                return None
+            step *= a.shape[d]
+    as_strided = np.lib.stride_tricks.as_strided
+    return (
+        as_strided(st.hand, (B, S.ROW8), (S.ROW8, 1)),
+        as_strided(st.river_time, (B, S.ROW16), (2 * S.ROW16, 2)),
+        as_strided(st.money, (B, S.MAX_SEATS), (8 * S.MAX_SEATS, 8)),
+    )
+
+
+def _pack_rows(st: S.State, idx: np.ndarray):
+    """Rows ``idx`` of a plain State copied into fresh packed buffers (row j = table ``idx[j]``)."""
+    packed, b8, b16, money = S.allocate_packed(len(idx), st.hand.shape[1], st.wall.shape[1])
+    for f in fields(st):
+        getattr(packed, f.name)[...] = getattr(st, f.name)[idx]
+    return b8, b16, money
 
 
 _KERNEL = None
 
 
 def _kernel():
-    """:func:`_encode_rows` compiled on first use (numba, ``cache=True``), with one signature.
+    """:func:`_encode_rows` compiled on first use (numba, ``cache=True``, no reference counting), one signature.
 
-    The signature takes every state field as a strided (``A``) array, so the engine's packed views,
-    one-table batches and plain arrays all run the same machine code: a single compilation, cached on disk.
+    Every argument is a C-contiguous array, so one compilation (cached on disk) serves every batch size.
     """
     global _KERNEL
     if _KERNEL is None:
         from numba import types as T
 
-        def arr(dt, nd, contiguous=False):
-            return T.Array(dt, nd, "C" if contiguous else "A")
+        def arr(dt, nd):
+            return T.Array(dt, nd, "C")
 
-        i8, i16, f64, b1 = T.int8, T.int16, T.float64, T.boolean
+        f64 = T.float64
         sig = T.UniTuple(T.int64, 2)(
-            arr(T.float32, 3, True), arr(T.float32, 2, True), arr(T.int64, 1, True), arr(T.int64, 1, True),
-            arr(T.int64, 1, True), arr(f64, 1, True), arr(T.int64, 1, True), arr(T.float32, 1, True),
-            arr(T.int64, 1, True), arr(f64, 2, True), arr(T.int64, 1, True), arr(f64, 1, True),
-            arr(i8, 3), arr(i8, 1), arr(i8, 3), arr(i8, 3), arr(i8, 3), arr(i16, 3), arr(i16, 2), arr(i16, 1),
-            arr(b1, 2), arr(i8, 2), arr(b1, 3), arr(i8, 1), arr(i8, 1), arr(i8, 1), arr(i8, 1), arr(i8, 1),
-            arr(i8, 1), arr(i8, 1), arr(i16, 1), arr(i16, 1), arr(i8, 2), arr(i8, 1), arr(i8, 2), arr(i16, 2),
-            arr(i8, 2), arr(f64, 2), arr(i8, 2),
-        )  # fmt: skip
+            arr(T.float32, 3), arr(T.float32, 2), arr(T.int64, 1), arr(T.int64, 1), arr(T.int64, 1), arr(f64, 1),
+            arr(T.int64, 1), arr(T.float32, 1), arr(T.int64, 1), arr(f64, 2), arr(T.int64, 1), arr(f64, 1),
+            arr(T.int8, 2), arr(T.int16, 2), arr(f64, 2),
+        )
         _KERNEL = numba.njit(sig, cache=True, _nrt=False)(_encode_rows)
     return _KERNEL
