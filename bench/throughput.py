@@ -319,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
             peer = next((r for r in results if r["kind"] == PEER), None)
             ratio = f"  {res['decisions_per_s'] / peer['decisions_per_s']:8.3f}× RiichiEnv" if peer else ""
             print(
-                f"pass {k + 1}  {spec:>22}: {res['decisions_per_s']:>12,.0f} decisions/s{ratio}"
+                f"pass {k + 1}  {spec:>26}: {res['decisions_per_s']:>12,.0f} decisions/s{ratio}"
                 f"  peak RSS {res['peak_rss_mb']:,.0f} MB",
                 flush=True,
             )
