@@ -206,9 +206,8 @@ def play_all(jobs: Sequence[tuple], args: Args) -> list[TournamentResult]:
         return play_on_ray([Job(label, agents, args.variant, opts, args.walls, args.seed, args.first_wall, args.batch_size,
                                 replay_dir, args.replays) for label, agents, opts, replay_dir in jobs],
                            address=args.ray, workers=args.ray_workers, progress=args.progress and not args.quiet)
-    except (RayUnavailable, ValueError) as exc:
-        print(f"evaluate.py: error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    except (RayUnavailable, ValueError) as exc:  # one line and exit status 2 through main
+        raise ArgsError(str(exc)) from None
 
 
 def play(agents, variant: str, opts, args: Args, label: str, replay_dir: Path | None) -> TournamentResult:
