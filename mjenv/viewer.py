@@ -12,7 +12,7 @@ This module owns
   build step and no other file.  Tiles are drawn as inline SVG (rank numerals and suit marks in the suit's
   colour, honours as their characters, 白 as its blue frame).  The page steps with ←/→, Home/End, ↑/↓
   (previous/next hand), ``v`` (cycle the view) and buttons; the view is every hand face up or one seat's
-  view (the other seats' concealed tiles face down, 亮倒 tiles face up).
+  view (the other seats' concealed tiles face down, 亮倒 tiles face up, every hand shown once the hand is over).
 
 A replay whose events do not fit together (a tile discarded that its seat does not hold) raises
 :class:`~mjenv.replay.ReplayError` naming the file and line.
@@ -315,7 +315,7 @@ def build_html(hands: Sequence[Replay], source: str = "", seat: int | None = Non
     data = {
         "source": source,
         "view": "all" if seat is None else int(seat),
-        "hands": [hand_frames(rep) for rep in hands],
+        "hands": [_packed(hand_frames(rep)) for rep in hands],
     }
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("</", "<\\/").replace("<!--", "<\\!--")  # safe inside <script>
@@ -324,6 +324,18 @@ def build_html(hands: Sequence[Replay], source: str = "", seat: int | None = Non
         raise RuntimeError(f"{TEMPLATE} lacks the data mark {DATA_MARK!r}")
     page = page.replace("<title>mjenv replay</title>", f"<title>mjenv replay · {html.escape(Path(source).name)}</title>")
     return page.replace(DATA_MARK, text)
+
+
+def _packed(hand: dict) -> dict:
+    """The hand with each seat that did not change since the previous frame written as ``null`` (the page fills
+    it back in when it loads): most events change one seat, so this keeps the page about a third as large."""
+    prev = None
+    for f in hand["frames"]:
+        full = f["s"]
+        if prev is not None:
+            f["s"] = [None if a == b else a for a, b in zip(full, prev)]
+        prev = full
+    return hand
 
 
 def write_html(path, hands: Sequence[Replay], source: str = "", seat: int | None = None) -> None:

@@ -310,6 +310,8 @@ def test_browser_steps_to_the_end_and_shows_the_payments(tmp_path):
         assert seats[1]["hidden"] == 0 and seats[1]["faceup"] > 0
         assert seats[0]["hidden"] > 0 and seats[0]["faceup"] == 0
         wd.screenshot(ARTIFACTS / "viewer_seat_view.png")
+        wd.keys("End")  # the hand is over: every hand is shown, also in one seat's view
+        assert all(s["hidden"] == 0 for s in wd.js(_DOM)["seats"])
     finally:
         wd.quit()
     assert (ARTIFACTS / "viewer_end.png").stat().st_size > 10_000
