@@ -195,6 +195,7 @@ class Engine:
         self._fcfg = self._float_config()
         self._all = np.arange(B, dtype=np.int64)
         self._info = np.zeros(2, np.int64)
+        self._ever_dealt = False
         self._none = np.zeros(0, np.int64)
         # The arrays every kernel call takes, in their order (see mjenv.engine.kernels.run_tables).
         self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
@@ -290,6 +291,7 @@ class Engine:
             self.results[b] = None
             if self._py_events[b]:
                 self._py_events[b] = []
+        self._ever_dealt = True
         K.deal_tables(
             self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers.astype(np.int64),
             self._cfg, self._ev, self._evn, self.mask,
@@ -395,14 +397,17 @@ class Engine:
         Raises :class:`IllegalActionError` naming the table, seat and action if any live table's
         action is not legal; in that case nothing changes.
         """
-        actions, tables = check_step_args(self, actions, tables)
-        acts = np.asarray(actions)
-        if acts.dtype.kind not in "iu":
-            raise IllegalActionError(f"actions must be integer ids, got dtype {acts.dtype}")
-        acts = acts.reshape(-1)
-        idx = self._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
-        if acts.shape[0] != len(idx):
-            raise ValueError(f"expected {len(idx)} actions, got {acts.shape[0]}")
+        if (
+            tables is None
+            and type(actions) is np.ndarray
+            and actions.dtype.kind in "iu"
+            and actions.shape == (self.batch_size,)
+            and self._ever_dealt
+        ):  # the common call, already in the form the checks would give (the AEC env and vector envs)
+            acts, idx = actions, self._all
+        else:
+            acts, tables = check_step_args(self, actions, tables)
+            idx = self._all if tables is None else tables
         k = K.run_tables(K.MODE_STEP, *self._args, idx, acts.astype(np.int64, copy=False), self._waiting, self._info)
         if self._info[1] >= 0:
             j = int(self._info[1])
