@@ -395,7 +395,8 @@ class Engine:
         ``actions`` has one id per table (finished tables' ids are ignored), or, with ``tables``
         (indices), one id per listed table: only those tables move, the others keep waiting.
         Raises :class:`IllegalActionError` naming the table, seat and action if any live table's
-        action is not legal; in that case nothing changes.
+        action is not legal, ``ValueError`` for malformed ``actions`` / ``tables`` and ``RuntimeError``
+        before any hand was dealt (:mod:`mjenv.engine.arguments`); in each case nothing changes.
         """
         if (
             tables is None
