@@ -1,24 +1,42 @@
-"""The rule-based Kawuxing player: shanten and live-tile counts for discards, liability-aware defence.
+"""The rule-based player of every variant: shanten and live-tile counts for discards, hand plans per family,
+liability-aware defence.
 
 This module owns :class:`HeuristicAgent`.  It reads its own hand, melds and every visible tile from the
 observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phase by phase:
 
-* **win** whenever the mask offers it.  The mask already applies the minimum value (``kaikou``) and the
-  missed-win lock (docs/rules/kawuxing.md §3.9 L3/L4); passing a legal win would set the lock, so taking it is right
-  (a self-draw is always legal and always paid by everybody);
-* **discard** the tile that leaves the lowest shanten (:mod:`agents.shanten`), then the most live
-  improving tiles (ukeire); once ready, the waits are weighted by the hand value each would score
+* **win** whenever the mask offers it.  The mask already applies the minimum value (Kawuxing ``kaikou``,
+  Yangzhou's 15/20 fans) and the missed-win lock (docs/rules/kawuxing.md §3.9 L3/L4, Diedaohu/Yangzhou/Liuwei
+  §7.6); passing a legal win would set the lock, so taking it is right, and the player never locks itself;
+* **discard** the tile that leaves the lowest shanten under the row's **plan** (below), then the most live
+  improving tiles (ukeire); in Kawuxing, once ready, the waits are weighted by the hand value each would score
   (卡五星, 清一色, 七对 ... via the scoring library), so a 卡五星 wait beats a plain one of equal count;
   ties go to the least connected tile, then to the most visible one;
+* **plans** (:mod:`agents.plans`), chosen afresh at every decision: the plain hand (standard shape, seven pairs
+  where it wins, and in Gejiu the 烂牌 / 七星 shape, docs/rules/gejiu.md §6.6, whichever is shortest — 烂牌 counts
+  its own improving draws), or a **flush** in one suit (that suit plus honors: 混一色 or 清一色) when its shanten,
+  less a per-family credit, is lower.  The credit is what the flush classes are worth: Yangzhou 3 steps (a
+  plain hand rarely reaches the 15/20-fan minimum, docs/rules/yangzhou.md §8.7, while 混一色 is 15/20 alone),
+  Liuwei 1 (混一色 pays 3× a 屁胡 on a discard, §10.4), Diedaohu and Gejiu 1 (2×).  Under a flush plan the
+  off-suit tiles go first;
 * **never feed a revealed player**: the waits of every opponent who declared 亮倒 are computed from its
   face-up tiles; feeding one costs 包胡 (all shares, docs/rules/kawuxing.md §3.10), so those tiles are discarded only
-  when nothing else is legal;
-* **亮倒** with a ready discard when at least ``liang_min_live`` copies of the waits are still live and
-  the wall is not nearly empty (an exhaustive draw makes the first revealed player pay, §3.11); it also
+  when nothing else is legal.  Likewise **包牌** (Yangzhou ``baopai``, Diedaohu ``fengqing_baopai``,
+  docs/rules/yangzhou.md §8.9): no tile of the suit in which the next player shows exactly two chis and
+  nothing else (the third chi would make its 清一色 ours to pay), no honor while an opponent shows three honor
+  sets and nothing else (风清);
+* **亮倒** (Kawuxing) with a ready discard when at least ``liang_min_live`` copies of the waits are still live
+  and the wall is not nearly empty (an exhaustive draw makes the first revealed player pay, §3.11); it also
   reveals with a single live copy when every wait is a 1× hand under ``kaikou: hard``, since the 亮倒 ×2
   is what makes those waits winnable on a discard at all;
 * **kong** when the hand is not worse for it (kong money is paid at once and kept, §3.5; a revealed player
-  always takes the kongs the mask allows), **pong** only when it lowers the shanten.
+  always takes the kongs the mask allows); in Gejiu the **face-up kong tile** taken is the one that completes
+  the hand (杠上花), else the one leaving the best plan shanten;
+* **pong or chi** only when the best discard afterwards lowers the plan shanten (a meld of another suit
+  breaks a flush plan and is then judged under what is left; any meld breaks 烂牌); pong before chi on a tie.
+
+What the player does not model: 园子 balances (Diedaohu/Liuwei bankrolls: it plays each hand for money alone),
+Liuwei's 陪冲 (every other player pays part of a discard win too, so dealing in costs only the difference —
+the player does not fold, and has no defence beyond 亮倒 and 包牌), and all-triplet plans (对对胡).
 """
 
 from __future__ import annotations
@@ -28,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from agents.base import MELD_LETTER_BY_ROW, Decoded, ObsView
+from agents.plans import SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten
 from agents.shanten import shanten, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
@@ -37,6 +56,11 @@ from mjenv.tiles import Meld
 
 _BIG = 1e6  # weight of "feeds a revealed player" in the discard score
 _SHANTEN_W = 1e4  # weight of one step of shanten: far above any ukeire or hand-value term
+_OFF_PLAN_W = 100.0  # bonus for throwing a tile the chosen flush plan does not keep: above ukeire, below shanten
+# How many steps of shanten a flush (混一色 / 清一色) is worth per family: the plan is chosen when its shanten,
+# minus this, is below the plain hand's.  Yangzhou: a plain hand rarely reaches the 15/20-fan minimum, while a
+# 混一色 (15 / 20) is legal alone; Liuwei: a 混一色 is paid 3x a 屁胡 on a discard; Diedaohu and Gejiu: 2x.
+_FLUSH_BONUS = {"yangzhou": 3, "liuwei": 1, "diedaohu": 1, "gejiu": 1}
 
 
 def _suited_neighbours(h: np.ndarray) -> np.ndarray:
@@ -75,7 +99,13 @@ class HeuristicAgent:
         self.liang_min_wall = int(liang_min_wall)
         # Hand values come from the Kawuxing scorer; other families play for shape alone.
         family = get_variant(variant).family
+        self.family = family
         self._kawuxing = family == "kawuxing"
+        self._lanpai = family == "gejiu"  # 烂牌 / 七星 shapes (docs/rules/gejiu.md §6.6)
+        self._flush_bonus = _FLUSH_BONUS.get(family)
+        # 包牌 liability the player can incur by feeding (docs/rules/yangzhou.md §8.9; Diedaohu's option).
+        self._bao_flush = family == "yangzhou" and getattr(self.opts, "baopai", "off") == "on"
+        self._bao_fengqing = self._bao_flush or getattr(self.opts, "fengqing_baopai", "off") == "on"
         self._sp = family in ("kawuxing", "gejiu")  # seven pairs is a winning shape only there (docs/rules/common.md §1.4)
         self._value_cache: dict = {}
 
@@ -93,7 +123,11 @@ class HeuristicAgent:
         win = mask[:, A.WIN]
         out[win] = A.WIN
         own = ((d.phase == S.TURN) | (d.phase == S.CLAIMED)) & ~win
-        claim = ~own & ~win
+        pick = (d.phase == S.PICK) & ~win
+        claim = ~own & ~win & ~pick
+        if pick.any():
+            rows = np.flatnonzero(pick)
+            out[rows] = self._pick(d, mask, rows)
         if own.any():
             rows = np.flatnonzero(own)
             out[rows] = self._own_turn(d, mask, rows)
@@ -109,6 +143,8 @@ class HeuristicAgent:
     def _danger(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
         """int [R, 34]: how many revealed opponents wait on each tile (feeding them is 包胡)."""
         danger = np.zeros((len(rows), 34), dtype=np.int64)
+        if self._bao_flush or self._bao_fengqing:
+            danger += self._liability(d, rows)
         r_i, s_i = np.nonzero(d.revealed[rows, 1:])
         if not len(r_i):
             return danger
@@ -124,6 +160,29 @@ class HeuristicAgent:
                 waits[sel] = wait_mask(shown[sel], seven_pairs=flag, kinds=self.kinds, owned=owned[sel])
         np.add.at(danger, r_i, waits.astype(np.int64))
         return danger
+
+    def _liability(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
+        """int [R, 34]: tiles whose discard could make this player liable for a whole win (包牌,
+        docs/rules/yangzhou.md §8.9): a tile of the suit in which the next player already holds two chis and
+        nothing else (a third chi fed by us makes a 清一色 ours to pay), and, while an opponent shows three honor
+        sets and nothing else, every honor (a pong of it would complete a 风清)."""
+        out = np.zeros((len(rows), 34), dtype=np.int64)
+        suit = SUIT_OF
+        if self._bao_flush:
+            chi = d.melds[rows, 1, 1].astype(np.int64)  # the next player's chis, by lowest tile
+            mt = d.meld_tiles[rows, 1] > 0
+            for s_ in range(3):
+                n_chi = chi[:, suit == s_].sum(1)
+                only = ~(mt & (suit != s_)[None, :]).any(1)
+                hit = (n_chi == 2) & only & (chi.sum(1) == 2)
+                out[np.ix_(hit, suit == s_)] += 1
+        if self._bao_fengqing:
+            for j in range(1, self.n):
+                mt = d.meld_tiles[rows, j] > 0
+                honors_only = ~(mt & (suit < 3)[None, :]).any(1)
+                hit = honors_only & (d.n_melds[rows, j] == 3)
+                out[np.ix_(hit, suit == 3)] += 1
+        return out
 
     def _melds(self, d: Decoded, row: int) -> tuple[Meld, ...]:
         out = []
@@ -156,6 +215,51 @@ class HeuristicAgent:
         self._value_cache[key] = res
         return res
 
+    # ------------------------------------------------------------------------------------------ plans
+    def _plan_costs(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray) -> np.ndarray:
+        """int [N, 4]: shanten under a flush in suit 0/1/2 (99 where the melds rule it out) and under the plain plan
+        (column 3: standard or seven pairs, and 烂牌 in Gejiu), before the family's flush bonus."""
+        out = np.full((len(h), 4), 99, dtype=np.int64)
+        out[:, 3] = shanten(h, nm, self._sp)
+        if self._lanpai:
+            out[:, 3] = np.minimum(out[:, 3], lanpai_shanten(h, nm))
+        if self._flush_bonus is not None:
+            allowed, feasible = flush_allowed(meld_tiles)
+            for s_ in range(3):
+                out[:, s_] = np.where(feasible[:, s_], plan_shanten(h, nm, allowed[s_], self._sp), 99)
+        return out
+
+    def _bonus(self) -> np.ndarray:
+        """int [4]: the shanten credit of each plan column of :meth:`_plan_costs`."""
+        b = self._flush_bonus or 0
+        return np.array([b, b, b, 0], dtype=np.int64)
+
+    def _value_cost(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray) -> np.ndarray:
+        """int [N]: the best plan's shanten less its credit (lower is better; used to compare claims)."""
+        return (self._plan_costs(h, nm, meld_tiles) - self._bonus()).min(1)
+
+    def _choose_plan(self, after, nm, meld_tiles, r_i, R, eligible):
+        """Per row, the plan (0-2 flush in that suit, 3 plain) whose best eligible discard has the lowest shanten
+        after credit; ties go to the plain plan.  Returns ``(plan [R], allowed [K, 34], shanten [K])`` with each
+        candidate discard's shanten under its row's plan."""
+        K = len(r_i)
+        everything = np.ones((K, 34), dtype=bool)
+        if self._flush_bonus is None:
+            s = shanten(after, nm, self._sp)
+            if self._lanpai:
+                s = np.minimum(s, lanpai_shanten(after, nm))
+            return np.full(R, 3, dtype=np.int64), everything, s
+        costs = self._plan_costs(after, nm, meld_tiles)
+        credited = np.where(eligible[:, None], costs - self._bonus(), 999)
+        best = np.full((R, 4), 999, dtype=np.int64)
+        np.minimum.at(best, r_i, credited)
+        order = np.array([3, 0, 1, 2])
+        plan = order[best[:, order].argmin(1)]
+        p_k = plan[r_i]
+        allowed_s, _ = flush_allowed(meld_tiles[:1])
+        allowed = np.where((p_k < 3)[:, None], allowed_s[np.minimum(p_k, 2)], everything)
+        return plan, allowed, costs[np.arange(K), p_k]
+
     # ------------------------------------------------------------------------------------------ own turn
     def _own_turn(self, d: Decoded, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
         R = len(rows)
@@ -165,17 +269,17 @@ class HeuristicAgent:
         live = d.live()[rows]
         disc_mask = mask[rows, : A.LIANG] | mask[rows, A.LIANG : A.KONG_SELF]
 
-        # Every legal discard: shanten after it, then ukeire for the best ones.
+        # Every legal discard: shanten after it (under the row's plan), then ukeire for the best ones.
         r_i, t_i = np.nonzero(disc_mask)
         after = h[r_i].copy()
         after[np.arange(len(r_i)), t_i] -= 1
-        s_after = shanten(after, nm[r_i], self._sp)
         danger = self._danger(d, rows)
         dangerous = danger[r_i, t_i] > 0
         # Safe discards first; among them the lowest shanten.
         any_safe = np.zeros(R, bool)
         np.logical_or.at(any_safe, r_i, ~dangerous)
         eligible = ~dangerous | ~any_safe[r_i]
+        plan, allowed, s_after = self._choose_plan(after, nm[r_i], d.meld_tiles[rows[r_i], 0], r_i, R, eligible)
         key_s = np.where(eligible, s_after, 99)
         best_s = np.full(R, 99, dtype=np.int64)
         np.minimum.at(best_s, r_i, key_s)
@@ -186,8 +290,13 @@ class HeuristicAgent:
         waits_live = np.zeros(len(r_i), dtype=np.int64)
         all_cheap = np.zeros(len(r_i), dtype=bool)
         if len(ci):
-            _, acc, improving = ukeire(after[ci], nm[r_i[ci]], live[r_i[ci]], self.kinds, self._sp)
-            metric[ci] = acc
+            kept = np.where(allowed[ci], after[ci], 0).astype(np.int8)
+            live_k = np.where(allowed[ci], live[r_i[ci]], 0)
+            _, acc, improving = ukeire(kept, nm[r_i[ci]], live_k, self.kinds, self._sp)
+            if self._lanpai:  # where 烂牌 is the shorter way, its own improving draws count
+                lan = (plan[r_i[ci]] == 3) & (lanpai_shanten(after[ci], nm[r_i[ci]]) < shanten(after[ci], nm[r_i[ci]], self._sp))
+                acc = np.where(lan, lanpai_ukeire(after[ci], live[r_i[ci]]), acc)
+            metric[ci] = acc + _OFF_PLAN_W * ~allowed[ci, t_i[ci]]
             waits_live[ci] = acc
             ready = np.flatnonzero(s_after[ci] == 0)
             # Hand values cost a scoring call per wait: only where they decide something, i.e. between
@@ -267,7 +376,8 @@ class HeuristicAgent:
         out = np.full(R, A.PASS, dtype=np.int64)
         can_pong = mask[rows, A.PONG]
         can_kong = mask[rows, A.KONG_CLAIM]
-        act = np.flatnonzero(can_pong | can_kong)
+        can_chi = mask[rows, A.CHI_LOW : A.CHI_HIGH + 1].any(1)
+        act = np.flatnonzero(can_pong | can_kong | can_chi)
         if not len(act):
             return out
         rr = rows[act]
@@ -287,17 +397,58 @@ class HeuristicAgent:
             ok = revealed[kk] | (s_k < s_now[kk]) | ((s_k == s_now[kk]) & ((s_now[kk] > 0) | (acc_k > 0)))
             out[act[kk[ok]]] = A.KONG_CLAIM
 
-        # Pong: only when the best discard afterwards lowers the shanten.
-        pp = np.flatnonzero(can_pong[act] & (out[act] == A.PASS))
-        if len(pp):
-            hp = h[pp].copy()
-            hp[np.arange(len(pp)), c[pp]] -= 2
-            r_i, t_i = np.nonzero(hp > 0)
-            after = hp[r_i].copy()
-            after[np.arange(len(r_i)), t_i] -= 1
-            s_after = shanten(after, nm[pp][r_i] + 1, self._sp)
-            best = np.full(len(pp), 99, dtype=np.int64)
-            np.minimum.at(best, r_i, s_after)
-            ok = best < s_now[pp]
-            out[act[pp[ok]]] = A.PONG
+        # Pong or chi: only when the best discard afterwards lowers the plan shanten (a meld that breaks a flush
+        # or 烂牌 plan counts under what is left); pong before chi on a tie.
+        mt = d.meld_tiles[rr, 0].astype(np.int64)
+        open_rows = np.flatnonzero(out[act] == A.PASS)
+        if not len(open_rows):
+            return out
+        now = self._value_cost(h[open_rows], nm[open_rows], mt[open_rows])
+        best = now.copy()
+        choice = np.full(len(open_rows), A.PASS, dtype=np.int64)
+        options = [(A.PONG, (0, 0))] + [(a, off) for a, off in ((A.CHI_LOW, (1, 2)), (A.CHI_MID, (-1, 1)), (A.CHI_HIGH, (-2, -1)))]
+        for action, offs in options:
+            sel = np.flatnonzero(mask[rr[open_rows], action])
+            if not len(sel):
+                continue
+            j = open_rows[sel]
+            hm = h[j].astype(np.int64)
+            mtm = mt[j].copy()
+            cc = c[j]
+            idx = np.arange(len(j))
+            if action == A.PONG:
+                hm[idx, cc] -= 2
+                mtm[idx, cc] += 3
+            else:
+                for o in offs:
+                    hm[idx, cc + o] -= 1
+                lo = cc + min(0, *offs)
+                for o in range(3):
+                    mtm[idx, lo + o] += 1
+            cost = self._value_cost(hm.astype(np.int8), nm[j] + 1, mtm)
+            better = cost < best[sel]
+            best[sel] = np.where(better, cost, best[sel])
+            choice[sel] = np.where(better, action, choice[sel])
+        out[act[open_rows]] = choice
+        return out
+
+    # ------------------------------------------------------------------------------------------ Gejiu kong tile
+    def _pick(self, d: Decoded, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The face-up kong tile that wins at once (杠上花), else the one leaving the best plan shanten."""
+        out = np.full(len(rows), -1, dtype=np.int64)
+        h = d.hand[rows].astype(np.int64)
+        nm = d.n_melds[rows, 0]
+        mt = d.meld_tiles[rows, 0]
+        best = np.full(len(rows), 999, dtype=np.int64)
+        for slot, action in enumerate((A.KONGTILE_0, A.KONGTILE_1)):
+            t = d.kong_tiles[rows, slot] if d.kong_tiles is not None else np.full(len(rows), -1)
+            sel = np.flatnonzero(mask[rows, action] & (t >= 0))
+            if not len(sel):
+                continue
+            hk = h[sel].copy()
+            hk[np.arange(len(sel)), t[sel]] += 1
+            cost = self._value_cost(hk.astype(np.int8), nm[sel], mt[sel])
+            better = cost < best[sel]
+            best[sel] = np.where(better, cost, best[sel])
+            out[sel] = np.where(better, action, out[sel])
         return out
