@@ -127,6 +127,26 @@ class Args:
     """write TensorBoard events (needs tensorboard)"""
     progress: bool = True
     """show a progress bar (needs tqdm)"""
+    lr_final: float = 0.0
+    """with anneal_lr: the learning rate reached at the end (linear from learning_rate)"""
+    ent_coef_final: float | None = None
+    """entropy bonus reached at the end, linearly from ent_coef (none: constant ent_coef)"""
+    bc_rounds: int = 0
+    """behaviour-cloning rounds before PPO (0: none; agents/clone.py), teacher = bc_teacher"""
+    bc_teacher: str = "heuristic"
+    """the agent cloned (a built-in name or a checkpoint path)"""
+    bc_tables: int = 128
+    """tables played per cloning round"""
+    bc_steps: int = 48
+    """learner decisions per table per cloning round"""
+    bc_epochs: int = 2
+    """passes over each round's states"""
+    bc_lr: float = 1e-3
+    """Adam learning rate of the cloning step"""
+    bc_teacher_fraction: float = 0.5
+    """DAgger: the teacher's share of the learner's moves falls from 1 to 0 over this fraction of the rounds"""
+    curve: bool = True
+    """write learning_curve.png (eval margins against steps; needs matplotlib)"""
 
 
 # ------------------------------------------------------------------------------------------ opponents
@@ -189,6 +209,63 @@ class OpponentPool:
         """Add a frozen learner to the 'self' entry, keeping the newest ``keep``."""
         self.snapshots.append(agent)
         del self.snapshots[:-keep]
+
+
+# ------------------------------------------------------------------------------------------ warm start, curve
+
+
+def warm_start(model, args: Args, opts, folder: Path):
+    """Behaviour-clone ``args.bc_teacher`` into the PPO policy (trunk, action head and value head); writes
+    ``clone.json`` in the run folder and returns the :class:`agents.clone.CloneReport`."""
+    import torch
+
+    from agents.clone import behaviour_clone
+
+    pol = model.policy
+
+    def forward(x):
+        latent_pi, latent_vf = pol.mlp_extractor(pol.features_extractor(x))
+        return pol.action_net(latent_pi), pol.value_net(latent_vf)
+
+    teacher = make_agent(args.bc_teacher, args.variant, opts, seed=args.seed + 3)
+    pol.set_training_mode(True)
+    report = behaviour_clone(
+        forward, pol.parameters(), args.variant, opts, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
+        steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
+        reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
+        log=lambda m: print(m, flush=True))
+    pol.set_training_mode(False)
+    with torch.no_grad():  # PPO's own optimiser starts fresh on the cloned weights
+        pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1), **pol.optimizer_kwargs)
+    (folder / "clone.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
+    return report
+
+
+def write_curve(rows: list[dict], path: Path, title: str) -> None:
+    """Plot the evaluation margin (and its 95 % CI) against each opponent over training steps to ``path``."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name in dict.fromkeys(r["opponent"] for r in rows):
+        pts = [r for r in rows if r["opponent"] == name]
+        x = np.array([r["step"] for r in pts])
+        y = np.array([r["margin"] for r in pts])
+        e = np.array([r["margin_ci95"] for r in pts])
+        ax.plot(x, y, marker="o", label=f"vs {name}")
+        ax.fill_between(x, y - e, y + e, alpha=0.2)
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlabel("learner steps (0 = after behaviour cloning)")
+    ax.set_ylabel("duplicate margin per hand (policy - opponent)")
+    ax.set_title(title, fontsize=9)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -297,7 +374,9 @@ def train(args: Args, config: str | None = None) -> dict:
     venv = sb3_vec_env(args.variant, args.num_envs, options=opts, seed=args.seed, opponent=pool)
     pool.core = venv.core
 
-    lr = (lambda progress: args.learning_rate * progress) if args.anneal_lr else args.learning_rate
+    # SB3 hands the schedule the remaining progress (1 -> 0).
+    lr = ((lambda progress: args.lr_final + (args.learning_rate - args.lr_final) * progress) if args.anneal_lr
+          else args.learning_rate)
     model = MaskablePPO(
         "MlpPolicy", venv, learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
         gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
@@ -321,6 +400,7 @@ def train(args: Args, config: str | None = None) -> dict:
         except ModuleNotFoundError:
             print("note: tensorboard not installed; logging CSV only", file=sys.stderr)
     model.set_logger(configure(str(folder), formats))
+    clone_report = warm_start(model, args, opts, folder) if args.bc_rounds > 0 else None
 
     def payload(step: int, extra: dict | None = None) -> dict:
         trunk = model.policy.features_extractor.trunk
@@ -357,6 +437,8 @@ def train(args: Args, config: str | None = None) -> dict:
             w = csv.DictWriter(f, fieldnames=list(eval_rows[0]))
             w.writeheader()
             w.writerows(eval_rows)
+        if args.curve:
+            write_curve(eval_rows, folder / "learning_curve.png", f"{run_name} ({config or 'args'})")
         return out
 
     class Monitor(BaseCallback):
@@ -379,6 +461,8 @@ def train(args: Args, config: str | None = None) -> dict:
                 except ModuleNotFoundError:
                     print("note: pip install tqdm for a progress bar", file=sys.stderr)
             pool.add_snapshot(frozen(0, False, "self@0"), args.pool_size)
+            if clone_report is not None and args.eval_every > 0:  # the curve starts at the cloned policy
+                evaluate(0, args.eval_walls, 0)
 
         def _on_step(self) -> bool:
             step = self.num_timesteps
@@ -401,6 +485,10 @@ def train(args: Args, config: str | None = None) -> dict:
             return True
 
         def _on_rollout_end(self) -> None:
+            if args.ent_coef_final is not None:  # linear entropy schedule (configs/train/*.toml)
+                frac = min(1.0, self.num_timesteps / max(args.total_timesteps, 1))
+                self.model.ent_coef = args.ent_coef + (args.ent_coef_final - args.ent_coef) * frac
+                self.logger.record("train/ent_coef", self.model.ent_coef)
             for entry, vals in self.money.items():
                 if vals:
                     self.logger.record(f"hands/money_vs_{entry}", float(np.mean(vals)))

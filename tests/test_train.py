@@ -25,7 +25,7 @@ def test_configs_load_and_the_command_line_overrides_them():
     assert config == "default"
     assert args.seed == 7 and args.tensorboard is False
     assert args.opponents == ["random", "self"] and args.opponent_weights == [0.5, 0.5]
-    assert args.total_timesteps == 320_000  # from configs/train/default.toml
+    assert args.total_timesteps == 131_072 and args.bc_rounds == 10  # from configs/train/default.toml
     long, _ = parse_args(train.Args, ["--config", "long"], config_dir=train.CONFIG_DIR)
     assert long.total_timesteps >= 10 * args.total_timesteps and long.hidden >= args.hidden
 
