@@ -277,6 +277,8 @@ BOUNDS = {
     "channels": (1, None), "hidden": (1, None), "value_hidden": (1, None), "opponent_weights": (0, None),
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
+    "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
+    "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1),
 }
 """Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
 
@@ -296,7 +298,8 @@ def check_args(args: Args):
         opts = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.options))
     except OptionError as exc:
         raise ArgsError(str(exc)) from None
-    for flag, names in (("--opponents", args.opponents), ("--eval_opponents", args.eval_opponents)):
+    for flag, names in (("--opponents", args.opponents), ("--eval_opponents", args.eval_opponents),
+                        ("--bc_teacher", [args.bc_teacher])):
         for name in names:
             if name in ("random", "heuristic") or (name == "self" and flag == "--opponents"):
                 continue
