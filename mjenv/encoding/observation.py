@@ -264,6 +264,7 @@ class ObservationEncoder:
         self._cfg = cfg
         self._fcfg = np.array([MONEY_SCALE * float(self.opts.base), self.bankroll or 1.0], np.float64)
         self._no_balance = np.zeros((0, self.n), np.float64)
+        self._no_round = np.zeros(1, np.int64)
         self._counts = np.zeros(34, np.int64)  # the kernel's scratch (it allocates nothing)
         self._recency = np.zeros(34, np.float64)
 
@@ -324,7 +325,12 @@ class ObservationEncoder:
         if state.hand.shape[1] != self.n:
             raise ValueError(f"state: {state.hand.shape[1]} seats, the encoder is for {self.n} ({self.variant})")
         dest = out if out.flags.c_contiguous else np.empty(shape, np.float32)
-        rnd = self._round_index(state, idx, engine) if self.has_session else np.zeros(K, np.int64)
+        if self.has_session:
+            rnd = self._round_index(state, idx, engine)
+        else:  # not read by the kernel: any int64 [K]
+            if self._no_round.shape[0] < K:
+                self._no_round = np.zeros(K, np.int64)
+            rnd = self._no_round[:K]
         balance = engine.balance if engine is not None and self.bankroll > 0 else self._no_balance
         rows = idx
         bufs = packed_buffers(state)
@@ -645,18 +651,18 @@ def packed_buffers(st: S.State) -> tuple[np.ndarray, np.ndarray, np.ndarray] | N
     """
     key = id(st)
     hit = _PACKED.get(key)
-    if hit is not None and hit[0]() is st and all(getattr(st, f) is a for f, a in zip(_PACKED_CHECK, hit[1])):
-        return hit[2]
+    # The state, and the first field of each buffer, must still be the very objects checked.
+    if hit is not None and hit[0]() is st and hit[1] is st.hand and hit[2] is st.river_time and hit[3] is st.money:
+        return hit[4]
     bufs = _find_packed(st)
     if bufs is not None:
         if len(_PACKED) >= 16:  # a few engines per process; forget the oldest
             _PACKED.pop(next(iter(_PACKED)))
-        _PACKED[key] = (weakref.ref(st), tuple(getattr(st, f) for f in _PACKED_CHECK), bufs)
+        _PACKED[key] = (weakref.ref(st), st.hand, st.river_time, st.money, bufs)
     return bufs
 
 
 _PACKED: dict = {}
-_PACKED_CHECK = ("hand", "phase", "front", "money", "wall")  # fields re-checked by identity on every call
 
 
 def _address(a: np.ndarray) -> int:
