@@ -8,6 +8,9 @@ event logs.  ``CONFIGS`` covers every variant × ruleset × preset and option mi
 Run from the repository root (the proof for issue 9 used ≥ 10,000 hands per configuration)::
 
     python -m tests.differential --hands 10000 --batch 512
+
+Last full run (kernels of commit 133bf76, ``--hands 10000 --batch 256 --seed 11``): 39 configurations ×
+10,000 hands = 390,000 hands, every step equal.
 """
 
 from __future__ import annotations
