@@ -120,7 +120,7 @@ class Args:
     run_name: str | None = None
     """subfolder name (default: <variant>__<exp_name>__<seed>__<unix time>)"""
     export: str | None = None
-    """also copy the final checkpoint here (e.g. agents/checkpoints/kawuxing3-small.pt)"""
+    """also copy the final checkpoint here (e.g. agents/checkpoints/kawuxing3-default.pt)"""
     threads: int = 2
     """torch CPU threads"""
     tensorboard: bool = True
