@@ -27,13 +27,20 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
+# One BLAS/OpenMP thread unless the user says otherwise: the batched play is single-threaded, and idle
+# BLAS and torch threads spinning beside it cost 2-4x the CPU per hand on a busy machine (docs/ray.md).
+# Set before numpy (and torch) load their thread pools.
+for _threads_var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads_var, "1")
+
+import numpy as np  # noqa: E402
 
 from agents import make_agent, shipped_checkpoints
 from agents.arena import TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize, table_stats
