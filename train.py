@@ -37,7 +37,9 @@ import numpy as np
 
 from agents import make_agent
 from agents.arena import json_text, pairwise, play_duplicate, summarize
-from agents.policy import DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoint_payload, load_checkpoint, make_trunk, save_checkpoint
+from agents.policy import (DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoint_payload, load_checkpoint, make_head,
+                           make_trunk, save_checkpoint)
+from mjenv.encoding.actions import N_ACTIONS
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
 from mjenv.rules.options import OptionError, load_rules, options_to_dict, parse_option_assignments
@@ -147,6 +149,11 @@ class Args:
     """DAgger: the teacher's share of the learner's moves falls from 1 to 0 over this fraction of the rounds"""
     curve: bool = True
     """write learning_curve.png (eval margins against steps; needs matplotlib)"""
+    advice: bool = False
+    """append the heuristic-advice-v1 look-ahead features (agents/advice.py) to the observation and add the
+    heuristic's advice to the action logits with a learned weight"""
+    advice_weight: float = 2.0
+    """with advice: the starting weight of the advice in the logits"""
 
 
 # ------------------------------------------------------------------------------------------ opponents
@@ -211,10 +218,47 @@ class OpponentPool:
         del self.snapshots[:-keep]
 
 
+def advised_vec_env(venv, features):
+    """``venv`` (flat observations) with the :mod:`agents.advice` rows appended to every learner observation.
+
+    A terminal observation (a finished hand: no legal action) gets zero feature rows; PPO never bootstraps
+    from it, since hands end and are not cut short."""
+    from gymnasium import spaces
+    from stable_baselines3.common.vec_env import VecEnvWrapper
+
+    class AdvisedVecEnv(VecEnvWrapper):
+        """Appends the look-ahead feature rows to the wrapped env's observations."""
+
+        def __init__(self):
+            low = np.concatenate([venv.observation_space.low, np.zeros(features.rows * 34, np.float32)])
+            high = np.concatenate([venv.observation_space.high, np.ones(features.rows * 34, np.float32)])
+            super().__init__(venv, observation_space=spaces.Box(low, high, dtype=np.float32))
+            self.core = venv.core
+
+        def _extend(self, obs):
+            return features.extend(obs, venv.action_masks()).reshape(len(obs), -1)
+
+        def reset(self):
+            return self._extend(venv.reset())
+
+        def step_wait(self):
+            obs, rew, done, infos = venv.step_wait()
+            for info in infos:
+                if "terminal_observation" in info:
+                    t = info["terminal_observation"]
+                    info["terminal_observation"] = np.concatenate([t, np.zeros(features.rows * 34, np.float32)])
+            return self._extend(obs), rew, done, infos
+
+        def action_masks(self):
+            return venv.action_masks()
+
+    return AdvisedVecEnv()
+
+
 # ------------------------------------------------------------------------------------------ warm start, curve
 
 
-def warm_start(model, args: Args, opts, folder: Path):
+def warm_start(model, args: Args, opts, folder: Path, features=None):
     """Behaviour-clone ``args.bc_teacher`` into the PPO policy (trunk, action head and value head); writes
     ``clone.json`` in the run folder and returns the :class:`agents.clone.CloneReport`."""
     import torch
@@ -233,7 +277,7 @@ def warm_start(model, args: Args, opts, folder: Path):
         forward, pol.parameters(), args.variant, opts, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
         steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
         reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
-        log=lambda m: print(m, flush=True))
+        log=lambda m: print(m, flush=True), features=features)
     pol.set_training_mode(False)
     with torch.no_grad():  # PPO's own optimiser starts fresh on the cloned weights
         pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1), **pol.optimizer_kwargs)
@@ -338,6 +382,14 @@ def train(args: Args, config: str | None = None) -> dict:
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(args.seed)
     obs_shape = ObservationEncoder(args.variant, opts).shape
+    features = None
+    advice_row = None
+    if args.advice:
+        from agents.advice import AdviceFeatures
+
+        features = AdviceFeatures(args.variant, opts)
+        advice_row = obs_shape[0]
+        obs_shape = (obs_shape[0] + features.rows, obs_shape[1])
     arch = {"channels": args.channels, "hidden": args.hidden}
     run_name = args.run_name or f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
     folder = Path(args.out) / run_name
@@ -346,8 +398,8 @@ def train(args: Args, config: str | None = None) -> dict:
         """SB3 wrapper around :func:`agents.policy.make_trunk` (its weights are what a checkpoint stores)."""
 
         def __init__(self, observation_space, channels: int, hidden: int):
-            super().__init__(observation_space, features_dim=hidden)
-            self.trunk = make_trunk(obs_shape, channels, hidden)
+            super().__init__(observation_space, features_dim=hidden + (N_ACTIONS if advice_row is not None else 0))
+            self.trunk = make_trunk(obs_shape, channels, hidden, advice_row)
 
         def forward(self, x):
             return self.trunk(x)
@@ -376,6 +428,8 @@ def train(args: Args, config: str | None = None) -> dict:
     pool = OpponentPool(None, args.opponents, args.opponent_weights, fixed, args.seed)
     venv = sb3_vec_env(args.variant, args.num_envs, options=opts, seed=args.seed, opponent=pool)
     pool.core = venv.core
+    if features is not None:
+        venv = advised_vec_env(venv, features)
 
     # SB3 hands the schedule the remaining progress (1 -> 0).
     lr = ((lambda progress: args.lr_final + (args.learning_rate - args.lr_final) * progress) if args.anneal_lr
@@ -391,6 +445,10 @@ def train(args: Args, config: str | None = None) -> dict:
             activation_fn=torch.nn.ReLU,
         ),
     )
+    if advice_row is not None:  # the head that adds the advice, and an optimiser that knows its weight
+        pol = model.policy
+        pol.action_net = make_head(args.hidden, advice=True, advice_weight=args.advice_weight)
+        pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1), **pol.optimizer_kwargs)
     if init is not None:
         model.policy.features_extractor.trunk.load_state_dict(init["trunk"])
         model.policy.action_net.load_state_dict(init["head"])
@@ -403,14 +461,15 @@ def train(args: Args, config: str | None = None) -> dict:
         except ModuleNotFoundError:
             print("note: tensorboard not installed; logging CSV only", file=sys.stderr)
     model.set_logger(configure(str(folder), formats))
-    clone_report = warm_start(model, args, opts, folder) if args.bc_rounds > 0 else None
+    clone_report = warm_start(model, args, opts, folder, features) if args.bc_rounds > 0 else None
 
     def payload(step: int, extra: dict | None = None) -> dict:
         trunk = model.policy.features_extractor.trunk
         head = model.policy.action_net
         meta = {"algo": "MaskablePPO", "run": run_name, "timesteps": int(step), "seed": args.seed,
                 "config": config or "", **(extra or {})}
-        return checkpoint_payload(trunk, head, variant=args.variant, options=opts, obs_shape=obs_shape, arch=arch, meta=meta)
+        return checkpoint_payload(trunk, head, variant=args.variant, options=opts, obs_shape=obs_shape, arch=arch, meta=meta,
+                                  features=features.version if features is not None else None)
 
     def frozen(step: int, deterministic: bool, name: str) -> PolicyAgent:
         return PolicyAgent(payload(step), args.variant, opts, deterministic=deterministic, seed=args.seed + step, name=name)

@@ -37,13 +37,15 @@ class CloneReport:
 
 
 def collect(core, teacher, steps: int, *, learner=None, beta: float = 1.0, gamma: float = 1.0,
-            reward_scale: float = 1.0, rng: np.random.Generator | None = None) -> dict:
+            reward_scale: float = 1.0, rng: np.random.Generator | None = None, features=None) -> dict:
     """Play ``steps`` learner decisions on every table of ``core`` (a reset ``LearnerTables``).
 
     Returns ``obs float32 [N, C, 34]``, ``mask bool [N, 111]``, ``label int64 [N]`` (the teacher's action),
     ``ret float32 [N]`` (discounted return to the end of the hand, scaled) and ``has_ret bool [N]`` (False for
     decisions whose hand had not ended when collection stopped).  ``learner(obs, mask)`` plays the learner
-    seat where a uniform draw exceeds ``beta``; the teacher plays it elsewhere.
+    seat where a uniform draw exceeds ``beta``; the teacher plays it elsewhere.  With ``features`` (an
+    :class:`agents.advice.AdviceFeatures`), the stored observations and the learner's input are the
+    observations with those rows appended; the teacher always sees the plain observation.
     """
     rng = rng or np.random.default_rng(0)
     B = core.B
@@ -52,6 +54,8 @@ def collect(core, teacher, steps: int, *, learner=None, beta: float = 1.0, gamma
         obs = core.observe()
         mask = core.action_masks()
         label = np.asarray(teacher.act(obs, mask), dtype=np.int64)
+        if features is not None:
+            obs = features.extend(obs, mask)
         act = label
         if learner is not None and beta < 1.0:
             own = rng.random(B) >= beta
@@ -97,13 +101,14 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
                     tables: int = 128, steps_per_round: int = 64, epochs: int = 2, batch_size: int = 512,
                     lr: float = 1e-3, vf_coef: float = 0.5, gamma: float = 0.995, reward_scale: float = 0.1,
                     teacher_fraction: float = 0.5, holdout: int = 4096, seed: int = 0,
-                    log: Callable[[str], None] | None = None) -> CloneReport:
+                    log: Callable[[str], None] | None = None, features=None) -> CloneReport:
     """Fit ``forward`` (``x float32 [N, C*34] -> (logits [N, 111], value [N] or None)``) to the teacher.
 
     ``parameters`` are the tensors to optimise (Adam, ``lr``).  Each round plays ``steps_per_round`` learner
     decisions on ``tables`` tables (see the module docstring for the DAgger mixing), then runs ``epochs``
     passes of minibatches of ``batch_size``.  Returns a :class:`CloneReport`; the held-out agreement is
-    measured on ``holdout`` teacher-played states of another seed after the last round.
+    measured on ``holdout`` teacher-played states of another seed after the last round.  ``features`` (an
+    :class:`agents.advice.AdviceFeatures`) extends every observation the network sees (:func:`collect`).
     """
     import time
 
@@ -130,7 +135,7 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
     for r in range(rounds):
         beta = max(0.0, 1.0 - r / max(rounds * teacher_fraction, 1e-9))
         data = collect(core, teacher, steps_per_round, learner=greedy, beta=beta, gamma=gamma,
-                       reward_scale=reward_scale, rng=rng)
+                       reward_scale=reward_scale, rng=rng, features=features)
         report.states += len(data["label"])
         x_all = torch.as_tensor(data["obs"].reshape(len(data["obs"]), -1))
         m_all = torch.as_tensor(data["mask"])
@@ -163,7 +168,8 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
                 f"{row['value_loss']:.3f}  agreement {100 * acc:.1f}% of {n} choices")
     held = LearnerTables(variant, min(tables, holdout), options=options, opponent=teacher, seed=seed + 7919)
     held.reset(seed + 7919)
-    hdata = collect(held, teacher, max(1, -(-holdout // held.B)), gamma=gamma, reward_scale=reward_scale)
+    hdata = collect(held, teacher, max(1, -(-holdout // held.B)), gamma=gamma, reward_scale=reward_scale,
+                    features=features)
     report.holdout_agreement, report.holdout_states = agreement(greedy, hdata)
     report.cpu_seconds = time.process_time() - cpu0
     if log:

@@ -116,8 +116,10 @@ class HeuristicAgent:
     # ------------------------------------------------------------------------------------------ act
     def act(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """One legal action per row."""
-        mask = np.asarray(mask, dtype=bool)
-        d = self.view.decode(obs)
+        return self.decide(self.view.decode(obs), np.asarray(mask, dtype=bool))
+
+    def decide(self, d: Decoded, mask: np.ndarray) -> np.ndarray:
+        """One legal action per row of an already decoded observation batch (``bool`` masks)."""
         B = len(mask)
         out = np.full(B, -1, dtype=np.int64)
         win = mask[:, A.WIN]
@@ -140,7 +142,7 @@ class HeuristicAgent:
         return out
 
     # ------------------------------------------------------------------------------------------ helpers
-    def _danger(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
+    def danger(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
         """int [R, 34]: how many revealed opponents wait on each tile (feeding them is 包胡)."""
         danger = np.zeros((len(rows), 34), dtype=np.int64)
         if self._bao_flush or self._bao_fengqing:
@@ -273,7 +275,7 @@ class HeuristicAgent:
         r_i, t_i = np.nonzero(disc_mask)
         after = h[r_i].copy()
         after[np.arange(len(r_i)), t_i] -= 1
-        danger = self._danger(d, rows)
+        danger = self.danger(d, rows)
         dangerous = danger[r_i, t_i] > 0
         # Safe discards first; among them the lowest shanten.
         any_safe = np.zeros(R, bool)

@@ -5,7 +5,12 @@ and plain values (so it loads with ``weights_only=True``)::
 
     {"format": "mjenv-policy-v1", "obs_version": "mjenv-obs-v1", "variant": "kawuxing3",
      "options": {...every rule option...}, "obs_shape": [C, 34], "arch": {"channels": .., "hidden": ..},
-     "trunk": state_dict, "head": state_dict, "meta": {...training facts...}}
+     "trunk": state_dict, "head": state_dict, "meta": {...training facts...},
+     "features": "heuristic-advice-v1" or None}
+
+``features`` (optional; absent means none) names the extra input rows appended to the observation
+(:mod:`agents.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
+has ``"advice": 1`` (the head adds the advice one-hot with a learned weight, :func:`make_head`).
 
 A checkpoint only plays the variant, rule options and observation version it was trained on:
 :func:`check_compatible` refuses anything else with a message that lists every difference (a policy that
@@ -33,6 +38,9 @@ CHECKPOINT_FORMAT = "mjenv-policy-v1"
 DEFAULT_ARCH = {"channels": 32, "hidden": 128}
 
 
+KNOWN_FEATURES = (None, "heuristic-advice-v1")
+"""Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.advice`)."""
+
 REQUIRED_KEYS = ("format", "obs_version", "variant", "options", "obs_shape", "arch", "trunk", "head")
 """Keys every ``mjenv-policy-v1`` checkpoint has (``meta`` is optional)."""
 
@@ -55,16 +63,18 @@ def _torch():
     return torch
 
 
-def make_trunk(obs_shape: tuple[int, int], channels: int, hidden: int):
+def make_trunk(obs_shape: tuple[int, int], channels: int, hidden: int, advice_row: int | None = None):
     """The shared feature network: two 1-D convolutions along the 34 tile columns, then one dense layer.
 
     Tile ids are laid out suit by suit, so a width-3 kernel sees a tile with its two neighbours
     (sequences and partial sets); scalar rows are constant along the columns and reach every position.
+    With ``advice_row`` (the first row of the :mod:`agents.advice` block in the input), the output is the
+    ``hidden`` features followed by the advice as a 111-wide one-hot, for :func:`make_head` to add.
     """
     torch = _torch()
     nn = torch.nn
     C, W = obs_shape
-    return nn.Sequential(
+    body = nn.Sequential(
         nn.Unflatten(1, (C, W)),
         nn.Conv1d(C, channels, 3, padding=1),
         nn.ReLU(),
@@ -74,15 +84,65 @@ def make_trunk(obs_shape: tuple[int, int], channels: int, hidden: int):
         nn.Linear(channels * W, hidden),
         nn.ReLU(),
     )
+    if advice_row is None:
+        return body
+    return _advice_modules()[0](body, C, W, advice_row)
 
 
-def make_head(hidden: int):
-    """The action logits layer (``hidden -> 111``)."""
+def make_head(hidden: int, advice: bool = False, advice_weight: float = 0.0):
+    """The action logits layer (``hidden -> 111``); with ``advice``, plus a learned weight (starting at
+    ``advice_weight``) times the advice one-hot that :func:`make_trunk` appends to its output."""
+    if advice:
+        return _advice_modules()[1](hidden, advice_weight)
     return _torch().nn.Linear(hidden, N_ACTIONS)
 
 
-def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, arch: dict, meta: dict | None = None) -> dict:
-    """The dict :func:`save_checkpoint` writes (weights copied to CPU)."""
+_ADVICE_CLASSES: tuple | None = None
+
+
+def _advice_modules():
+    """The two torch modules of an advised policy, defined on first use (torch is imported lazily)."""
+    global _ADVICE_CLASSES
+    if _ADVICE_CLASSES is not None:
+        return _ADVICE_CLASSES
+    torch = _torch()
+    nn = torch.nn
+    from agents.advice import ADVICE_ROWS
+
+    class AdvisedTrunk(nn.Module):
+        """The trunk's features, then the advice one-hot ``[N, 111]`` read from the input's advice rows."""
+
+        def __init__(self, body, rows: int, width: int, advice_row: int):
+            super().__init__()
+            self.body = body
+            self.width = width
+            tiles = torch.arange(3 * width) + advice_row * width
+            fixed = (torch.arange(ADVICE_ROWS - 3) + advice_row + 3) * width
+            self.register_buffer("advice_index", torch.cat([tiles, fixed]), persistent=False)
+
+        def forward(self, x):
+            x = x.reshape(len(x), -1)
+            return torch.cat([self.body(x), x[:, self.advice_index]], dim=1)
+
+    class AdvisedHead(nn.Module):
+        """``linear(features) + weight * advice``: the policy starts as the advice and learns departures."""
+
+        def __init__(self, hidden: int, weight: float):
+            super().__init__()
+            self.hidden = hidden
+            self.linear = nn.Linear(hidden, N_ACTIONS)
+            self.advice_weight = nn.Parameter(torch.tensor(float(weight)))
+
+        def forward(self, z):
+            return self.linear(z[:, : self.hidden]) + self.advice_weight * z[:, self.hidden :]
+
+    _ADVICE_CLASSES = (AdvisedTrunk, AdvisedHead)
+    return _ADVICE_CLASSES
+
+
+def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, arch: dict, meta: dict | None = None,
+                       features: str | None = None) -> dict:
+    """The dict :func:`save_checkpoint` writes (weights copied to CPU); ``features`` names the extra input rows."""
     opts = resolve_options(variant, options)
     return {
         "format": CHECKPOINT_FORMAT,
@@ -94,6 +154,7 @@ def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, ar
         "trunk": {k: v.detach().cpu().clone() for k, v in trunk.state_dict().items()},
         "head": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
         "meta": _plain(meta or {}),
+        "features": features,
     }
 
 
@@ -169,6 +230,8 @@ def check_payload(ck: Any, where: str = "checkpoint") -> None:
             problems.append(f"{key} is not a dict of tensors")
     if not isinstance(ck["options"], dict):
         problems.append("options is not a dict")
+    if ck.get("features") not in KNOWN_FEATURES:
+        problems.append(f"features {ck.get('features')!r} is not one of {KNOWN_FEATURES}")
     if problems:
         raise CheckpointError(f"{where}: bad {CHECKPOINT_FORMAT} checkpoint: " + "; ".join(problems))
 
@@ -191,6 +254,10 @@ def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bo
         if diffs and strict_options:
             problems.append("rule options differ (" + "; ".join(diffs) + ")")
         shape = list(ObservationEncoder(variant, resolve_options(variant, options)).shape)
+        if ck.get("features"):
+            from agents.advice import ROWS
+
+            shape[0] += ROWS
         if list(ck.get("obs_shape", [])) != shape:
             problems.append(f"observation shape {ck.get('obs_shape')} (this encoder gives {shape})")
     if problems:
@@ -210,8 +277,15 @@ class PolicyAgent:
         check_payload(ck, where)
         check_compatible(ck, variant, options, strict_options=strict_options, where=where)
         arch = {**DEFAULT_ARCH, **ck.get("arch", {})}
-        self.trunk = make_trunk(tuple(ck["obs_shape"]), arch["channels"], arch["hidden"])
-        self.head = make_head(arch["hidden"])
+        self.features = None
+        advice_row = None
+        if ck.get("features"):
+            from agents.advice import AdviceFeatures
+
+            self.features = AdviceFeatures(variant, options)
+            advice_row = int(ck["obs_shape"][0]) - self.features.rows
+        self.trunk = make_trunk(tuple(ck["obs_shape"]), arch["channels"], arch["hidden"], advice_row)
+        self.head = make_head(arch["hidden"], advice=advice_row is not None)
         for key, net in (("trunk", self.trunk), ("head", self.head)):
             try:
                 net.load_state_dict(ck[key])
@@ -237,6 +311,8 @@ class PolicyAgent:
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Masked action logits ``float32 [B, 111]`` (illegal actions at -inf)."""
         torch = self._torch
+        if self.features is not None:
+            obs = self.features.extend(obs, mask)
         with torch.no_grad():
             x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(len(obs), -1))
             out = self.head(self.trunk(x))

@@ -1,0 +1,97 @@
+"""Look-ahead features for learned policies: the heuristic's advice and per-tile discard facts.
+
+This module owns the feature set ``heuristic-advice-v1``: rows of ``[rows, 34]`` planes that a policy
+reads *after* the observation (``mjenv-obs-v1``), computed from the observation and the action mask
+alone, so they use nothing a player could not know.  In the spirit of Suphx's look-ahead features
+(Li et al. 2020, "Suphx: Mastering Mahjong with Deep Reinforcement Learning", §3.1), they hand the network
+the results of searches it would otherwise have to learn to do itself:
+
+| block | rows | meaning |
+|---|---|---|
+| advice | 12 | the action :class:`agents.heuristic.HeuristicAgent` would take, one-hot over the 111 action ids: rows 0–2 the tile planes of ``discard:T``, ``liang:T``, ``kong:T``; rows 3–11 scalar rows (every column) for ids 102–110 (pong, kong, chi low/mid/high, win, pass, kongtile 0/1) |
+| danger | 1 | per tile, how many revealed (亮倒) opponents wait on it, or a 包牌 liability tile (the heuristic's :meth:`~agents.heuristic.HeuristicAgent.danger`), / 2 |
+| shanten_after | 1 | on one's own turn, for every tile held: (shanten after discarding it + 1) / 8, standard or seven pairs (:func:`agents.shanten.shanten`); 0 for tiles not held and outside one's own turn |
+
+A policy with advice (``train.py --advice``) adds the advice one-hot to its action logits with a learned
+weight (:func:`agents.policy.make_head`), so it starts as the heuristic and learns where to depart from it.
+The features cost one heuristic decision per observation (≈ 0.1 ms a row, batched).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agents.heuristic import HeuristicAgent
+from agents.shanten import shanten
+from mjenv.encoding import actions as A
+from mjenv.engine import state as S
+
+FEATURES_VERSION = "heuristic-advice-v1"
+ADVICE_ROWS = 12
+ROWS = ADVICE_ROWS + 2
+_TILE_FAMILIES = 3  # discard, liang, kong: the action ids 0..101 are three planes of 34
+_FIXED_IDS = A.N_ACTIONS - _TILE_FAMILIES * 34  # ids 102..110, one scalar row each
+
+
+def advice_planes(actions: np.ndarray) -> np.ndarray:
+    """``float32 [B, 12, 34]``: the advice block for one action id per row (see the module docstring)."""
+    actions = np.asarray(actions, dtype=np.int64)
+    out = np.zeros((len(actions), ADVICE_ROWS, 34), dtype=np.float32)
+    rows = np.arange(len(actions))
+    tile = actions < _TILE_FAMILIES * 34
+    out[rows[tile], actions[tile] // 34, actions[tile] % 34] = 1.0
+    fixed = ~tile
+    out[rows[fixed], _TILE_FAMILIES + actions[fixed] - _TILE_FAMILIES * 34, :] = 1.0
+    return out
+
+
+def advice_vector(planes: np.ndarray) -> np.ndarray:
+    """``[B, 111]``: the action one-hot back from advice planes ``[B, 12, 34]`` (inverse of :func:`advice_planes`)."""
+    b = len(planes)
+    return np.concatenate([planes[:, :_TILE_FAMILIES].reshape(b, -1), planes[:, _TILE_FAMILIES:, 0]], axis=1)
+
+
+class AdviceFeatures:
+    """Computes the ``heuristic-advice-v1`` rows for a batch of observations of one variant and rule set."""
+
+    version = FEATURES_VERSION
+    rows = ROWS
+
+    def __init__(self, variant: str = "kawuxing3", options: Any = None):
+        self.heuristic = HeuristicAgent(variant, options)
+        self.view = self.heuristic.view
+        self._sp = self.heuristic._sp
+
+    def encode(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``float32 [B, 14, 34]`` for observations ``[B, C, 34]`` (or flat ``[B, C*34]``) and masks ``[B, 111]``.
+
+        Rows with no legal action (a finished hand) get zero rows."""
+        mask = np.asarray(mask, dtype=bool)
+        B = len(mask)
+        obs = np.asarray(obs, dtype=np.float32).reshape(B, *self.view.shape)
+        out = np.zeros((B, ROWS, 34), dtype=np.float32)
+        live = np.flatnonzero(mask.any(1))
+        if not len(live):
+            return out
+        d = self.view.decode(obs[live])
+        m = mask[live]
+        out[live, :ADVICE_ROWS] = advice_planes(self.heuristic.decide(d, m))
+        local = np.arange(len(live))
+        out[live, ADVICE_ROWS] = np.minimum(self.heuristic.danger(d, local), 2) / 2.0
+        own = np.flatnonzero((d.phase == S.TURN) | (d.phase == S.CLAIMED))
+        if len(own):
+            h = d.hand[own].astype(np.int8)
+            r_i, t_i = np.nonzero(h > 0)
+            after = h[r_i].copy()
+            after[np.arange(len(r_i)), t_i] -= 1
+            s = shanten(after, d.n_melds[own[r_i], 0], self._sp)
+            out[live[own[r_i]], ADVICE_ROWS + 1, t_i] = (np.minimum(s, 7) + 1) / 8.0
+        return out
+
+    def extend(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """``float32 [B, C + 14, 34]``: the observations with these rows appended."""
+        mask = np.asarray(mask, dtype=bool)
+        obs = np.asarray(obs, dtype=np.float32).reshape(len(mask), *self.view.shape)
+        return np.concatenate([obs, self.encode(obs, mask)], axis=1)
