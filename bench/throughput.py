@@ -11,7 +11,8 @@ machine is shared, and CPU time is what a configuration costs whatever else runs
   actions; a decision is one seat choosing one action.  Skipped with a message when it is not installed
   (the ratios are then left out);
 * ``aec[:V]`` — ``mjenv.env(V)`` (one table, wrapped as users get it), the acting agent's observation read
-  with ``last()`` at every step, a random legal action from its ``action_mask``;
+  with ``last()`` at every step, a random legal action from its ``action_mask`` (its nonzero ids, one picked
+  with Python's ``random`` as the peer's loop picks from its legal actions);
 * ``engine:B[:V]`` — ``Engine(V, B, record_events=False)``, a random legal action for every table from
   :class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once;
 * ``obs:B[:V]`` — the same plus the ``mjenv-obs-v1`` encoding of every table's acting seat after each step,
@@ -107,12 +108,12 @@ def _riichienv_loop(seconds: float) -> dict:
 
 
 def _aec_loop(variant: str, seconds: float) -> dict:
-    import numpy as np
+    import random
 
     import mjenv
 
     env = mjenv.env(variant)
-    rng = np.random.default_rng(0)
+    rng = random.Random(0)  # the same choice as the peer's loop: Python's generator over the legal ids
     seed = 0
 
     def hand() -> int:
@@ -125,8 +126,8 @@ def _aec_loop(variant: str, seconds: float) -> dict:
             if term or trunc:
                 env.step(None)
                 continue
-            legal = np.flatnonzero(obs["action_mask"])
-            env.step(int(legal[rng.integers(len(legal))]))
+            legal = obs["action_mask"].nonzero()[0]
+            env.step(int(legal[rng.randrange(len(legal))]))
             k += 1
         return k
 

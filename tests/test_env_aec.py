@@ -216,3 +216,29 @@ def test_module_docstring_is_the_manual():
     for heading in ("Agents", "Actions", "Observations", "Rewards", "Version history"):
         assert heading in aec.__doc__
     assert mjenv.raw_env().metadata["name"] == "mjenv_kawuxing3_v1"
+
+
+def test_observations_are_fresh_and_the_wrapper_reads_the_raw_env():
+    """A kept observation does not change when the env steps on; the wrapper's per-step attributes are the
+    raw env's, and raise like PettingZoo's order-enforcing wrapper before reset."""
+    env = mjenv.env("kawuxing4")
+    for name in ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos"):
+        with pytest.raises(AttributeError, match="before reset"):
+            getattr(env, name)
+    env.reset(seed=1)
+    raw = env.unwrapped
+    kept = []
+    for agent in env.agent_iter(40):
+        obs, *_ = env.last()
+        kept.append((obs, {k: v.copy() for k, v in obs.items()}))
+        for name in ("agents", "agent_selection", "rewards", "terminations", "truncations", "infos"):
+            assert getattr(env, name) is getattr(raw, name)
+        env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    for obs, copy in kept:
+        for k in obs:
+            np.testing.assert_array_equal(obs[k], copy[k])
+    assert not np.shares_memory(kept[0][0]["observation"], kept[1][0]["observation"])
+    it = iter(env.agent_iter())
+    next(it)
+    with pytest.raises(AssertionError, match="need to call step"):
+        next(it)

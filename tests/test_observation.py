@@ -620,3 +620,43 @@ def test_winds_and_balances_follow_the_session_across_hands(variant, options, ha
         assert seen_rounds == {27, 28}  # East, then South from the fifth hand
     else:
         assert len(seen_balances) > 3  # balances moved away from the starting bankroll
+
+
+@pytest.mark.parametrize(
+    "variant,options", [("kawuxing3", None), ("yangzhou", None), ("liuwei", {"bankroll": 4}), ("gejiu", None)]
+)
+def test_row_encoder_equals_encode_over_a_session_and_returns_fresh_arrays(variant, options):
+    """The per-seat fast path (the AEC env's observe) equals ``encode`` of that table and seat at every step,
+    also deeper into a session (round wind, balances), and never hands out the same memory twice."""
+    from mjenv.engine.sampling import ActionSampler
+
+    eng = Engine(variant, 2, options=options, record_events=False)
+    enc = O.ObservationEncoder.for_engine(eng)
+    row = enc.row_encoder(eng, table=1)
+    sampler = ActionSampler(5)
+    eng.reset(seed=4)
+    out = np.empty((1,) + enc.shape, np.float32)
+    steps = 0
+    for hand in range(3):
+        while not eng.done.all():
+            for seat in range(eng.n):
+                want = enc.encode(eng.state, [seat], [1], engine=eng)[0]
+                got = row(seat)
+                np.testing.assert_array_equal(got, want)
+                assert row(seat, out) is not None and np.array_equal(out[0], want)
+                assert not np.shares_memory(got, row(seat))
+            eng.step(sampler.sample(eng.mask))
+            steps += 1
+        over = np.flatnonzero(eng.session_over)
+        eng.next_hand(seed=10 + hand, tables=np.flatnonzero(~eng.session_over))
+        if len(over):
+            eng.reset(seed=20 + hand, tables=over)
+    assert steps > 50 and eng.hand_number[1] > 0
+    with pytest.raises(ValueError, match="seats"):
+        row(eng.n)
+    with pytest.raises(ValueError, match="seats"):
+        row(-1)
+    with pytest.raises(ValueError, match="out must be"):
+        row(0, np.empty(enc.shape, np.float32))
+    with pytest.raises(ValueError, match="table"):
+        enc.row_encoder(eng, table=2)

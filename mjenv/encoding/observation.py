@@ -376,6 +376,10 @@ class ObservationEncoder:
             rnd[j] = min(passes // 4, ses.rounds - 1)
         return rnd
 
+    def row_encoder(self, engine, table: int = 0) -> "RowEncoder":
+        """The per-seat fast path over table ``table`` of ``engine`` (see :class:`RowEncoder`)."""
+        return RowEncoder(self, engine, table)
+
     # ------------------------------------------------------------------ helpers
     def block(self, obs: np.ndarray, name: str) -> np.ndarray:
         """The rows of block ``name`` of an encoded observation (``[..., C, 34]`` → ``[..., rows, 34]``)."""
@@ -410,6 +414,60 @@ class OracleEncoder(ObservationEncoder):
             Block("oracle_dadiaoche", n, "every seat's 大吊车 exception tile"),
             Block("oracle_wall", self.live_wall, "live wall front to back, one-hot per position"),
         ]
+
+
+class RowEncoder:
+    """One table of one engine encoded from one seat per call: the AEC env's ``observe``.
+
+    ``row(seat)`` returns a **fresh** ``float32 [C, 34]`` array equal to
+    ``encoder.encode(engine.state, [seat], [table], engine=engine)[0]`` (nothing is shared with later calls,
+    so an observation kept by the caller never changes); ``row(seat, out)`` writes into ``out``
+    (C-contiguous ``float32 [1, C, 34]``) instead and returns ``out[0]``.  What :meth:`ObservationEncoder.encode`
+    checks and builds on every call (argument shapes, the packed buffers, the seat and table arrays) is
+    done once here; a call costs the compiled kernel (≈ 1.8 µs for a ``[100, 34]`` observation, most of it
+    writing the 13.6 KB) plus ≈ 1 µs of Python.  Seats are checked; a table deeper into a session (round
+    wind) takes the general path.
+    """
+
+    def __init__(self, encoder: ObservationEncoder, engine, table: int = 0):
+        if not 0 <= table < engine.state.hand.shape[0]:
+            raise ValueError(f"table {table} is not in 0..{engine.state.hand.shape[0] - 1}")
+        self.encoder = encoder
+        self.engine = engine
+        self.table = int(table)
+        self._n = encoder.n
+        self._shape1 = (1,) + encoder.shape
+        self._hand_number = engine.hand_number
+        self._session = encoder.has_session
+        self._seat_arrays = [np.array([s], np.int64) for s in range(encoder.n)]
+        self._rows = np.array([self.table], np.int64)
+        # The engine's packed buffers are fixed arrays its kernels update in place: read them directly.
+        bufs = packed_buffers(engine.state)
+        if bufs is None:  # pragma: no cover - an engine's state is always packed
+            raise ValueError("the engine's state is not packed")
+        balance = engine.balance if encoder.bankroll > 0 else encoder._no_balance
+        # Every argument after ``out``, one tuple per seat; the kernel's compiled entry point skips the type
+        # dispatch (all arguments have the one signature it was compiled for).
+        self._args = [
+            (encoder._static, self._rows, seats, encoder._cfg, encoder._fcfg, encoder._starts, _DECAY,
+             np.zeros(1, np.int64), balance, encoder._counts, encoder._recency, *bufs)
+            for seats in self._seat_arrays
+        ]  # fmt: skip
+        disp = _kernel()
+        self._call = disp.overloads[disp.signatures[0]].entry_point if disp.signatures else disp
+
+    def __call__(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+        """``float32 [C, 34]``: the table seen from ``seat`` (fresh, or ``out[0]`` when ``out`` is given)."""
+        if not 0 <= seat < self._n:
+            raise ValueError(f"seats[0] = {seat} is not in 0..{self._n - 1}")
+        if self._session and self._hand_number[self.table] > 0:  # the round wind from the session: general path
+            return self.encoder.encode(self.engine.state, self._seat_arrays[seat], self._rows, out, engine=self.engine)[0]
+        if out is None:
+            out = np.empty(self._shape1, np.float32)
+        elif out.shape != self._shape1 or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be C-contiguous float32 {self._shape1}, got {out.dtype} {out.shape}")
+        self._call(out, *self._args[seat])
+        return out[0]
 
 
 @lru_cache(maxsize=64)

@@ -118,6 +118,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
@@ -158,9 +159,15 @@ class raw_env(AECEnv):
         self.render_omniscient = render_omniscient
         self.metadata = dict(self.metadata, name=f"mjenv_{variant}_v{ENV_VERSION}")
         self.encoder = encoder_for(self.engine, oracle)
+        self._row = self.encoder.row_encoder(self.engine)
         n = self.engine.n
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        # Views read at every step (the engine's state and mask are fixed arrays updated in place).
+        st = self.engine.state
+        self._phase, self._actor, self._money_now = st.phase, st.actor, st.money[0]
+        self._mask_row = self.engine.mask.view(np.int8)[0]
+        self._act = np.zeros(1, np.int64)  # the action array handed to Engine.step, reused
         # One space object per agent, so that seeding one agent's space does not seed another's.
         self.observation_spaces = {
             a: spaces.Dict(
@@ -180,11 +187,24 @@ class raw_env(AECEnv):
                 raise ValueError(f"record_replay {str(target)!r} is not a file path in an existing folder")
         self.record_replay = record_replay
         self._replay_started = False  # the first finished hand starts the file afresh
-        self._rng = np.random.default_rng()
+        self._rng_seed: int | None = None  # the generator is made from this seed when first needed
+        self._rng_made: np.random.Generator | None = np.random.default_rng()
         self._hand_seed: int | None = None
         self._decisions: list[dict] = []
-        self._money = np.zeros(n)
+        self._zero_money = np.zeros(n).tobytes()
+        self._money = self._zero_money  # money at the last settled step, as bytes (cheaper to compare)
+        self._revealed = st.revealed[0]  # for the event index of a decision (see Engine.event_count)
+        self._evn = self.engine._evn
+        self._paid = False  # the last step moved money (rewards hold non-zero entries)
         self._has_reset = False
+
+    @property
+    def _rng(self) -> np.random.Generator:
+        """The env's generator for unseeded resets: ``default_rng(last seed given)``, made on first use
+        (a seeded reset does not pay for a generator it may never need)."""
+        if self._rng_made is None:
+            self._rng_made = np.random.default_rng(self._rng_seed)
+        return self._rng_made
 
     # ------------------------------------------------------------------ PettingZoo API
     def observation_space(self, agent: str) -> spaces.Space:
@@ -196,24 +216,27 @@ class raw_env(AECEnv):
         return self.action_spaces[agent]
 
     def observe(self, agent: str) -> dict:
-        """``{"observation", "action_mask"}`` of ``agent`` from its own seat."""
+        """``{"observation", "action_mask"}`` of ``agent`` from its own seat.
+
+        Both arrays are fresh on every call: an observation kept by the caller does not change when
+        the env steps on."""
         seat = self.agent_name_mapping[agent]
-        obs = self.encoder.encode(self.engine.state, np.array([seat]), engine=self.engine)[0]
-        mask = np.zeros(N_ACTIONS, np.int8)
-        if not self._hand_over() and int(self.engine.state.actor[0]) == seat:
-            mask[:] = self.engine.mask[0]
-        return {"observation": obs, "action_mask": mask}
+        if self._phase[0] != DONE and self._actor[0] == seat:
+            mask = self._mask_row.copy()
+        else:
+            mask = np.zeros(N_ACTIONS, np.int8)
+        return {"observation": self._row(seat), "action_mask": mask}
 
     def _hand_over(self) -> bool:
         """The table's hand has ended (a scalar read; ``engine.done`` builds an array)."""
-        return self.engine.state.phase[0] == DONE
+        return self._phase[0] == DONE
 
     def _legal(self, agent: str, action) -> bool:
         """Whether ``action`` (in range) is legal for ``agent`` now (what its ``action_mask`` says)."""
         return (
-            not self._hand_over()
-            and int(self.engine.state.actor[0]) == self.agent_name_mapping[agent]
-            and bool(self.engine.mask[0, int(action)])
+            self._phase[0] != DONE
+            and self._actor[0] == self.agent_name_mapping[agent]
+            and self._mask_row[int(action)] != 0
         )
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
@@ -234,7 +257,7 @@ class raw_env(AECEnv):
         if wall is not None and not isinstance(wall, (str, list, tuple, np.ndarray)):
             raise ValueError(f"options['wall'] must be a notation string or a list of tile ids, got {wall!r}")
         if seed is not None:
-            rng, hand_seed = np.random.default_rng(seed), int(seed)
+            rng, hand_seed = None, int(seed)
         else:  # draw from a copy: a refused wall leaves the env's generator where it was
             rng = copy.deepcopy(self._rng)
             hand_seed = int(rng.integers(2**31))
@@ -244,17 +267,19 @@ class raw_env(AECEnv):
         else:
             self.engine.reset(seed=hand_seed, dealer=int(dealer))
             self._hand_seed = hand_seed
-        self._rng = rng
+        self._rng_made, self._rng_seed = rng, hand_seed
         self._has_reset = True
         self._decisions = []
-        self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        self._money = np.zeros(self.engine.n)
-        self.agent_selection = self.possible_agents[int(self.engine.state.actor[0])]
+        agents = self.possible_agents
+        self.agents = agents[:]
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos = {a: {} for a in agents}
+        self._money = self._zero_money
+        self._paid = False
+        self.agent_selection = agents[self._actor[0]]
         self._settle_step()
 
     def step(self, action) -> None:
@@ -271,29 +296,43 @@ class raw_env(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        seat = self.agent_name_mapping[agent]
-        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+        if type(action) is not int and (
+            not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_))
+        ):
             raise IllegalActionError(f"{agent}: action must be an integer id 0..{N_ACTIONS - 1}, got {action!r}")
-        act = int(action)
+        self._step(agent, int(action))
+
+    def _step(self, agent: str, act: int) -> None:
+        """``step`` of a live agent with an integer action (checked by the caller)."""
+        # Engine.event_count(0) without its array sum: each 亮倒 is one event written as three records.
+        at = int(self._evn[0]) - 2 * self._revealed.tobytes().count(1)
+        if 0 <= act < N_ACTIONS:
+            self._act[0] = act
+            self.engine.step(self._act)  # raises IllegalActionError (nothing changed) for an illegal action
+        else:  # not an action id: the engine's argument checks name it
+            self.engine.step(np.array([act]))
         self._cumulative_rewards[agent] = 0.0
-        at = self.engine.event_count(0)
-        self.engine.step(np.array([act]))
-        self._decisions.append({"at": at, "seat": seat, "action": act})
+        self._decisions.append({"at": at, "seat": self.agent_name_mapping[agent], "action": act})
         self._settle_step()
         if self.render_mode == "human":
             self.render()
 
     def _settle_step(self) -> None:
         """Pay the money that moved, then point at the next decision or end the hand."""
-        money = self.engine.state.money[0]
-        if (money != self._money).any():
-            delta = money - self._money
-            self._money = money.copy()
+        money = self._money_now.tobytes()
+        if money != self._money:
+            delta = self._money_now - np.frombuffer(self._money)
+            self._money = money
+        else:  # no money moved (most steps)
+            delta = None
+        if delta is not None and delta.any():
             self.rewards = {a: float(delta[i]) for i, a in enumerate(self.possible_agents) if a in self.agents}
             self._accumulate_rewards()
-        else:  # no money moved (most steps): zero rewards, nothing to accumulate
+            self._paid = True
+        elif self._paid:  # zero rewards again, nothing to accumulate
             self.rewards = dict.fromkeys(self.agents, 0.0)
-        if self._hand_over():
+            self._paid = False
+        if self._phase[0] == DONE:
             result = self.engine.results[0]
             for a in self.agents:
                 self.terminations[a] = True
@@ -302,7 +341,7 @@ class raw_env(AECEnv):
                 self.save_replay(self.record_replay, append=self._replay_started)
                 self._replay_started = True
         else:
-            self.agent_selection = self.possible_agents[int(self.engine.state.actor[0])]
+            self.agent_selection = self.possible_agents[self._actor[0]]
 
     # ------------------------------------------------------------------ extras
     def save_replay(self, path, *, append: bool = False) -> None:
@@ -341,7 +380,9 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
     Behaves as ``OrderEnforcingWrapper(AssertOutOfBoundsWrapper(TerminateIllegalWrapper(env, r)))`` but reads
     the legal actions from the engine instead of building an observation, and reaches the raw env
     directly instead of through three ``__getattr__`` layers (most of a step's cost once the engine is
-    compiled).
+    compiled): the attributes read at every step (``agents``, ``agent_selection``, ``rewards``,
+    ``terminations``, ``truncations``, ``infos``) are properties, ``agent_iter`` reads the raw env, and a
+    legal integer action goes straight to the raw env's step.
     """
 
     def __init__(self, env: raw_env, illegal_reward: float = -1):
@@ -353,6 +394,12 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
         """Reset the raw env (see :meth:`raw_env.reset`)."""
         self._terminated = False
         super().reset(seed=seed, options=options)
+
+    def agent_iter(self, max_iter: int = 2**63) -> "_AgentIterable":
+        """Iterate over the agent to act until the hand is over (``max_iter`` steps at most)."""
+        if not self._has_reset:
+            EnvLogger.error_agent_iter_before_reset()
+        return _AgentIterable(self, max_iter)
 
     def last(self, observe: bool = True):
         """``(observation, cumulative reward, termination, truncation, info)`` of the agent to act."""
@@ -375,9 +422,13 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
         self._has_updated = True
         agent = raw.agent_selection
         dead = raw.terminations[agent] or raw.truncations[agent]
-        in_space = (type(action) is int and 0 <= action < N_ACTIONS) or (
-            action is not None and raw.action_spaces[agent].contains(action)
-        )
+        if type(action) is int and 0 <= action < N_ACTIONS:
+            if not dead and raw._legal(agent, action):  # the common step: straight to the engine
+                raw._step(agent, action)
+                return
+            in_space = True
+        else:
+            in_space = action is not None and raw.action_spaces[agent].contains(action)
         assert (action is None and dead) or in_space, "action is not in action space"
         if self._terminated and dead:
             raw._was_dead_step(action)
@@ -393,6 +444,90 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
             self._terminated = True
         else:
             raw.step(action)
+
+    # The attributes every loop reads, as properties: ``OrderEnforcingWrapper.__getattr__`` runs only after a
+    # failed lookup, then checks a set and goes through ``BaseWrapper.__getattr__`` (≈ 1 µs a read).
+    def _before_reset(self, name: str):
+        raise AttributeError(f"{name} cannot be accessed before reset")
+
+    @property
+    def agents(self) -> list[str]:
+        """The raw env's ``agents``."""
+        return self.env.agents if self._has_reset else self._before_reset("agents")
+
+    @agents.setter
+    def agents(self, value) -> None:
+        self.env.agents = value
+
+    @property
+    def agent_selection(self) -> str:
+        """The raw env's ``agent_selection``."""
+        return self.env.agent_selection if self._has_reset else self._before_reset("agent_selection")
+
+    @agent_selection.setter
+    def agent_selection(self, value) -> None:
+        self.env.agent_selection = value
+
+    @property
+    def rewards(self) -> dict:
+        """The raw env's ``rewards``."""
+        return self.env.rewards if self._has_reset else self._before_reset("rewards")
+
+    @rewards.setter
+    def rewards(self, value) -> None:
+        self.env.rewards = value
+
+    @property
+    def terminations(self) -> dict:
+        """The raw env's ``terminations``."""
+        return self.env.terminations if self._has_reset else self._before_reset("terminations")
+
+    @terminations.setter
+    def terminations(self, value) -> None:
+        self.env.terminations = value
+
+    @property
+    def truncations(self) -> dict:
+        """The raw env's ``truncations``."""
+        return self.env.truncations if self._has_reset else self._before_reset("truncations")
+
+    @truncations.setter
+    def truncations(self, value) -> None:
+        self.env.truncations = value
+
+    @property
+    def infos(self) -> dict:
+        """The raw env's ``infos``."""
+        return self.env.infos if self._has_reset else self._before_reset("infos")
+
+    @infos.setter
+    def infos(self, value) -> None:
+        self.env.infos = value
+
+
+class _AgentIterable(AECOrderEnforcingIterable):
+    """``agent_iter`` of :class:`_ClassicWrapper`: the order-enforcing iterator reading the raw env directly."""
+
+    def __iter__(self) -> "_AgentIterator":
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):
+    """Yields the agent to act; checks, like PettingZoo's, that every agent yielded was stepped."""
+
+    def __init__(self, env: _ClassicWrapper, max_iter: int):
+        super().__init__(env, max_iter)
+        self._raw = env.env
+
+    def __next__(self) -> str:
+        raw = self._raw
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        env = self.env
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
 
 
 def env(
