@@ -44,18 +44,21 @@ from gymnasium.vector.utils import batch_space
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine, IllegalActionError
+from mjenv.engine.sampling import ActionSampler
 from mjenv.engine.state import DONE
 
 Policy = Callable[[Any, np.ndarray], np.ndarray]
 
 
 def random_policy(seed: int | None = None) -> Policy:
-    """An opponent that picks uniformly among the legal actions (``uses_obs = False``)."""
-    rng = np.random.default_rng(seed)
+    """An opponent that picks uniformly among the legal actions (``uses_obs = False``).
+
+    The choice is the compiled :class:`~mjenv.engine.sampling.ActionSampler` (one pass over the mask rows, no
+    ``[K, 111]`` temporaries), seeded with ``seed``; each call returns a fresh int64 ``[K]`` array."""
+    sampler = ActionSampler(seed)
 
     def act(obs, mask: np.ndarray) -> np.ndarray:
-        scores = rng.random(mask.shape) * mask
-        return scores.argmax(1)
+        return sampler.sample(mask).copy()  # the sampler reuses its buffer
 
     act.uses_obs = False
     return act
