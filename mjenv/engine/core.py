@@ -31,7 +31,8 @@ from mjenv.engine import handk
 from mjenv.engine import kernels as K
 from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
-from mjenv.engine.family import family_for
+from mjenv.engine import kwscore
+from mjenv.engine.family import KawuxingFamily, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
@@ -225,6 +226,9 @@ class Engine:
         cfg[K.C_RECORD] = self.record_events
         cfg[K.C_KINDS_BITS] = handk.kinds_bits(self.kinds)
         cfg[K.C_SPECIAL] = fam.special_complete(np.zeros((1, 34), np.int8)) is not None
+        if isinstance(fam, KawuxingFamily):  # claim windows judged and valued in the kernel
+            cfg[K.C_KW_SCORE] = 1
+            cfg[K.C_KW : K.C_KW + kwscore.N_KW] = kwscore.config(opts)
         return cfg
 
 

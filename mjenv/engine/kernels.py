@@ -18,6 +18,7 @@ engine (:mod:`mjenv.engine.core`) does that piece in Python through the family a
 
 ========================  ===================================================================
 ``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
+                          (not for Kawuxing: :mod:`mjenv.engine.kwscore` judges and values them here)
 ``P_KONG``                kong money limited by the bankrolls (Diedaohu, Liuwei; Kawuxing's is compiled)
 ``P_MASK_SCORE``          a self-draw's minimum value (Yangzhou) for the win mask
 ``P_SELF_DRAW``           settle a self-drawn win (ends the hand)
@@ -37,7 +38,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from mjenv.engine import handk
+from mjenv.engine import handk, kwscore
 from mjenv.engine.state import (
     ADDED_KONG,
     CHI_MELD,
@@ -122,8 +123,10 @@ EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each
     C_RECORD,
     C_KINDS_BITS,
     C_SPECIAL,
-) = range(17)
-N_CONFIG = 17
+    C_KW_SCORE,  # Kawuxing: claim-window wins judged and valued here (mjenv.engine.kwscore), not pending
+) = range(18)
+C_KW = 18  # first of the kwscore.N_KW option entries (kwscore.config)
+N_CONFIG = C_KW + kwscore.N_KW
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
 KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON = 0, 1, 2
@@ -453,10 +456,46 @@ def _open_window(E, b, t, frm, rob):
         r8[O8_CLAIM_OPTS + s] = opts
     r8[O8_PHASE] = ROB if rob else CLAIM
     if to_score:
+        if cfg[C_KW_SCORE] != 0 and _kw_window(E, b, t, frm, rob, to_score):
+            return _next_claimant(E, b)
         pend[b, 1] = to_score
         pend[b, 2] = 1 if rob else 0
         return P_WINDOW
     return _next_claimant(E, b)
+
+
+@_jit
+def _kw_window(E, b, t, frm, rob, bits):
+    """Kawuxing: judge and value the wins of seats ``bits`` on ``t`` as the engine's P_WINDOW handler does
+    (legal → claim bit 1 and the value V_D ≥ 1 the lock keeps).  False (nothing changed) when a value does
+    not fit the int16 claim value: the window is then left to Python, which raises as before."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[C_N]
+    kc = cfg[C_KW : C_KW + kwscore.N_KW]
+    how = kwscore.HOW_ROB if rob else kwscore.HOW_DISCARD
+    kp = 0 if rob else r8[O8_CLAIM_KONG_POS]
+    last = (not rob) and r16[O16_FRONT] >= r16[O16_BACK]
+    drev = r8[O8_REVEALED + frm] != 0
+    for s in range(n):
+        if (bits >> s) & 1:
+            legal, vd = kwscore.claim_verdict(
+                _hand(r8, s), scr[0], scr[1], t,
+                r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+                r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+                r8[O8_N_MELDS + s], how, kp, last, r8[O8_REVEALED + s] != 0, drev,
+                r8[O8_KONG_COUNT + s] > 0, r16[O16_LOCK + s], kc,
+            )
+            if legal:
+                if vd > kwscore.VALUE_LIMIT:
+                    for x in range(n):
+                        r8[O8_CLAIM_OPTS + x] &= ~1
+                        r16[O16_CLAIM_VALUE + x] = 0
+                    return False
+                r8[O8_CLAIM_OPTS + s] |= 1
+                r16[O16_CLAIM_VALUE + s] = max(1, vd)
+    return True
 
 
 @_jit

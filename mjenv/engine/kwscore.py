@@ -1,0 +1,324 @@
+"""Compiled Kawuxing win valuing and judging for the claim window (docs/rules/kawuxing.md §3.7–§3.9).
+
+This module owns the numba twin of the part of :func:`mjenv.rules.scoring.kawuxing.score_win` that a
+claim window needs: the value V of the best reading (§1.6: the largest capped value, then the largest
+value), V_D = V · f_D, and legality L1–L4 (``qianggang``, ``kaikou``, the missed-win lock with
+``louhu_exception``).  It enumerates the same readings (every pair, every split of the rest into
+triplets and sequences, seven pairs without melds) and applies the same fans, combination and cap,
+so the verdict equals the Python scorer's; tests/test_kwscore.py checks that on random hands and
+option mixes, and tests/differential.py on whole games.  Fan names, reading texts and settlements
+stay in the Python scorer (they are only needed when a hand ends).
+
+The options enter as small ints in a slice of the engine's configuration vector (:func:`config`,
+``KW_*`` indices).  Functions allocate nothing (the engine's kernels run without numba's reference
+counting); working rows are passed in.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+__all__ = ["config", "N_KW", "best_value", "claim_verdict"]
+
+# Indices into the options slice (see :func:`config`).
+(
+    KW_MULTIPLY,  # fan_combine: 1 multiply, 0 add
+    KW_CAP,  # cap: 8, 16, or 0 for none
+    KW_CAP_SL16,  # cap_shuanglong_16 on
+    KW_KAIKOU,  # 0 none, 1 soft, 2 hard
+    KW_LOUHU_HIGHER,  # louhu_exception: 1 higher, 0 off
+    KW_QIANGGANG,  # qianggang on
+    KW_LIANG_VS_LIANG,
+    KW_LIANG_LOSER_DOUBLE,
+    KW_GANG_STACK,
+    KW_HAIDI,  # 0 off, 1 zimo, 2 zimo_and_pao
+    KW_MING_SCOPE,  # 0 win_tile, 1 qingyise_any, 2 any
+    KW_AN_SCOPE,
+    KW_AN_SPLIT_ANY,  # an_sigui_split: 1 any, 0 triplet_seq
+    KW_SIGUI_EACH,
+    KW_LONGQIDUI_ANY,  # longqidui: 1 any_four, 0 win_tile
+    KW_SHUANGLONG,
+    KW_SHOUZHUAYI_MELDED,  # shouzhuayi: 1 melded_x4, 0 pph_single_x2
+) = range(17)
+N_KW = 17
+
+HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2
+_SCOPES = {"win_tile": 0, "qingyise_any": 1, "any": 2}
+_DRAGON_BITS = (1 << 31) | (1 << 32) | (1 << 33)
+_PONG, _DIRECT_KONG = 1, 3  # meld kind codes of mjenv.engine.state
+# A V_D this large does not fit the engine's int16 claim value: the window is then left to Python.
+VALUE_LIMIT = 32767
+
+
+def config(opts) -> np.ndarray:
+    """int64 [N_KW]: the options of a ``KawuxingOptions`` value that the compiled verdict reads."""
+    on = lambda name: int(getattr(opts, name) == "on")  # noqa: E731
+    kc = np.zeros(N_KW, np.int64)
+    kc[KW_MULTIPLY] = opts.fan_combine == "multiply"
+    kc[KW_CAP] = 0 if opts.cap is None else int(opts.cap)
+    kc[KW_CAP_SL16] = on("cap_shuanglong_16")
+    kc[KW_KAIKOU] = {"none": 0, "soft": 1, "hard": 2}[opts.kaikou]
+    kc[KW_LOUHU_HIGHER] = opts.louhu_exception == "higher"
+    kc[KW_QIANGGANG] = on("qianggang")
+    kc[KW_LIANG_VS_LIANG] = on("liang_vs_liang")
+    kc[KW_LIANG_LOSER_DOUBLE] = on("liang_loser_double")
+    kc[KW_GANG_STACK] = on("gang_stack")
+    kc[KW_HAIDI] = {"off": 0, "zimo": 1, "zimo_and_pao": 2}[opts.haidi]
+    kc[KW_MING_SCOPE] = _SCOPES[opts.ming_sigui_scope]
+    kc[KW_AN_SCOPE] = _SCOPES[opts.an_sigui_scope]
+    kc[KW_AN_SPLIT_ANY] = opts.an_sigui_split == "any"
+    kc[KW_SIGUI_EACH] = opts.sigui_count == "each"
+    kc[KW_LONGQIDUI_ANY] = opts.longqidui == "any_four"
+    kc[KW_SHUANGLONG] = on("shuanglong")
+    kc[KW_SHOUZHUAYI_MELDED] = opts.shouzhuayi == "melded_x4"
+    return kc
+
+
+_jit = numba.njit(cache=True, _nrt=False)
+
+
+@_jit
+def _scope_ok(scope, w, t, qingyise):
+    if scope == 2:
+        return True
+    if scope == 1:
+        return w == t or qingyise
+    return w == t
+
+
+@_jit
+def _power(value, times, multiply):
+    if multiply:
+        out = 1
+        for _ in range(times):
+            out *= value
+        return out
+    return value * times
+
+
+@_jit
+def _key(value, cap):
+    """Sort key (capped value, value) of a reading packed into one int (values stay far below 2**31)."""
+    capped = value if cap == 0 or value < cap else cap
+    return (np.int64(capped) << 31) | np.int64(value)
+
+
+@_jit
+def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc):
+    """V of the best reading of the complete hand ``full`` (concealed counts incl. the winning tile ``w``),
+    with ``nm`` melds of kinds ``mk`` / tiles ``mt``; 0 when it has no reading.  ``work``: an int8 row of 34."""
+    multiply = kc[KW_MULTIPLY] != 0
+    # situational fans (§1.6): the same for every reading
+    s_mul = 1
+    s_sum = 0
+    liang = revealed
+    if revealed:
+        s_mul *= 2
+    if kong_position >= 1 and how != HOW_ROB:
+        v = (1 << kong_position) if kc[KW_GANG_STACK] != 0 else 2
+        s_mul *= v
+        s_sum += v
+    if how == HOW_ROB:
+        s_mul *= 2
+        s_sum += 2
+    if last_tile and (
+        (how == HOW_SELF_DRAW and kc[KW_HAIDI] >= 1) or (how == HOW_DISCARD and kc[KW_HAIDI] == 2)
+    ):
+        s_mul *= 2
+        s_sum += 2
+    # tiles of the whole hand: 清一色, meld triplets, 明四归一 (none of them depends on the reading)
+    suits = 0
+    total = 0
+    for t in range(34):
+        if full[t] > 0:
+            suits |= 1 << (t // 9)
+        total += full[t]
+    meld_bits = np.int64(0)
+    ming = 0
+    for j in range(nm):
+        suits |= 1 << (mt[j] // 9)
+        meld_bits |= np.int64(1) << mt[j]
+    qingyise = suits == 1 or suits == 2 or suits == 4
+    for j in range(nm):
+        if mk[j] == _PONG and full[mt[j]] >= 1 and _scope_ok(kc[KW_MING_SCOPE], w, mt[j], qingyise):
+            ming += 1
+    an_any = 0  # fours that qualify for 暗四归一 whatever the split
+    four_bits = np.int64(0)
+    fours = 0
+    for t in range(34):
+        if full[t] == 4:
+            fours += 1
+            if _scope_ok(kc[KW_AN_SCOPE], w, t, qingyise):
+                four_bits |= np.int64(1) << t
+                an_any += 1
+    cap = kc[KW_CAP]
+    best = np.int64(-1)
+    best_value_ = 0
+    # standard readings: each pair, each split of the rest (the choice triplet / sequences at every tile
+    # held three or four times, in increasing tile order, as mjenv.rules.hand.readings enumerates them)
+    for p in range(34):
+        if full[p] < 2:
+            continue
+        m = 0
+        for t in range(34):
+            if full[t] - (2 if t == p else 0) >= 3:
+                m += 1
+        for choice in range(1 << m):
+            for t in range(34):
+                work[t] = full[t]
+            work[p] -= 2
+            trips = np.int64(0)
+            seqs = np.int64(0)
+            d = 0
+            ok = True
+            for i in range(34):
+                n = work[i]
+                if n == 0:
+                    continue
+                tr = 0
+                if n >= 3:
+                    tr = (choice >> d) & 1
+                    d += 1
+                sq = n - 3 * tr
+                if sq > 0:
+                    if i >= 27 or i % 9 > 6 or work[i + 1] < sq or work[i + 2] < sq:
+                        ok = False
+                        break
+                    work[i + 1] -= sq
+                    work[i + 2] -= sq
+                    seqs |= np.int64(1) << i
+                if tr:
+                    trips |= np.int64(1) << i
+                work[i] = 0
+            if not ok or (d < m and (choice >> d) != 0):
+                continue  # a split that fails, or one already produced by a smaller choice
+            # the reading's fans (kawuxing._reading_fans, standard branch)
+            mul = s_mul
+            sm = s_sum
+            pengpeng = seqs == 0
+            shz = 0
+            if kc[KW_SHOUZHUAYI_MELDED] != 0:
+                if nm == 4:
+                    shz = 4
+                    pengpeng = False
+            elif pengpeng and p == w:
+                shz = 2
+            if pengpeng:
+                mul *= 2
+                sm += 2
+            if qingyise:
+                mul *= 4
+                sm += 4
+            all_trips = trips | meld_bits
+            dragons = 0
+            for x in range(31, 34):
+                if (all_trips >> x) & 1:
+                    dragons += 1
+            if dragons == 3:
+                mul *= 8
+                sm += 8
+            elif dragons == 2 and p >= 31 and ((all_trips >> p) & 1) == 0:
+                mul *= 4
+                sm += 4
+            if (w == 4 or w == 13 or w == 22) and ((seqs >> (w - 1)) & 1):
+                mul *= 2
+                sm += 2
+            if ming:
+                v = _power(2, ming if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
+                mul *= v
+                sm += v
+            an = an_any
+            if kc[KW_AN_SPLIT_ANY] == 0:
+                an = 0
+                bits = four_bits & trips
+                while bits:
+                    an += 1
+                    bits &= bits - 1
+            if an:
+                v = _power(4, an if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
+                mul *= v
+                sm += v
+            if shz:
+                mul *= shz
+                sm += shz
+            value = mul if multiply else (sm if sm > 0 else 1) * (2 if liang else 1)
+            key = _key(value, cap)
+            if key > best:
+                best = key
+                best_value_ = value
+    # seven pairs (no melds, 14 concealed tiles, every count even)
+    if nm == 0 and total == 14:
+        even = True
+        for t in range(34):
+            if full[t] % 2:
+                even = False
+        if even:
+            mul = s_mul
+            sm = s_sum
+            if qingyise:
+                mul *= 4
+                sm += 4
+            sl = False
+            if fours >= 2 and kc[KW_SHUANGLONG] != 0:
+                mul *= 16
+                sm += 16
+                sl = True
+            elif fours > 0 and (kc[KW_LONGQIDUI_ANY] != 0 or full[w] == 4):
+                mul *= 8
+                sm += 8
+            else:
+                mul *= 4
+                sm += 4
+            value = mul if multiply else (sm if sm > 0 else 1) * (2 if liang else 1)
+            rcap = 16 if (cap == 8 and kc[KW_CAP_SL16] != 0 and sl) else cap
+            key = _key(value, rcap)
+            if key > best:
+                best = key
+                best_value_ = value
+    return best_value_
+
+
+@_jit
+def claim_verdict(h, full, work, w, mk, mt, nm, how, kong_position, last_tile, revealed, discarder_revealed, konged, lock, kc):
+    """``(legal, value_d)`` of a discard-type win (``how`` HOW_DISCARD or HOW_ROB) on tile ``w`` by a hand of
+    concealed counts ``h`` (without ``w``); as ``score_win(...).legal`` / ``.value_d``.  ``konged``: the
+    winner made a kong this hand; ``lock``: its missed-win lock value (0 = none).  ``full`` and ``work`` are
+    int8 rows of 34 used as working space."""
+    for t in range(34):
+        full[t] = h[t]
+    full[w] += 1
+    value = best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc)
+    if value == 0:
+        return False, 0
+    f = 1
+    if discarder_revealed and revealed and kc[KW_LIANG_VS_LIANG] != 0:
+        f = 2
+    elif discarder_revealed and not revealed and kc[KW_LIANG_LOSER_DOUBLE] != 0:
+        f = 2
+    value_d = value * f
+    if how == HOW_ROB and kc[KW_QIANGGANG] == 0:
+        return False, value_d
+    if kc[KW_KAIKOU] != 0 and value_d < 2:
+        has_kong = konged
+        for j in range(nm):
+            if mk[j] >= _DIRECT_KONG:
+                has_kong = True
+        if kc[KW_KAIKOU] == 2 or not has_kong:
+            return False, value_d
+    if lock != 0:
+        if kc[KW_LOUHU_HIGHER] == 0 or value_d <= lock:
+            return False, value_d
+    return True, value_d
+
+
+@numba.njit(cache=True)
+def verdict_batch(hs, ws, mks, mts, nms, hows, kps, lasts, revs, drevs, kongeds, locks, kc, legal, value_d):
+    """:func:`claim_verdict` of each row (for tests and benchmarks)."""
+    full = np.zeros(34, np.int8)
+    work = np.zeros(34, np.int8)
+    for i in range(hs.shape[0]):
+        legal[i], value_d[i] = claim_verdict(
+            hs[i], full, work, ws[i], mks[i], mts[i], nms[i], hows[i], kps[i], lasts[i] != 0, revs[i] != 0,
+            drevs[i] != 0, kongeds[i] != 0, locks[i], kc,
+        )
