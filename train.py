@@ -41,7 +41,7 @@ from agents.policy import (DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoi
                            make_trunk, save_checkpoint)
 from mjenv.encoding.actions import N_ACTIONS
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
-from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
+from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder, OracleEncoder, encoder_for
 from mjenv.rules.options import OptionError, load_rules, options_to_dict, parse_option_assignments
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs" / "train"
@@ -147,6 +147,8 @@ class Args:
     """Adam learning rate of the cloning step"""
     bc_teacher_fraction: float = 0.5
     """DAgger: the teacher's share of the learner's moves falls from 1 to 0 over this fraction of the rounds"""
+    bc_policy_weight: float = 1.0
+    """weight of the cloning cross-entropy (0: the warm start fits the value head only, e.g. with --advice)"""
     curve: bool = True
     """write learning_curve.png (eval margins against steps; needs matplotlib)"""
     advice: bool = False
@@ -154,6 +156,9 @@ class Args:
     heuristic's advice to the action logits with a learned weight"""
     advice_weight: float = 2.0
     """with advice: the starting weight of the advice in the logits"""
+    oracle_critic: bool = False
+    """the value head reads, through its own trunk, the observation plus the oracle rows (every hand, the wall
+    order); the policy never sees them and checkpoints hold the policy alone"""
 
 
 # ------------------------------------------------------------------------------------------ opponents
@@ -218,25 +223,56 @@ class OpponentPool:
         del self.snapshots[:-keep]
 
 
-def advised_vec_env(venv, features):
-    """``venv`` (flat observations) with the :mod:`agents.advice` rows appended to every learner observation.
+class LearnerInputs:
+    """What the learner's networks read beyond the observation: the :mod:`agents.advice` rows (``--advice``,
+    seen by policy and critic) and the oracle rows (``--oracle_critic``: every seat's hand, locks and the wall
+    order, :class:`mjenv.encoding.observation.OracleEncoder`, read by the critic alone), appended in that order."""
 
-    A terminal observation (a finished hand: no legal action) gets zero feature rows; PPO never bootstraps
+    def __init__(self, variant: str, opts, features, oracle: bool):
+        self.features = features
+        self.oracle = oracle
+        self.n_obs_rows = ObservationEncoder(variant, opts).shape[0]
+        self.oracle_rows = OracleEncoder(variant, opts).shape[0] - self.n_obs_rows if oracle else 0
+        self.active = features is not None or oracle
+        self.extra_rows = (features.rows if features is not None else 0) + self.oracle_rows
+
+    def extend(self, obs: np.ndarray, mask: np.ndarray, core=None) -> np.ndarray:
+        """``float32 [B, rows, 34]`` for a batch ``obs`` of every table of ``core`` (a ``LearnerTables``), seen
+        from its learner seats."""
+        obs = np.asarray(obs, dtype=np.float32).reshape(len(mask), self.n_obs_rows, -1)
+        parts = [obs]
+        if self.features is not None:
+            parts.append(self.features.encode(obs, mask))
+        if self.oracle:
+            if core is None or core.B != len(obs):
+                raise ValueError("the oracle rows need the LearnerTables whose every table the batch shows")
+            full = encoder_for(core.engine, True).encode(core.engine.state, core.seat, engine=core.engine)
+            parts.append(full[:, self.n_obs_rows :])
+        return np.concatenate(parts, axis=1)
+
+
+def extended_vec_env(venv, inputs: LearnerInputs):
+    """``venv`` (flat observations) with the :class:`LearnerInputs` rows appended to every learner observation.
+
+    A terminal observation (a finished hand: no legal action) gets zero extra rows; PPO never bootstraps
     from it, since hands end and are not cut short."""
     from gymnasium import spaces
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
-    class AdvisedVecEnv(VecEnvWrapper):
-        """Appends the look-ahead feature rows to the wrapped env's observations."""
+    core = venv.core
+    extra = inputs.extra_rows
+
+    class ExtendedVecEnv(VecEnvWrapper):
+        """Appends the learner's extra input rows to the wrapped env's observations."""
 
         def __init__(self):
-            low = np.concatenate([venv.observation_space.low, np.zeros(features.rows * 34, np.float32)])
-            high = np.concatenate([venv.observation_space.high, np.ones(features.rows * 34, np.float32)])
+            low = np.concatenate([venv.observation_space.low, np.zeros(extra * 34, np.float32)])
+            high = np.concatenate([venv.observation_space.high, np.ones(extra * 34, np.float32)])
             super().__init__(venv, observation_space=spaces.Box(low, high, dtype=np.float32))
-            self.core = venv.core
+            self.core = core
 
         def _extend(self, obs):
-            return features.extend(obs, venv.action_masks()).reshape(len(obs), -1)
+            return inputs.extend(obs, venv.action_masks(), core).reshape(len(obs), -1)
 
         def reset(self):
             return self._extend(venv.reset())
@@ -246,13 +282,13 @@ def advised_vec_env(venv, features):
             for info in infos:
                 if "terminal_observation" in info:
                     t = info["terminal_observation"]
-                    info["terminal_observation"] = np.concatenate([t, np.zeros(features.rows * 34, np.float32)])
+                    info["terminal_observation"] = np.concatenate([t, np.zeros(extra * 34, np.float32)])
             return self._extend(obs), rew, done, infos
 
         def action_masks(self):
             return venv.action_masks()
 
-    return AdvisedVecEnv()
+    return ExtendedVecEnv()
 
 
 # ------------------------------------------------------------------------------------------ warm start, curve
@@ -268,7 +304,11 @@ def warm_start(model, args: Args, opts, folder: Path, features=None):
     pol = model.policy
 
     def forward(x):
-        latent_pi, latent_vf = pol.mlp_extractor(pol.features_extractor(x))
+        feats = pol.extract_features(x)
+        if pol.share_features_extractor:
+            latent_pi, latent_vf = pol.mlp_extractor(feats)
+        else:  # the oracle critic: the value head has its own trunk over the wider input
+            latent_pi, latent_vf = pol.mlp_extractor.forward_actor(feats[0]), pol.mlp_extractor.forward_critic(feats[1])
         return pol.action_net(latent_pi), pol.value_net(latent_vf)
 
     teacher = make_agent(args.bc_teacher, args.variant, opts, seed=args.seed + 3)
@@ -277,7 +317,7 @@ def warm_start(model, args: Args, opts, folder: Path, features=None):
         forward, pol.parameters(), args.variant, opts, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
         steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
         reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
-        log=lambda m: print(m, flush=True), features=features)
+        log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)
     pol.set_training_mode(False)
     with torch.no_grad():  # PPO's own optimiser starts fresh on the cloned weights
         pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1), **pol.optimizer_kwargs)
@@ -322,7 +362,7 @@ BOUNDS = {
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
-    "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1),
+    "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "advice_weight": (0, None),
 }
 """Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
 
@@ -390,6 +430,8 @@ def train(args: Args, config: str | None = None) -> dict:
         features = AdviceFeatures(args.variant, opts)
         advice_row = obs_shape[0]
         obs_shape = (obs_shape[0] + features.rows, obs_shape[1])
+    inputs = LearnerInputs(args.variant, opts, features, args.oracle_critic)
+    input_rows = obs_shape[0] + inputs.oracle_rows  # what the env gives; the policy reads the first obs_shape[0]
     arch = {"channels": args.channels, "hidden": args.hidden}
     run_name = args.run_name or f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
     folder = Path(args.out) / run_name
@@ -397,12 +439,13 @@ def train(args: Args, config: str | None = None) -> dict:
     class TrunkExtractor(BaseFeaturesExtractor):
         """SB3 wrapper around :func:`agents.policy.make_trunk` (its weights are what a checkpoint stores)."""
 
-        def __init__(self, observation_space, channels: int, hidden: int):
+        def __init__(self, observation_space, channels: int, hidden: int, rows: int = obs_shape[0]):
             super().__init__(observation_space, features_dim=hidden + (N_ACTIONS if advice_row is not None else 0))
-            self.trunk = make_trunk(obs_shape, channels, hidden, advice_row)
+            self.width = rows * obs_shape[1]
+            self.trunk = make_trunk((rows, obs_shape[1]), channels, hidden, advice_row)
 
         def forward(self, x):
-            return self.trunk(x)
+            return self.trunk(x[:, : self.width])
 
     fixed = {"random": make_agent("random", args.variant, opts, seed=args.seed + 1)}
     init = None
@@ -428,8 +471,8 @@ def train(args: Args, config: str | None = None) -> dict:
     pool = OpponentPool(None, args.opponents, args.opponent_weights, fixed, args.seed)
     venv = sb3_vec_env(args.variant, args.num_envs, options=opts, seed=args.seed, opponent=pool)
     pool.core = venv.core
-    if features is not None:
-        venv = advised_vec_env(venv, features)
+    if inputs.active:
+        venv = extended_vec_env(venv, inputs)
 
     # SB3 hands the schedule the remaining progress (1 -> 0).
     lr = ((lambda progress: args.lr_final + (args.learning_rate - args.lr_final) * progress) if args.anneal_lr
@@ -443,11 +486,15 @@ def train(args: Args, config: str | None = None) -> dict:
             features_extractor_kwargs=dict(channels=args.channels, hidden=args.hidden),
             net_arch=dict(pi=[], vf=[args.value_hidden]),
             activation_fn=torch.nn.ReLU,
+            share_features_extractor=not args.oracle_critic,
         ),
     )
-    if advice_row is not None:  # the head that adds the advice, and an optimiser that knows its weight
+    if args.oracle_critic:  # the critic's trunk reads every input row, the policy's only the observation's
+        model.policy.vf_features_extractor = TrunkExtractor(venv.observation_space, args.channels, args.hidden, input_rows)
+    if advice_row is not None:  # the head that adds the advice
+        model.policy.action_net = make_head(args.hidden, advice=True, advice_weight=args.advice_weight)
+    if advice_row is not None or args.oracle_critic:  # an optimiser that knows the replaced modules
         pol = model.policy
-        pol.action_net = make_head(args.hidden, advice=True, advice_weight=args.advice_weight)
         pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1), **pol.optimizer_kwargs)
     if init is not None:
         model.policy.features_extractor.trunk.load_state_dict(init["trunk"])
@@ -461,7 +508,7 @@ def train(args: Args, config: str | None = None) -> dict:
         except ModuleNotFoundError:
             print("note: tensorboard not installed; logging CSV only", file=sys.stderr)
     model.set_logger(configure(str(folder), formats))
-    clone_report = warm_start(model, args, opts, folder, features) if args.bc_rounds > 0 else None
+    clone_report = warm_start(model, args, opts, folder, inputs if inputs.active else None) if args.bc_rounds > 0 else None
 
     def payload(step: int, extra: dict | None = None) -> dict:
         trunk = model.policy.features_extractor.trunk

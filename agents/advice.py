@@ -90,8 +90,9 @@ class AdviceFeatures:
             out[live[own[r_i]], ADVICE_ROWS + 1, t_i] = (np.minimum(s, 7) + 1) / 8.0
         return out
 
-    def extend(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """``float32 [B, C + 14, 34]``: the observations with these rows appended."""
+    def extend(self, obs: np.ndarray, mask: np.ndarray, core=None) -> np.ndarray:
+        """``float32 [B, C + 14, 34]``: the observations with these rows appended (``core``, the tables the
+        batch came from, is not needed: the features read the observation alone)."""
         mask = np.asarray(mask, dtype=bool)
         obs = np.asarray(obs, dtype=np.float32).reshape(len(mask), *self.view.shape)
         return np.concatenate([obs, self.encode(obs, mask)], axis=1)

@@ -43,9 +43,9 @@ def collect(core, teacher, steps: int, *, learner=None, beta: float = 1.0, gamma
     Returns ``obs float32 [N, C, 34]``, ``mask bool [N, 111]``, ``label int64 [N]`` (the teacher's action),
     ``ret float32 [N]`` (discounted return to the end of the hand, scaled) and ``has_ret bool [N]`` (False for
     decisions whose hand had not ended when collection stopped).  ``learner(obs, mask)`` plays the learner
-    seat where a uniform draw exceeds ``beta``; the teacher plays it elsewhere.  With ``features`` (an
-    :class:`agents.advice.AdviceFeatures`), the stored observations and the learner's input are the
-    observations with those rows appended; the teacher always sees the plain observation.
+    seat where a uniform draw exceeds ``beta``; the teacher plays it elsewhere.  With ``features`` (an object
+    whose ``extend(obs, mask, core)`` appends input rows, e.g. :class:`agents.advice.AdviceFeatures`), the stored
+    observations and the learner's input are the extended ones; the teacher always sees the plain observation.
     """
     rng = rng or np.random.default_rng(0)
     B = core.B
@@ -55,7 +55,7 @@ def collect(core, teacher, steps: int, *, learner=None, beta: float = 1.0, gamma
         mask = core.action_masks()
         label = np.asarray(teacher.act(obs, mask), dtype=np.int64)
         if features is not None:
-            obs = features.extend(obs, mask)
+            obs = features.extend(obs, mask, core)
         act = label
         if learner is not None and beta < 1.0:
             own = rng.random(B) >= beta
@@ -101,14 +101,16 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
                     tables: int = 128, steps_per_round: int = 64, epochs: int = 2, batch_size: int = 512,
                     lr: float = 1e-3, vf_coef: float = 0.5, gamma: float = 0.995, reward_scale: float = 0.1,
                     teacher_fraction: float = 0.5, holdout: int = 4096, seed: int = 0,
-                    log: Callable[[str], None] | None = None, features=None) -> CloneReport:
+                    log: Callable[[str], None] | None = None, features=None, policy_weight: float = 1.0) -> CloneReport:
     """Fit ``forward`` (``x float32 [N, C*34] -> (logits [N, 111], value [N] or None)``) to the teacher.
 
     ``parameters`` are the tensors to optimise (Adam, ``lr``).  Each round plays ``steps_per_round`` learner
     decisions on ``tables`` tables (see the module docstring for the DAgger mixing), then runs ``epochs``
     passes of minibatches of ``batch_size``.  Returns a :class:`CloneReport`; the held-out agreement is
     measured on ``holdout`` teacher-played states of another seed after the last round.  ``features`` (an
-    :class:`agents.advice.AdviceFeatures`) extends every observation the network sees (:func:`collect`).
+    ``extend(obs, mask, core)`` object) extends every observation the network sees (:func:`collect`).
+    ``policy_weight`` scales the cross-entropy term: 0 fits the value head alone (an advised policy already
+    follows its teacher, and sharpening it further would leave PPO nothing to explore).
     """
     import time
 
@@ -149,8 +151,9 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
                 idx = perm[i : i + batch_size]
                 logits, value = forward(x_all[idx])
                 logits = logits.masked_fill(~m_all[idx], float("-inf"))
-                loss = torch.nn.functional.cross_entropy(logits, y_all[idx])
-                losses.append(loss.item())
+                ce = torch.nn.functional.cross_entropy(logits, y_all[idx])
+                losses.append(ce.item())
+                loss = policy_weight * ce
                 if value is not None and bool(v_all[idx].any()):
                     sel = v_all[idx]
                     vloss = torch.nn.functional.mse_loss(value.reshape(-1)[sel], g_all[idx][sel])

@@ -125,3 +125,43 @@ def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
                                      run_name="ev", progress=False, plots=False, rating=False))
     assert {a["agent"] for a in out["agents"]} == {"final", "random"}
     assert time.perf_counter() - start < 90
+
+
+def test_learner_inputs_append_advice_then_oracle_rows():
+    from agents.advice import AdviceFeatures
+    from mjenv.encoding.observation import OracleEncoder
+
+    heuristic = make_agent("heuristic")
+    core = LearnerTables("kawuxing3", 6, seed=2, opponent=heuristic)
+    core.reset(2)
+    for _ in range(5):
+        core.step(heuristic.act(core.observe(), core.action_masks()))
+    obs, mask = core.observe(), core.action_masks()
+    opts = heuristic.opts
+    inputs = train.LearnerInputs("kawuxing3", opts, AdviceFeatures("kawuxing3", opts), oracle=True)
+    x = inputs.extend(obs, mask, core)
+    c = obs.shape[1]
+    oracle = OracleEncoder("kawuxing3", opts).encode(core.engine.state, core.seat, engine=core.engine)
+    assert x.shape[1] == c + 14 + oracle.shape[1] - c == c + inputs.extra_rows
+    assert (x[:, :c] == obs).all()
+    assert (x[:, c : c + 14] == AdviceFeatures("kawuxing3", opts).encode(obs, mask)).all()
+    assert (x[:, c + 14 :] == oracle[:, c:]).all()
+    with pytest.raises(ValueError, match="every table"):
+        inputs.extend(obs[:3], mask[:3], core)
+
+
+def test_advised_run_with_an_oracle_critic(tmp_path):
+    """A run with --advice --oracle_critic trains, and its checkpoint is a policy over observation + advice only;
+    with an overwhelming advice weight the trained policy still plays exactly the heuristic (score 0 against it)."""
+    pytest.importorskip("sb3_contrib")
+    args = train.Args(total_timesteps=256, num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
+                      value_hidden=8, opponents=["heuristic", "self"], opponent_weights=[0.5, 0.5], snapshot_every=128,
+                      eval_every=0, final_eval_walls=2, eval_opponents=["heuristic"], out=str(tmp_path), run_name="adv",
+                      progress=False, tensorboard=False, curve=False, advice=True, advice_weight=50.0, oracle_critic=True,
+                      bc_rounds=1, bc_tables=8, bc_steps=4, bc_policy_weight=0.0)
+    summary = train.train(args)
+    final = summary["final_eval"]["heuristic"]
+    assert final["score"] == 0.0 and final["hands"] == 12
+    agent = make_agent(str(tmp_path / "adv" / "final.pt"), "kawuxing3")
+    assert agent.checkpoint["features"] == "heuristic-advice-v1" and agent.checkpoint["obs_shape"] == [114, 34]
+    assert float(agent.checkpoint["head"]["advice_weight"]) > 40
