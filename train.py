@@ -251,8 +251,10 @@ class LearnerInputs:
         return np.concatenate(parts, axis=1)
 
 
-def extended_vec_env(venv, inputs: LearnerInputs):
-    """``venv`` (flat observations) with the :class:`LearnerInputs` rows appended to every learner observation.
+def learner_vec_env(venv, inputs: LearnerInputs, reward_scale: float):
+    """``venv`` (flat observations) as the learner sees it: rewards times ``reward_scale`` (so the value targets
+    are those of the cloning warm start and the value loss does not swamp the policy's gradient under
+    ``max_grad_norm``), and the :class:`LearnerInputs` rows appended to every observation.
 
     A terminal observation (a finished hand: no legal action) gets zero extra rows; PPO never bootstraps
     from it, since hands end and are not cut short."""
@@ -262,8 +264,8 @@ def extended_vec_env(venv, inputs: LearnerInputs):
     core = venv.core
     extra = inputs.extra_rows
 
-    class ExtendedVecEnv(VecEnvWrapper):
-        """Appends the learner's extra input rows to the wrapped env's observations."""
+    class LearnerVecEnv(VecEnvWrapper):
+        """Scales the wrapped env's rewards and appends the learner's extra input rows to its observations."""
 
         def __init__(self):
             low = np.concatenate([venv.observation_space.low, np.zeros(extra * 34, np.float32)])
@@ -272,6 +274,8 @@ def extended_vec_env(venv, inputs: LearnerInputs):
             self.core = core
 
         def _extend(self, obs):
+            if not extra:
+                return obs
             return inputs.extend(obs, venv.action_masks(), core).reshape(len(obs), -1)
 
         def reset(self):
@@ -283,12 +287,12 @@ def extended_vec_env(venv, inputs: LearnerInputs):
                 if "terminal_observation" in info:
                     t = info["terminal_observation"]
                     info["terminal_observation"] = np.concatenate([t, np.zeros(extra * 34, np.float32)])
-            return self._extend(obs), rew, done, infos
+            return self._extend(obs), rew * np.float32(reward_scale), done, infos
 
         def action_masks(self):
             return venv.action_masks()
 
-    return ExtendedVecEnv()
+    return LearnerVecEnv()
 
 
 # ------------------------------------------------------------------------------------------ warm start, curve
@@ -471,8 +475,7 @@ def train(args: Args, config: str | None = None) -> dict:
     pool = OpponentPool(None, args.opponents, args.opponent_weights, fixed, args.seed)
     venv = sb3_vec_env(args.variant, args.num_envs, options=opts, seed=args.seed, opponent=pool)
     pool.core = venv.core
-    if inputs.active:
-        venv = extended_vec_env(venv, inputs)
+    venv = learner_vec_env(venv, inputs, args.reward_scale)
 
     # SB3 hands the schedule the remaining progress (1 -> 0).
     lr = ((lambda progress: args.lr_final + (args.learning_rate - args.lr_final) * progress) if args.anneal_lr

@@ -165,3 +165,28 @@ def test_advised_run_with_an_oracle_critic(tmp_path):
     agent = make_agent(str(tmp_path / "adv" / "final.pt"), "kawuxing3")
     assert agent.checkpoint["features"] == "heuristic-advice-v1" and agent.checkpoint["obs_shape"] == [114, 34]
     assert float(agent.checkpoint["head"]["advice_weight"]) > 40
+
+
+def test_learner_env_scales_rewards_like_the_cloning_targets():
+    """PPO must see money × reward_scale, the scale the cloning step fits the value head to (an unscaled reward
+    made the value loss ~100x larger and, under max_grad_norm, starved the policy's gradient)."""
+    pytest.importorskip("stable_baselines3")
+    from agents.advice import AdviceFeatures
+    from mjenv.envs.vector import sb3_vec_env
+
+    raw, scaled = (sb3_vec_env("kawuxing3", 8, seed=5, opponent=make_agent("heuristic")) for _ in range(2))
+    opts = make_agent("heuristic").opts
+    inputs = train.LearnerInputs("kawuxing3", opts, AdviceFeatures("kawuxing3", opts), oracle=False)
+    wrapped = train.learner_vec_env(scaled, inputs, 0.1)
+    o_raw, o_wr = raw.reset(), wrapped.reset()
+    assert o_wr.shape == (8, o_raw.shape[1] + 14 * 34) and (o_wr[:, : o_raw.shape[1]] == o_raw).all()
+    policy = make_agent("heuristic")
+    total = 0.0
+    for _ in range(60):
+        act = policy.act(raw.core.observe(), raw.action_masks())
+        raw.step_async(act)
+        wrapped.step_async(act)
+        (_, r1, d1, _), (_, r2, d2, _) = raw.step_wait(), wrapped.step_wait()
+        assert (d1 == d2).all() and np.allclose(r2, 0.1 * r1)
+        total += np.abs(r1).sum()
+    assert total > 0
