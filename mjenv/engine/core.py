@@ -142,6 +142,69 @@ class _EventLogs(SequenceABC):
         return self._engine._log(int(b))
 
 
+_UNREAD = object()  # a results entry of a hand settled in the kernel whose dict was not built yet
+
+
+class _Results(list):
+    """``engine.results``: per table the finished hand's result dict, or None while it plays.
+
+    Hands the kernels settle themselves (Kawuxing) are stored as a marker and get their dict — fans, reading
+    texts, transfers, from the pure scorer — when first read, so a batch that never reads results never
+    pays for them.  The state they are built from stays untouched until the table is dealt again, and a
+    deal clears the entry first.  Reading through any list method gives the dicts.
+    """
+
+    def __init__(self, n: int, build):
+        super().__init__([None] * n)
+        self._build = build
+
+    def _get(self, i: int):
+        v = list.__getitem__(self, i)
+        if v is _UNREAD:
+            v = self._build(i % len(self))
+            list.__setitem__(self, i, v)
+        return v
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self._get(j) for j in range(*i.indices(len(self)))]
+        return self._get(i)
+
+    def __iter__(self):
+        return (self._get(i) for i in range(len(self)))
+
+    def __contains__(self, x) -> bool:
+        return any(v is x or v == x for v in self)
+
+    def __eq__(self, other) -> bool:
+        return list(self) == (list(other) if isinstance(other, list) else other)
+
+    def __ne__(self, other) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def __copy__(self) -> list:
+        return list(self)
+
+    def __deepcopy__(self, memo) -> list:
+        import copy
+
+        return copy.deepcopy(list(self), memo)
+
+    def __reduce__(self):
+        return (list, (list(self),))
+
+    def index(self, x, *args) -> int:  # type: ignore[override]
+        return list(self).index(x, *args)
+
+    def count(self, x) -> int:  # type: ignore[override]
+        return list(self).count(x)
+
+
 class Engine:
     """B tables of one variant.  See the module docstring for the stepping contract."""
 
@@ -173,7 +236,8 @@ class Engine:
         self.state: State
         self.state, self._b8, self._b16, self._money = allocate_packed(B, self.n, self.wall_size)
         self._fresh8, self._fresh16 = fresh_rows(self.n, self.wall_size)
-        self.results: list[dict | None] = [None] * B
+        self.results: list[dict | None] = _Results(B, self._kernel_result)
+        self._end_kind = np.zeros(B, np.int8)  # K.END_* of a hand the kernel settled
         self.mask = np.zeros((B, A.N_ACTIONS), dtype=bool)
         self.n_decisions = 0
         self.match_money = np.zeros((B, self.n), dtype=np.float64)
@@ -226,7 +290,7 @@ class Engine:
         cfg[K.C_RECORD] = self.record_events
         cfg[K.C_KINDS_BITS] = handk.kinds_bits(self.kinds)
         cfg[K.C_SPECIAL] = fam.special_complete(np.zeros((1, 34), np.int8)) is not None
-        if isinstance(fam, KawuxingFamily):  # claim windows judged and valued in the kernel
+        if isinstance(fam, KawuxingFamily):  # claim windows judged and valued, hand ends settled in the kernel
             cfg[K.C_KW_SCORE] = 1
             cfg[K.C_KW : K.C_KW + kwscore.N_KW] = kwscore.config(opts)
         return cfg
@@ -429,9 +493,51 @@ class Engine:
         """Handle the pendings of the first ``k`` tables in ``_waiting`` in Python, resume them, repeat."""
         while k:
             waiting = self._waiting[:k].copy()
+            ended = self._pend[waiting, 0] == K.P_ENDED
+            if ended.any():
+                self._book_ended(waiting[ended])
+                waiting = waiting[~ended]
+                if not len(waiting):
+                    return
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
             k = K.run_tables(K.MODE_RESUME, *self._args, waiting, self._none, self._waiting, self._info)
+
+    def _book_ended(self, idx: np.ndarray) -> None:
+        """Book the hands the kernel settled and ended (P_ENDED): match money, the session, a lazy result."""
+        self._end_kind[idx] = self._pend[idx, 1]
+        self._pend[idx, :2] = 0
+        self.match_money[idx] += self.state.money[idx]
+        # Kawuxing has no sessions: advance_session keeps None and never ends one
+        self.session_over[idx] = False
+        results = self.results
+        for b in idx.tolist():
+            list.__setitem__(results, b, _UNREAD)
+
+    def _kernel_result(self, b: int) -> dict:
+        """The result dict of table ``b``'s hand the kernel settled, from the pure scorer (as :meth:`_end` makes it)."""
+        st = self.state
+        kind = int(self._end_kind[b])
+        if kind == K.END_DRAW:
+            return self._result(b, self.family.settle_draw(b), [], "draw", None, None)
+        if kind == K.END_SELF_DRAW:
+            s, w = int(st.cur[b]), int(st.drawn[b])
+            scored = [(s, self._self_draw_score(b))]
+            return self._result(b, self.family.settle_win(b, scored, "self-draw", None), scored, "self-draw", None, w)
+        rob = kind == K.END_ROB
+        t, frm = int(st.claim_tile[b]), int(st.claim_from[b])
+        order = [(frm + k) % self.n for k in range(1, self.n)]
+        winners = [s for s in order if st.claim_reply[b, s] == A.WIN]
+        if self.family.single_winner:
+            winners = winners[:1]
+        scored = []
+        for s in winners:
+            concealed = st.hand[b, s].copy()
+            if s == winners[0]:
+                concealed[t] -= 1  # the claimed tile joined the nearest winner's hand after scoring
+            scored.append((s, self._claim_score(b, s, t, rob, concealed)))
+        how = "rob" if rob else "discard"
+        return self._result(b, self.family.settle_win(b, scored, how, frm), scored, how, frm, t)
 
     def _handle(self, b: int, code: int) -> None:
         """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.kernels`)."""
@@ -486,13 +592,13 @@ class Engine:
         if self.record_events:
             self._event_py(b, _kong_event(s, t, kind, src, pos, [_transfer_dict(tr) for tr in transfers]))
 
-    def _claim_score(self, b: int, s: int, t: int, rob: bool):
-        """Score (and judge) seat ``s`` winning on the tile under claim ``t``."""
+    def _claim_score(self, b: int, s: int, t: int, rob: bool, concealed=None):
+        """Score (and judge) seat ``s`` winning on the tile under claim ``t`` (its hand, or ``concealed``)."""
         st = self.state
         return self.family.score(
             b,
             s,
-            st.hand[b, s],
+            st.hand[b, s] if concealed is None else concealed,
             t,
             "rob" if rob else "discard",
             kong_position=0 if rob else int(st.claim_kong_pos[b]),
@@ -540,7 +646,6 @@ class Engine:
 
     def _end(self, b, settlement, scored, how, discarder, tile) -> None:
         st = self.state
-        next_dealer = self.family.next_dealer(b, [w for w, _ in scored], discarder)
         for tr in settlement.transfers:
             st.money[b, tr.payer] -= tr.amount
             st.money[b, tr.payee] += tr.amount
@@ -550,6 +655,15 @@ class Engine:
         self.match_money[b] += st.money[b]
         self.sessions[b], over = self.family.advance_session(b, [w for w, _ in scored], settlement)
         self.session_over[b] = over
+        result = self._result(b, settlement, scored, how, discarder, tile)
+        self.results[b] = result
+        if self.record_events:
+            self._event_py(b, {"type": "end", **result})
+
+    def _result(self, b, settlement, scored, how, discarder, tile) -> dict:
+        """The ``results`` dict of table ``b``'s finished hand (state already final)."""
+        st = self.state
+        next_dealer = self.family.next_dealer(b, [w for w, _ in scored], discarder)
         winners = [
             {"seat": s, "reading": sc.reading_text, "fans": dict(sc.fans), "value": sc.value, "cap": sc.cap}
             for s, sc in scored
@@ -565,9 +679,7 @@ class Engine:
             "next_dealer": int(next_dealer),
             "session_over": bool(self.session_over[b]),
         }
-        self.results[b] = result
-        if self.record_events:
-            self._event_py(b, {"type": "end", **result})
+        return result
 
     # ------------------------------------------------------------------ events
     def _log(self, b: int) -> EventLog:
@@ -583,6 +695,8 @@ class Engine:
         st = self.state
         if kind == K.EV_PY:
             out.append(self._py_events[b][a0])
+        elif kind == K.EV_END:
+            out.append({"type": "end", **self.results[b]})
         elif kind == K.EV_DEAL:
             wall = [int(x) for x in st.wall[b]]
             hands = []

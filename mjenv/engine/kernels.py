@@ -24,6 +24,8 @@ engine (:mod:`mjenv.engine.core`) does that piece in Python through the family a
 ``P_SELF_DRAW``           settle a self-drawn win (ends the hand)
 ``P_CLAIM_WIN``           settle a won discard or rob (ends the hand)
 ``P_EXHAUSTED``           settle a drawn hand (ends the hand)
+``P_ENDED``               Kawuxing: the hand was settled here (:func:`_kw_end`, ``pend[b,1]`` says how);
+                          the engine only books it (match money, a ``results`` entry built when read)
 ========================  ===================================================================
 
 Events are written as int16 records ``ev[b, k] = (type, a, b, c, d)`` (``EV_*``); the engine turns
@@ -95,11 +97,13 @@ A_CHI_LOW, A_CHI_HIGH, A_WIN, A_PASS, A_KONGTILE_0, A_KONGTILE_1 = 104, 106, 107
 N_ACTIONS = 111
 
 # Pending codes (see the module docstring).
-P_NONE, P_WINDOW, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED = range(7)
+P_NONE, P_WINDOW, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(8)
 PEND_WIDTH = 6
+# How a hand settled in the kernel ended (``pend[b, 1]`` with P_ENDED, ``a`` of its EV_END record).
+END_DRAW, END_SELF_DRAW, END_DISCARD, END_ROB = 1, 2, 3, 4
 
 # Event record types.
-EV_DEAL, EV_DRAW, EV_DISCARD, EV_REPLY, EV_PONG, EV_CHI, EV_ADD_KONG, EV_KONG, EV_PICK, EV_REVEAL, EV_PY, EV_COUNTS = range(1, 13)
+EV_DEAL, EV_DRAW, EV_DISCARD, EV_REPLY, EV_PONG, EV_CHI, EV_ADD_KONG, EV_KONG, EV_PICK, EV_REVEAL, EV_PY, EV_COUNTS, EV_END = range(1, 14)
 # EV_REVEAL is followed by two EV_COUNTS records holding the shown hand, 6 counts per field in base 5.
 EV_WIDTH = 5
 EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each, kongs, the end
@@ -123,7 +127,7 @@ EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each
     C_RECORD,
     C_KINDS_BITS,
     C_SPECIAL,
-    C_KW_SCORE,  # Kawuxing: claim-window wins judged and valued here (mjenv.engine.kwscore), not pending
+    C_KW_SCORE,  # Kawuxing: claim-window wins judged and valued, hand ends settled here (mjenv.engine.kwscore)
 ) = range(18)
 C_KW = 18  # first of the kwscore.N_KW option entries (kwscore.config)
 N_CONFIG = C_KW + kwscore.N_KW
@@ -934,6 +938,172 @@ def _resume(E, b, code):
     return _advance(E, b, 0, -1)
 
 
+# ----------------------------------------------------------------------------------------- Kawuxing hand ends
+@_jit
+def _kw_best(E, b, s, w, add, how, kp, last):
+    """``(V, cap)`` of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when ``add``)."""
+    r8 = E[0][b]
+    scr = E[9]
+    full = scr[0]
+    h = _hand(r8, s)
+    for x in range(34):
+        full[x] = h[x]
+    if add:
+        full[w] += 1
+    return kwscore.best_value(
+        full, scr[1], w,
+        r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_N_MELDS + s], r8[O8_REVEALED + s] != 0, kp, how, last, E[7][C_KW : C_KW + kwscore.N_KW],
+    )
+
+
+@_jit
+def _kw_ready(E, b, s):
+    """``kawuxing.ready_value`` of seat ``s``: ``(T, cap)`` over its waits, each scored as a plain discard win
+    (larger value, then larger cap with none the largest); ``(0, 0)`` when not ready."""
+    r8 = E[0][b]
+    cfg = E[7]
+    scr = E[9]
+    h = _hand(r8, s)
+    owned = scr[2]
+    for x in range(34):
+        owned[x] = h[x] + r8[O8_MELDED + 34 * s + x]
+    nm = r8[O8_N_MELDS + s]
+    waits = handk.wait_bits(h, nm == 0, E[8]) & cfg[C_KINDS_BITS] & handk.owned_bits(owned)
+    best_v = 0
+    best_c = 0
+    for w in range(34):
+        if (waits >> w) & 1:
+            full = scr[0]
+            for x in range(34):
+                full[x] = h[x]
+            full[w] += 1
+            kc = cfg[C_KW : C_KW + kwscore.N_KW]
+            v, c = kwscore.best_value(
+                full, scr[1], w,
+                r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+                r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+                nm, False, 0, kwscore.HOW_DISCARD, False, kc,
+            )
+            if v == 0:
+                continue
+            ci = c if c != 0 else 1 << 40
+            bi = best_c if best_c != 0 else 1 << 40
+            if v > best_v or (v == best_v and ci > bi):
+                best_v = v
+                best_c = c
+    return best_v, best_c
+
+
+@_jit
+def _pay(money, b, payer, payee, amount):
+    money[b, payer] -= amount
+    money[b, payee] += amount
+
+
+@_jit
+def _kw_end(E, b, code):
+    """Settle a Kawuxing hand end (P_SELF_DRAW, P_CLAIM_WIN or P_EXHAUSTED) as the engine's Python path does
+    (kawuxing.settle_win / settle_draw, the claimed tile joining the nearest winner's hand), end the hand and
+    return P_ENDED with ``pend[b, 1]`` = END_*.  Transfers are paid in the scorer's order, so the money is
+    bit-identical."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[C_N]
+    kc = cfg[C_KW : C_KW + kwscore.N_KW]
+    base = fcfg[F_KONG_DOUBLING + 1]
+    last = r16[O16_FRONT] >= r16[O16_BACK]
+    if code == P_SELF_DRAW:
+        s = r8[O8_CUR]
+        value, cap = _kw_best(E, b, s, r8[O8_DRAWN], False, kwscore.HOW_SELF_DRAW, r8[O8_AFTER_KONG], last)
+        wrev = r8[O8_REVEALED + s] != 0
+        for p in range(n):
+            if p != s:
+                f = kwscore.payer_factor(kc, wrev, r8[O8_REVEALED + p] != 0)
+                _pay(money, b, p, s, float(kwscore.capped(value * f, cap)) * base)
+        kind = END_SELF_DRAW
+    elif code == P_CLAIM_WIN:
+        frm = r8[O8_CLAIM_FROM]
+        t = r8[O8_CLAIM_TILE]
+        rob = r8[O8_PHASE] == ROB
+        how = kwscore.HOW_ROB if rob else kwscore.HOW_DISCARD
+        kp = 0 if rob else r8[O8_CLAIM_KONG_POS]
+        drev = r8[O8_REVEALED + frm] != 0
+        first = -1
+        for k in range(1, n):
+            s = (frm + k) % n
+            if r8[O8_CLAIM_REPLY + s] != A_WIN:
+                continue
+            if first >= 0 and kc[kwscore.KW_SINGLE_WINNER] != 0:
+                break
+            if first < 0:
+                first = s
+            # scored before the tile moves (only the nearest winner's hand changes, after every score)
+            value, cap = _kw_best(E, b, s, t, True, how, kp, (not rob) and last)
+            wrev = r8[O8_REVEALED + s] != 0
+            f = kwscore.payer_factor(kc, wrev, drev)
+            if kc[kwscore.KW_BAOHU] != 0 and wrev and not (kc[kwscore.KW_BAOHU_EXEMPT] != 0 and drev):
+                m = n - 1 if kc[kwscore.KW_BAOHU_ALL] != 0 else 2
+                if kc[kwscore.KW_BAOHU_PER_SHARE] != 0:
+                    amount = m * (float(kwscore.capped(value * f, cap)) * base)
+                else:
+                    amount = float(kwscore.capped(m * value * f, cap)) * base
+            else:
+                amount = float(kwscore.capped(value * f, cap)) * base
+            _pay(money, b, frm, s, amount)
+        if rob:
+            r8[O8_HAND + 34 * frm + t] -= 1
+        else:
+            r16[O16_RIVER_LEN + frm] -= 1
+            r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
+        r8[O8_HAND + 34 * first + t] += 1
+        kind = END_ROB if rob else END_DISCARD
+    else:
+        nrev = 0
+        for x in range(n):
+            nrev += r8[O8_REVEALED + x]
+        tingtou = kc[kwscore.KW_TINGTOU]
+        if nrev > 0 and tingtou == 0:
+            if kc[kwscore.KW_HUANG_PENALTY] == 1:
+                first = 0
+                for x in range(n):
+                    if r8[O8_REVEAL_SEQ + x] >= 0 and (
+                        r8[O8_REVEAL_SEQ + first] < 0 or r8[O8_REVEAL_SEQ + x] < r8[O8_REVEAL_SEQ + first]
+                    ):
+                        first = x
+                for p in range(n):
+                    if p != first:
+                        _pay(money, b, first, p, 1.0 * base)
+        elif nrev > 0:
+            # payers in the order they declared 亮倒 (reveal_seq 0, 1, ...); only the first under tingtou on
+            for rank in range(nrev if tingtou == 2 else 1):
+                r = 0
+                for x in range(n):
+                    if r8[O8_REVEAL_SEQ + x] == rank:
+                        r = x
+                for x in range(n):
+                    if r8[O8_REVEALED + x] != 0:
+                        continue
+                    v, c = _kw_ready(E, b, x)
+                    if v > 0:
+                        _pay(money, b, r, x, float(kwscore.capped(2 * v, c)) * base)
+                    else:
+                        v, c = _kw_ready(E, b, r)
+                        if v > 0:
+                            _pay(money, b, x, r, float(kwscore.capped(2 * v, c)) * base)
+        kind = END_DRAW
+    r8[O8_PHASE] = DONE
+    for x in range(n):
+        r8[O8_CLAIM_OPTS + x] = 0
+    for a in range(N_ACTIONS):
+        mask[b, a] = False
+    pend[b, 1] = kind
+    _event(ev, evn, cfg, b, EV_END, kind, 0, 0, 0)
+    return P_ENDED
+
+
 # ----------------------------------------------------------------------------------------- entry point
 MODE_STEP, MODE_ADVANCE, MODE_RESUME, MODE_MASKS = 0, 1, 2, 3
 
@@ -990,6 +1160,8 @@ def run_tables(mode, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, 
             pend[b, 0] = P_NONE
             status = _resume(E, b, code)
         if status != P_NONE:
+            if cfg[C_KW_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN or status == P_EXHAUSTED):
+                status = _kw_end(E, b, status)
             pend[b, 0] = status
             waiting[k] = b
             k += 1

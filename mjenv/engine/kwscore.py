@@ -11,7 +11,11 @@ stay in the Python scorer (they are only needed when a hand ends).
 
 The options enter as small ints in a slice of the engine's configuration vector (:func:`config`,
 ``KW_*`` indices).  Functions allocate nothing (the engine's kernels run without numba's reference
-counting); working rows are passed in.
+counting); working rows are passed in.  The engine's kernels (:mod:`mjenv.engine.kernels`) also settle
+Kawuxing's hand ends with :func:`best_value`, :func:`payer_factor` and :func:`capped`.
+
+numba's on-disk cache of a caller does not notice edits to the functions it calls in another module:
+after changing this file, touch mjenv/engine/kernels.py so that the kernels recompile.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["config", "N_KW", "best_value", "claim_verdict"]
+__all__ = ["config", "N_KW", "best_value", "claim_verdict", "payer_factor", "capped"]
 
 # Indices into the options slice (see :func:`config`).
 (
@@ -40,8 +44,15 @@ __all__ = ["config", "N_KW", "best_value", "claim_verdict"]
     KW_LONGQIDUI_ANY,  # longqidui: 1 any_four, 0 win_tile
     KW_SHUANGLONG,
     KW_SHOUZHUAYI_MELDED,  # shouzhuayi: 1 melded_x4, 0 pph_single_x2
-) = range(17)
-N_KW = 17
+    KW_BAOHU,  # settlement (§3.10): baohu on
+    KW_BAOHU_EXEMPT,  # baohu_liang_exempt on
+    KW_BAOHU_ALL,  # baohu_amount: 1 all_shares, 0 double
+    KW_BAOHU_PER_SHARE,  # baohu_cap: 1 per_share, 0 total
+    KW_SINGLE_WINNER,  # multi_win off
+    KW_TINGTOU,  # drawn hand (§3.11): 0 off, 1 on, 2 each
+    KW_HUANG_PENALTY,  # huang_liang_penalty
+) = range(24)
+N_KW = 24
 
 HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2
 _SCOPES = {"win_tile": 0, "qingyise_any": 1, "any": 2}
@@ -72,6 +83,13 @@ def config(opts) -> np.ndarray:
     kc[KW_LONGQIDUI_ANY] = opts.longqidui == "any_four"
     kc[KW_SHUANGLONG] = on("shuanglong")
     kc[KW_SHOUZHUAYI_MELDED] = opts.shouzhuayi == "melded_x4"
+    kc[KW_BAOHU] = on("baohu")
+    kc[KW_BAOHU_EXEMPT] = on("baohu_liang_exempt")
+    kc[KW_BAOHU_ALL] = opts.baohu_amount == "all_shares"
+    kc[KW_BAOHU_PER_SHARE] = opts.baohu_cap == "per_share"
+    kc[KW_SINGLE_WINNER] = opts.multi_win == "off"
+    kc[KW_TINGTOU] = {"off": 0, "on": 1, "each": 2}[opts.tingtou]
+    kc[KW_HUANG_PENALTY] = int(opts.huang_liang_penalty)
     return kc
 
 
@@ -106,8 +124,9 @@ def _key(value, cap):
 
 @_jit
 def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc):
-    """V of the best reading of the complete hand ``full`` (concealed counts incl. the winning tile ``w``),
-    with ``nm`` melds of kinds ``mk`` / tiles ``mt``; 0 when it has no reading.  ``work``: an int8 row of 34."""
+    """``(V, cap)`` of the best reading of the complete hand ``full`` (concealed counts incl. the winning tile
+    ``w``), with ``nm`` melds of kinds ``mk`` / tiles ``mt``; ``(0, 0)`` when it has no reading.  A cap of 0
+    means none.  ``work``: an int8 row of 34."""
     multiply = kc[KW_MULTIPLY] != 0
     # situational fans (§1.6): the same for every reading
     s_mul = 1
@@ -155,6 +174,7 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
     cap = kc[KW_CAP]
     best = np.int64(-1)
     best_value_ = 0
+    best_cap = 0
     # standard readings: each pair, each split of the rest (the choice triplet / sequences at every tile
     # held three or four times, in increasing tile order, as mjenv.rules.hand.readings enumerates them)
     for p in range(34):
@@ -247,6 +267,7 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
             if key > best:
                 best = key
                 best_value_ = value
+                best_cap = cap
     # seven pairs (no melds, 14 concealed tiles, every count even)
     if nm == 0 and total == 14:
         even = True
@@ -276,7 +297,24 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
             if key > best:
                 best = key
                 best_value_ = value
-    return best_value_
+                best_cap = rcap
+    return best_value_, best_cap
+
+
+@_jit
+def payer_factor(kc, winner_revealed, payer_revealed):
+    """f_P of §3.10 (``kawuxing.payer_factor``)."""
+    if payer_revealed and winner_revealed and kc[KW_LIANG_VS_LIANG] != 0:
+        return 2
+    if payer_revealed and not winner_revealed and kc[KW_LIANG_LOSER_DOUBLE] != 0:
+        return 2
+    return 1
+
+
+@_jit
+def capped(value, cap):
+    """min(value, cap), or value when the cap is 0 (none)."""
+    return value if cap == 0 or value < cap else cap
 
 
 @_jit
@@ -288,15 +326,10 @@ def claim_verdict(h, full, work, w, mk, mt, nm, how, kong_position, last_tile, r
     for t in range(34):
         full[t] = h[t]
     full[w] += 1
-    value = best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc)
+    value, _ = best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc)
     if value == 0:
         return False, 0
-    f = 1
-    if discarder_revealed and revealed and kc[KW_LIANG_VS_LIANG] != 0:
-        f = 2
-    elif discarder_revealed and not revealed and kc[KW_LIANG_LOSER_DOUBLE] != 0:
-        f = 2
-    value_d = value * f
+    value_d = value * payer_factor(kc, revealed, discarder_revealed)
     if how == HOW_ROB and kc[KW_QIANGGANG] == 0:
         return False, value_d
     if kc[KW_KAIKOU] != 0 and value_d < 2:
