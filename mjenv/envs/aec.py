@@ -190,11 +190,15 @@ class raw_env(AECEnv):
         self._rng_seed: int | None = None  # the generator is made from this seed when first needed
         self._rng_made: np.random.Generator | None = np.random.default_rng()
         self._hand_seed: int | None = None
-        self._decisions: list[dict] = []
+        self._decisions: list[tuple[int, int, int]] = []  # (event index, seat, action) of every decision
         self._zero_money = np.zeros(n).tobytes()
         self._money = self._zero_money  # money at the last settled step, as bytes (cheaper to compare)
         self._revealed = st.revealed[0]  # for the event index of a decision (see Engine.event_count)
         self._evn = self.engine._evn
+        self._liang = bool(self.engine.family.liang)
+        # The seat the engine waits for, or -1 once the hand is over: kept at every reset and step (the
+        # env's engine moves only through them), so that observe and the legality check read no array.
+        self._to_act = -1
         self._paid = False  # the last step moved money (rewards hold non-zero entries)
         self._has_reset = False
 
@@ -221,10 +225,7 @@ class raw_env(AECEnv):
         Both arrays are fresh on every call: an observation kept by the caller does not change when
         the env steps on."""
         seat = self.agent_name_mapping[agent]
-        if self._phase[0] != DONE and self._actor[0] == seat:
-            mask = self._mask_row.copy()
-        else:
-            mask = np.zeros(N_ACTIONS, np.int8)
+        mask = self._mask_row.copy() if seat == self._to_act else np.zeros(N_ACTIONS, np.int8)
         return {"observation": self._row(seat), "action_mask": mask}
 
     def _hand_over(self) -> bool:
@@ -233,11 +234,7 @@ class raw_env(AECEnv):
 
     def _legal(self, agent: str, action) -> bool:
         """Whether ``action`` (in range) is legal for ``agent`` now (what its ``action_mask`` says)."""
-        return (
-            self._phase[0] != DONE
-            and self._actor[0] == self.agent_name_mapping[agent]
-            and self._mask_row[int(action)] != 0
-        )
+        return self._to_act == self.agent_name_mapping[agent] and self._mask_row[int(action)] != 0
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new hand: seeded, or an explicit ``options={"wall": ..., "dealer": d}``."""
@@ -300,20 +297,26 @@ class raw_env(AECEnv):
             not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_))
         ):
             raise IllegalActionError(f"{agent}: action must be an integer id 0..{N_ACTIONS - 1}, got {action!r}")
-        self._step(agent, int(action))
+        act = int(action)
+        if not 0 <= act < N_ACTIONS:  # not an action id: the engine's argument checks name it
+            self.engine.step(np.array([act]))
+            raise IllegalActionError(f"{agent}: action {act} is not an id 0..{N_ACTIONS - 1}")  # pragma: no cover
+        self._step(agent, act)
 
     def _step(self, agent: str, act: int) -> None:
-        """``step`` of a live agent with an integer action (checked by the caller)."""
-        # Engine.event_count(0) without its array sum: each 亮倒 is one event written as three records.
-        at = int(self._evn[0]) - 2 * self._revealed.tobytes().count(1)
-        if 0 <= act < N_ACTIONS:
-            self._act[0] = act
-            self.engine.step(self._act)  # raises IllegalActionError (nothing changed) for an illegal action
-        else:  # not an action id: the engine's argument checks name it
-            self.engine.step(np.array([act]))
+        """``step`` of a live agent with an action id ``0 <= act < 111`` (checked by the caller)."""
+        at = self._evn.item(0)  # the decision's event index: Engine.event_count(0) without its array sum
+        if self._liang:  # each 亮倒 is one event written as three records
+            at -= 2 * self._revealed.tobytes().count(1)
+        self._act[0] = act
+        self.engine.step(self._act)  # raises IllegalActionError (nothing changed) for an illegal action
         self._cumulative_rewards[agent] = 0.0
-        self._decisions.append({"at": at, "seat": self.agent_name_mapping[agent], "action": act})
-        self._settle_step()
+        self._decisions.append((at, self.agent_name_mapping[agent], act))
+        if self._paid or self._money_now.tobytes() != self._money or self._phase[0] == DONE:
+            self._settle_step()
+        else:  # most steps: no money moved, none had moved before, the hand goes on
+            self._to_act = seat = self._actor.item(0)
+            self.agent_selection = self.possible_agents[seat]
         if self.render_mode == "human":
             self.render()
 
@@ -340,8 +343,10 @@ class raw_env(AECEnv):
             if self.record_replay is not None:
                 self.save_replay(self.record_replay, append=self._replay_started)
                 self._replay_started = True
+            self._to_act = -1
         else:
-            self.agent_selection = self.possible_agents[self._actor[0]]
+            self._to_act = seat = self._actor.item(0)
+            self.agent_selection = self.possible_agents[seat]
 
     # ------------------------------------------------------------------ extras
     def save_replay(self, path, *, append: bool = False) -> None:
@@ -355,7 +360,8 @@ class raw_env(AECEnv):
         }
         if self.ruleset is not None or self.preset is not None:
             extra["rules"] = {"ruleset": self.ruleset, "preset": self.preset}
-        write_replay(path, self.engine, 0, extra, decisions=self._decisions, append=append)
+        decisions = [{"at": at, "seat": seat, "action": act} for at, seat, act in self._decisions]
+        write_replay(path, self.engine, 0, extra, decisions=decisions, append=append)
 
     def render(self) -> str | None:
         """The table as text (``ansi``: returned; ``human``: printed)."""
@@ -412,9 +418,16 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
 
     def step(self, action) -> None:
         """Check the call order, the action's range and its legality, then step the raw env."""
+        raw = self.env
+        if type(action) is int and 0 <= action < N_ACTIONS and self._has_reset and not self._terminated:
+            # The common step: a live hand (so no agent is dead yet), the acting agent, a legal id.
+            agent = raw.agent_selection
+            if raw._to_act == raw.agent_name_mapping[agent] and raw._mask_row[action]:
+                self._has_updated = True
+                raw._step(agent, action)
+                return
         if not self._has_reset:
             EnvLogger.error_step_before_reset()
-        raw = self.env
         if not raw.agents:
             self._has_updated = True
             EnvLogger.warn_step_after_terminated_truncated()
@@ -423,9 +436,6 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
         agent = raw.agent_selection
         dead = raw.terminations[agent] or raw.truncations[agent]
         if type(action) is int and 0 <= action < N_ACTIONS:
-            if not dead and raw._legal(agent, action):  # the common step: straight to the engine
-                raw._step(agent, action)
-                return
             in_space = True
         else:
             in_space = action is not None and raw.action_spaces[agent].contains(action)
