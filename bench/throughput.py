@@ -156,25 +156,28 @@ def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool) -> di
     next_id = batch
     eng.reset(seed=0)
     redealt = np.zeros(batch, bool)
-    length = np.zeros(batch, np.int64)  # decisions so far in each table's current hand
+    # Every live table's seat decides once per step, so a hand's decisions are the steps from its deal to
+    # its end: counted from the step number at each deal (no per-step bookkeeping inside the timed loop).
+    steps = 0
+    dealt_at = np.zeros(batch, np.int64)
     finished: list[np.ndarray] = []  # decisions of every hand played from its deal to its end
 
     def run(budget: float, until_redealt: bool = False) -> tuple[int, float]:
-        nonlocal next_id
+        nonlocal next_id, steps
         d0, t0 = eng.n_decisions, time.process_time()
         while time.process_time() - t0 < budget and not (until_redealt and redealt.all()):
             done = eng.done
             if done.any():
                 idx = np.flatnonzero(done)
-                finished.append(length[idx].copy())
-                length[idx] = 0
+                finished.append(steps - dealt_at[idx])
                 redealt[idx] = True
                 eng.reset(seed=0, tables=idx, table_ids=np.arange(next_id, next_id + len(idx)))
+                dealt_at[idx] = steps + eng.done[idx]  # a hand over at its deal (no decision) counts 0
                 next_id += len(idx)
             if with_obs:
                 enc.encode(eng.state, eng.state.actor, out=obs, engine=eng)
-            length[~eng.done] += 1  # every live table's seat decides once per step
             eng.step(sampler.sample(eng.mask, actions))
+            steps += 1
         return eng.n_decisions - d0, time.process_time() - t0
 
     run(600.0, until_redealt=True)  # warm-up: compiled, and the tables spread over their hands
