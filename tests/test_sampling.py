@@ -66,3 +66,22 @@ def test_bad_arguments_are_rejected():
         s.sample(np.zeros((2, 3, 4), bool))
     with pytest.raises(ValueError, match="out must be int64"):
         s.sample(np.ones((2, 5), bool), out=np.empty(3, np.int64))
+
+
+def test_the_buffer_fast_path_draws_what_the_general_path_draws():
+    """``sample(mask, out)`` with the engine's C-contiguous bool mask (the compiled entry point) and every
+    other form (int8, a strided view, no ``out``) consume the same stream and give the same actions."""
+    rng = np.random.default_rng(4)
+    mask = rng.random((40, A.N_ACTIONS)) < 0.1
+    mask[:, A.PASS] = True
+    out = np.empty(40, np.int64)
+    fast = ActionSampler(9)
+    general = ActionSampler(9)
+    for _ in range(3):
+        np.testing.assert_array_equal(fast.sample(mask, out), general.sample(mask.astype(np.int8)))
+        assert fast.sample(mask, out) is out
+        general.sample(mask)
+    np.testing.assert_array_equal(fast.state, general.state)
+    view = np.zeros((40, 2 * A.N_ACTIONS), bool)
+    view[:, ::2] = mask  # a strided view: not the fast path, same draws
+    np.testing.assert_array_equal(ActionSampler(1).sample(view[:, ::2], out).copy(), ActionSampler(1).sample(mask))

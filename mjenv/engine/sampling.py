@@ -54,6 +54,21 @@ def random_legal_actions(mask, state, out):
     return empty
 
 
+_ENTRY = None
+
+
+def _entry():
+    """The compiled :func:`random_legal_actions` for C-contiguous ``(bool [B, A], uint64 [1], int64 [B])``,
+    called without the dispatcher's type resolution (≈ 0.3 µs of a B = 1 call)."""
+    global _ENTRY
+    if _ENTRY is None:
+        args = (np.zeros((1, 1), np.bool_), np.zeros(1, np.uint64), np.zeros(1, np.int64))
+        random_legal_actions(*args)  # compiled (or loaded from the cache) for these types
+        sig = tuple(numba.typeof(a) for a in args)
+        _ENTRY = random_legal_actions.overloads[sig].entry_point
+    return _ENTRY
+
+
 def seed_state(seed: int | None) -> np.ndarray:
     """A fresh uint64 ``[1]`` stream state for ``seed`` (an int of any size; ``None``: from OS entropy)."""
     if seed is None:
@@ -69,15 +84,40 @@ class ActionSampler:
     """Seeded uniform choice among the legal actions of each mask row, compiled (see the module docstring).
 
     ``sample(mask)`` returns int64 ``[B]`` (``-1`` for rows with no legal action).  The result lives in a
-    buffer the sampler reuses for the next call of the same ``B``; copy it to keep it.
+    buffer the sampler reuses for the next call of the same ``B``; copy it to keep it.  ``sample(mask, out)``
+    with a C-contiguous bool mask and int64 buffer (an engine's ``mask`` and the caller's action array) checks
+    them once and calls the compiled kernel directly while the same two arrays come back (≈ 0.4 µs a call at
+    B = 1 instead of ≈ 1.2 µs); reshaping either of them in place afterwards is not supported.
     """
 
     def __init__(self, seed: int | None = 0):
         self.state = seed_state(seed)
         self._out = np.empty(0, np.int64)
+        unset = object()
+        self._fast: tuple = (unset, unset)  # the last (mask, out) pair found fit for the entry point
+        self._entry = None
 
     def sample(self, mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Uniformly random legal action per row of bool ``mask`` ``[B, A]`` (or ``[A]``: one row)."""
+        if mask is self._fast[0] and out is self._fast[1]:
+            # The pair checked last time (a batched loop passes the engine's mask and one buffer at every
+            # step): the compiled entry point, without the checks and the dispatcher's type resolution.
+            self._entry(mask, self.state, out)
+            return out
+        if (
+            type(mask) is np.ndarray
+            and type(out) is np.ndarray
+            and mask.dtype == np.bool_
+            and out.dtype == np.int64
+            and mask.ndim == 2
+            and out.shape == (mask.shape[0],)
+            and mask.flags.c_contiguous
+            and out.flags.c_contiguous
+        ):
+            self._fast = (mask, out)
+            self._entry = _entry()
+            self._entry(mask, self.state, out)
+            return out
         mask = np.asarray(mask)
         if mask.dtype != np.bool_:
             mask = mask.astype(bool)
