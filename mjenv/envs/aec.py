@@ -61,7 +61,8 @@ Observations — ``observe(agent)`` returns ``{"observation": float32 [C, 34], "
     ==========  ========  ================================================================
 
     Seat blocks are in relative order (the agent first).  ``action_mask`` is the legal actions for the
-    acting agent and all zeros for the others (and at the end of the hand).
+    acting agent and all zeros for the others (and at the end of the hand).  Both arrays are new on every
+    call: an observation kept across steps (a replay buffer, PettingZoo's ``api_test``) never changes.
 
 Rewards
     Money, in units of the base stake, paid when it moves: kong money at the step that completes the
