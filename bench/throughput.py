@@ -162,10 +162,14 @@ def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool) -> di
     dealt_at = np.zeros(batch, np.int64)
     finished: list[np.ndarray] = []  # decisions of every hand played from its deal to its end
 
+    # The CPU clock is read once per 256 decisions or so (every step from B = 256 on), as the peer's loop reads
+    # it once per game: at B = 1 a clock read per step cost as much as the engine's own Python.
+    check_every = max(1, 256 // batch)
+
     def run(budget: float, until_redealt: bool = False) -> tuple[int, float]:
         nonlocal next_id, steps
         d0, t0 = eng.n_decisions, time.process_time()
-        while time.process_time() - t0 < budget and not (until_redealt and redealt.all()):
+        while steps % check_every or (time.process_time() - t0 < budget and not (until_redealt and redealt.all())):
             done = eng.done
             if done.any():
                 idx = np.flatnonzero(done)

@@ -69,7 +69,7 @@ def _check_tables(engine, tables: Any) -> np.ndarray | None:
     bad = idx[(idx < 0) | (idx >= B)]
     if bad.size:
         raise ValueError(f"tables must be indices 0..{B - 1}, got {int(bad[0])}")
-    if np.unique(idx).size != idx.size:
+    if idx.size > 1 and np.unique(idx).size != idx.size:
         uniq, counts = np.unique(idx, return_counts=True)
         raise ValueError(f"tables lists table {int(uniq[counts > 1][0])} more than once")
     return idx

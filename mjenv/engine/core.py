@@ -32,7 +32,7 @@ from mjenv.engine import kernels as K
 from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
 from mjenv.engine import kwscore
-from mjenv.engine.family import KawuxingFamily, family_for
+from mjenv.engine.family import Family, KawuxingFamily, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
@@ -242,6 +242,7 @@ class Engine:
         self.n_decisions = 0
         self.match_money = np.zeros((B, self.n), dtype=np.float64)
         self.family = family_for(self)
+        self._has_sessions = type(self.family).new_session is not Family.new_session
         self.seven_pairs = self.family.seven_pairs
         self.balance = np.zeros((B, self.n), dtype=np.float64)
         self.sessions: list = [None] * B
@@ -346,26 +347,35 @@ class Engine:
             self.hand_number[idx] = 0
             self.session_over[idx] = False
             start = self.family.starting_balance()
-            for j, b in enumerate(idx.tolist()):
-                self.sessions[b] = self.family.new_session(int(dealers[j]))
+            if self._has_sessions:  # (families without sessions keep None in every entry)
+                for j, b in enumerate(idx.tolist()):
+                    self.sessions[b] = self.family.new_session(int(dealers[j]))
             self.balance[idx] = start
         else:
             self.hand_number[idx] += 1
             self.balance[idx] += self.state.money[idx]  # the bankroll carries the finished hand's money
-        for b in idx.tolist():
-            log = self._logs.pop(b, None)
-            if log is not None:
-                log._detach()
-            self.results[b] = None
-            if self._py_events[b]:
-                self._py_events[b] = []
+        rows = idx.tolist()
+        if self._logs:
+            for b in rows:
+                log = self._logs.pop(b, None)
+                if log is not None:
+                    log._detach()
+        results = self.results
+        for b in rows:
+            results[b] = None
+        if self.record_events:  # (dict-valued events exist only when recording)
+            for b in rows:
+                if self._py_events[b]:
+                    self._py_events[b] = []
         self._ever_dealt = True
         K.deal_tables(
             self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers.astype(np.int64),
             self._cfg, self._ev, self._evn, self.mask,
         )
         self._pend[idx] = 0
-        self._run(K.run_tables(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info))
+        k = K.run_tables(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info)
+        if k:
+            self._run(k)
 
     def seeded_walls(self, seed: int, table_ids) -> np.ndarray:
         """int8 [k, W]: the walls :func:`seeded_wall` gives table ids ``table_ids`` under ``seed``."""
@@ -487,7 +497,8 @@ class Engine:
                 f"table {b}, seat {int(self.state.actor[b])}: action {name} is not legal (legal: {legal})"
             )
         self.n_decisions += int(self._info[0])
-        self._run(k)
+        if k:
+            self._run(k)
 
     def _run(self, k: int) -> None:
         """Handle the pendings of the first ``k`` tables in ``_waiting`` in Python, resume them, repeat."""
