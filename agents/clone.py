@@ -179,3 +179,4 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
         log(f"[clone] held-out agreement with the teacher {100 * report.holdout_agreement:.1f}% "
             f"({report.holdout_states} states with a choice), {report.states:,} states, {report.cpu_seconds:.0f} CPU s")
     return report
+
