@@ -12,6 +12,10 @@ What happens:
   last ``pool_size`` kept), with ``opponent_weights``;
 * the policy is :func:`agents.policy.make_trunk` (1-D convolutions over the 34 tile columns + one dense
   layer) with a linear action head and a small value head; illegal actions are masked;
+* rewards are the learner's money × ``reward_scale`` (the scale the cloning step fits the value head to);
+  ``--advice`` appends the :mod:`agents.advice` look-ahead rows to the policy's input and adds the heuristic's
+  advice to its logits with a learned weight; ``--oracle_critic`` gives the value head its own trunk over the
+  observation plus the oracle rows (:class:`LearnerInputs`), which the policy never sees;
 * every ``eval_every`` steps the greedy policy plays a duplicate tournament (:mod:`agents.arena`) against each
   of ``eval_opponents``; the score per hand with its 95% CI is printed and logged;
 * logs go to ``<out>/<run>/``: ``progress.csv`` and TensorBoard events (SB3 logger), ``eval.csv``; checkpoints
