@@ -49,7 +49,7 @@ def test_features_match_the_heuristic_and_a_slow_shanten(variant):
     heuristic = make_agent("heuristic", variant)
     view = heuristic.view
     checked_shanten = danger_seen = 0
-    for obs, mask in _states(variant):
+    for obs, mask in _states(variant, tables=24, steps=80):
         x = feats.encode(obs, mask)
         assert x.shape == (len(mask), ROWS, 34) and x.dtype == np.float32
         live = mask.any(1)
@@ -73,7 +73,7 @@ def test_features_match_the_heuristic_and_a_slow_shanten(variant):
                 checked_shanten += 1
         not_own = np.flatnonzero(live & (d.phase != S.TURN) & (d.phase != S.CLAIMED))
         assert (x[not_own, ADVICE_ROWS + 1] == 0).all()
-    assert checked_shanten > 100
+    assert checked_shanten > 50
     if variant == "kawuxing3":
         assert danger_seen > 0  # some states had a revealed player's waits to avoid
 
