@@ -19,7 +19,7 @@ filled) and of the honors (``5^7``), ``table[code, P, M]`` is the largest ``T`` 
 component into ``M`` sets and ``P`` heads (``NEG`` when impossible).  They are built by dynamic
 programming over the tile total (a component's value comes from components with fewer tiles) in
 about a second and cached in module globals; combining the four components is a max-plus
-convolution of ``[N, 2, 5]`` arrays.
+convolution over (head, sets), compiled per hand (numba, ``cache=True``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
+import numba
 import numpy as np
 
 __all__ = ["shanten", "shanten_standard", "shanten_seven_pairs", "ukeire", "shanten_reference", "tables"]
@@ -110,10 +111,6 @@ def tables() -> dict[str, np.ndarray]:
     return _tables
 
 
-_WEIGHTS = np.zeros((34, 4), dtype=np.float32)
-_WEIGHTS[np.arange(34), np.arange(34) // 9] = 5.0 ** (np.arange(34) % 9)
-
-
 def _as_batch(counts) -> tuple[np.ndarray, bool]:
     arr = np.asarray(counts)
     single = arr.ndim == 1
@@ -128,24 +125,56 @@ def _as_batch(counts) -> tuple[np.ndarray, bool]:
     return arr, single
 
 
-def _gather(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """``int16 [2, 5, N]`` entries of ``codes``: head and set count first, so every operation below runs on
-    contiguous length-N rows (an ``[N, 2, 5]`` layout is several times slower on its tiny strided slices)."""
-    return np.ascontiguousarray(table[codes].astype(np.int16).transpose(1, 2, 0))
-
-
-_PAIRS = [(h1, m1, h2, m2) for h1 in range(2) for h2 in range(2 - h1) for m1 in range(5) for m2 in range(5 - m1)]
-
-
-def _conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Max-plus convolution over (head, sets) of two ``int16 [2, 5, N]`` arrays (heads ≤ 1, sets ≤ 4)."""
-    out = np.full_like(a, NEG)
-    tmp = np.empty_like(a[0, 0])
-    for h1, m1, h2, m2 in _PAIRS:
-        np.add(a[h1, m1], b[h2, m2], out=tmp)
-        np.maximum(out[h1 + h2, m1 + m2], tmp, out=out[h1 + h2, m1 + m2])
-    np.maximum(out, NEG, out=out)
-    return out
+@numba.njit(cache=True, nogil=True)
+def _standard_rows(c, n_melds, suit, honor, out):
+    """Standard shanten of every row of ``c`` (int8 ``[N, 34]``) into ``out``: per row, the four components'
+    table entries combined by a max-plus convolution over (head, sets), then the formula of the module
+    docstring.  Compiled: a hand costs well under a microsecond here, against tens of numpy calls per batch."""
+    acc = np.empty((2, 5), np.int16)
+    nxt = np.empty((2, 5), np.int16)
+    for i in range(c.shape[0]):
+        for h in range(2):
+            for m in range(5):
+                acc[h, m] = NEG
+        acc[0, 0] = 0  # the identity: no tiles, no sets, no head
+        for j in range(4):
+            code = 0
+            size = 7 if j == 3 else 9
+            for x in range(size - 1, -1, -1):
+                code = code * 5 + c[i, 9 * j + x]
+            if code == 0:
+                continue
+            part = honor[code] if j == 3 else suit[code]
+            for h in range(2):
+                for m in range(5):
+                    nxt[h, m] = NEG
+            for h1 in range(2):
+                for m1 in range(5):
+                    a = acc[h1, m1]
+                    if a <= NEG:
+                        continue
+                    for h2 in range(2 - h1):
+                        for m2 in range(5 - m1):
+                            b = part[h2, m2]
+                            if b <= NEG:
+                                continue
+                            v = a + b
+                            if v > nxt[h1 + h2, m1 + m2]:
+                                nxt[h1 + h2, m1 + m2] = v
+            for h in range(2):
+                for m in range(5):
+                    acc[h, m] = nxt[h, m]
+        k = 4 - n_melds[i]
+        best = -1000
+        for h in range(2):
+            for m in range(min(k, 4) + 1):
+                t = acc[h, m]
+                if t <= NEG:
+                    continue
+                score = 2 * m + min(t, k - m) + h
+                if score > best:
+                    best = score
+        out[i] = 2 * k - best
 
 
 def shanten_standard(counts, n_melds) -> np.ndarray:
@@ -155,24 +184,14 @@ def shanten_standard(counts, n_melds) -> np.ndarray:
     return int(out[0]) if single else out
 
 
-_M = np.arange(5, dtype=np.int16)[None, :, None]
-_H = np.arange(2, dtype=np.int16)[:, None, None]
-
-
 def _standard(c: np.ndarray, n_melds: np.ndarray) -> np.ndarray:
     """:func:`shanten_standard` of validated ``[N, 34]`` counts (no checks: the agents' hot path)."""
     tb = tables()
-    codes = (c.astype(np.float32) @ _WEIGHTS).astype(np.int64)
-    # A component empty in every row (the third suit of Kawuxing-3p) is the identity of the convolution.
-    used = [j for j in range(4) if codes[:, j].any()] or [0]
-    acc = None
-    for j in used:
-        part = _gather(tb["honor" if j == 3 else "suit"], codes[:, j])
-        acc = part if acc is None else _conv(acc, part)
-    k = (4 - n_melds.astype(np.int16))[None, None, :]
-    score = 2 * _M + np.minimum(acc, k - _M) + _H
-    score[(acc <= NEG) | (_M > k)] = NEG
-    return (2 * k[0, 0] - score.max(axis=(0, 1))).astype(np.int64)
+    out = np.empty(len(c), np.int64)
+    _standard_rows(
+        np.ascontiguousarray(c, dtype=np.int8), np.ascontiguousarray(n_melds, dtype=np.int64), tb["suit"], tb["honor"], out
+    )
+    return out
 
 
 def shanten_seven_pairs(counts) -> np.ndarray:
