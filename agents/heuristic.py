@@ -88,7 +88,7 @@ class HeuristicAgent:
     """Rule-based player (see the module docstring); batched over rows, deterministic."""
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None, *, liang_min_live: int = 2,
-                 liang_min_wall: int = 4, name: str = "heuristic"):
+                 liang_min_wall: int = 4, flush_bonus: int | None = None, name: str = "heuristic"):
         self.name = name
         self.view = ObsView(variant, options)
         self.variant = variant
@@ -102,7 +102,10 @@ class HeuristicAgent:
         self.family = family
         self._kawuxing = family == "kawuxing"
         self._lanpai = family == "gejiu"  # 烂牌 / 七星 shapes (docs/rules/gejiu.md §6.6)
-        self._flush_bonus = _FLUSH_BONUS.get(family)
+        # ``flush_bonus`` overrides the family's credit; in Kawuxing (no credit by default) a flush is 清一色 alone
+        # (×4, docs/rules/kawuxing.md §3.7: no dragons), so its plan keeps one suit without honors.
+        self._flush_bonus = _FLUSH_BONUS.get(family) if flush_bonus is None else int(flush_bonus)
+        self._flush_honors = family != "kawuxing"
         # 包牌 liability the player can incur by feeding (docs/rules/yangzhou.md §8.9; Diedaohu's option).
         self._bao_flush = family == "yangzhou" and getattr(self.opts, "baopai", "off") == "on"
         self._bao_fengqing = self._bao_flush or getattr(self.opts, "fengqing_baopai", "off") == "on"
@@ -226,10 +229,19 @@ class HeuristicAgent:
         if self._lanpai:
             out[:, 3] = np.minimum(out[:, 3], lanpai_shanten(h, nm))
         if self._flush_bonus is not None:
-            allowed, feasible = flush_allowed(meld_tiles)
+            allowed, feasible = self._flush_allowed(meld_tiles)
             for s_ in range(3):
                 out[:, s_] = np.where(feasible[:, s_], plan_shanten(h, nm, allowed[s_], self._sp), 99)
         return out
+
+    def _flush_allowed(self, meld_tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`agents.plans.flush_allowed`, without the honors where a flush may not hold them (Kawuxing)."""
+        allowed, feasible = flush_allowed(meld_tiles)
+        if self._flush_honors:
+            return allowed, feasible
+        allowed = allowed & (SUIT_OF < 3)[None, :]
+        mt = np.asarray(meld_tiles) > 0
+        return allowed, ~(mt[:, None, :] & ~allowed[None]).any(2)
 
     def _bonus(self) -> np.ndarray:
         """int [4]: the shanten credit of each plan column of :meth:`_plan_costs`."""
@@ -258,7 +270,7 @@ class HeuristicAgent:
         order = np.array([3, 0, 1, 2])
         plan = order[best[:, order].argmin(1)]
         p_k = plan[r_i]
-        allowed_s, _ = flush_allowed(meld_tiles[:1])
+        allowed_s, _ = self._flush_allowed(meld_tiles[:1])
         allowed = np.where((p_k < 3)[:, None], allowed_s[np.minimum(p_k, 2)], everything)
         return plan, allowed, costs[np.arange(K), p_k]
 

@@ -61,3 +61,84 @@ def test_bad_arguments_are_refused():
         R.counterfactual_pairs("kawuxing3", None, make_agent("heuristic"), 10, branch_prob=0)
     with pytest.raises(SystemExit):
         R.main(["--pairs", "0"])
+
+
+def test_discard_departures_are_legal_plain_discards_other_than_the_advice():
+    h = make_agent("heuristic")
+    data = R.counterfactual_pairs("kawuxing3", h.opts, h, 48, seed=7, branch_prob=0.3, batch_pairs=24,
+                                  departures=R.DISCARD_KINDS, keep_obs=False)
+    n = len(data["advantage"])
+    assert n >= 48 and "obs" not in data
+    kinds = {R.KINDS[k] for k in data["kind"]}
+    assert {"discard2", "fold", "safe_keep"} <= kinds <= set(R.DISCARD_KINDS)
+    assert (data["advice"] < A.LIANG).all() and (data["alt"] < A.LIANG).all()
+    assert (data["alt"] != data["advice"]).all()
+    assert data["mask"][np.arange(n), data["alt"]].all()
+    for f in R.FEATURES:
+        assert len(data[f"feat_{f}"]) == n
+    flush = data["kind"] == R.KINDS.index("flush")
+    assert (data["feat_flush_gap"][flush] <= 3).all() and (data["feat_flush_gap"][~flush] == 99).all()
+    # Each twin branches at most once per wall.
+    key = data["wall"] * 16 + data["kind"]
+    assert len(np.unique(key)) == n
+    by = R.summary(data, "opp_revealed")
+    assert sum(r["n"] for r in by) == n
+
+
+def test_second_choice_is_the_teachers_ranking_without_the_advised_tile():
+    h = make_agent("heuristic")
+    hand = np.zeros(34, np.int8)
+    from mjenv.engine import state as S
+    d = h.view.decode(np.zeros((1, *h.view.shape), np.float32))
+    # A one-row decoded state: own turn, 14 tiles, nothing else seen.
+    for t in (9, 10, 11, 18, 19, 20, 21, 22, 23, 13, 13, 31, 15, 26):  # kawuxing3 plays 1-9p, 1-9s, dragons
+        hand[t] += 1
+    d.hand = hand[None].copy()
+    d.phase = np.array([S.TURN])
+    d.wall_left = np.array([30])
+    mask = np.zeros((1, A.N_ACTIONS), bool)
+    mask[0, np.flatnonzero(hand)] = True
+    advice = h.decide(d, mask)
+    assert advice[0] < A.LIANG
+    alt, _ = R.discard_alternative("discard2", h, d, mask, advice)
+    m2 = mask.copy()
+    m2[0, advice[0]] = False
+    assert alt[0] == h.decide(d, m2)[0] != advice[0]
+    for kind in ("fold", "safe_keep", "flush"):
+        alt, _ = R.discard_alternative(kind, h, d, mask, advice)
+        assert alt[0] == -1 or (mask[0, alt[0]] and alt[0] != advice[0])
+    with pytest.raises(ValueError, match="kind"):
+        R.discard_alternative("pong", h, d, mask, advice)
+
+
+def test_tile_danger_reads_the_wall():
+    h = make_agent("heuristic")
+    d = h.view.decode(np.zeros((1, *h.view.shape), np.float32))
+    d.hand = np.zeros((1, 34), np.int8)
+    danger = R.tile_danger(d)[0]
+    # Nothing seen: a middle tile has 4 pair ways and 3 sequences of 4 ways each; a terminal one sequence;
+    # a dragon pairs only; a kind not in play nothing.
+    assert danger[13] == 4 + 3 * 4 and danger[9] == 4 + 4 and danger[31] == 4 and danger[0] == 0
+    d.hand[0, 31] = 4
+    d.hand[0, 14] = 4  # every 6p held: 7p keeps only the sequence 7-8-9 (5-6-7 and 6-7-8 need a 6p)
+    danger = R.tile_danger(d)[0]
+    assert danger[31] == 0 and danger[15] == 4 + 4
+
+
+def test_twin_given_the_advised_discard_gains_exactly_nothing(monkeypatch):
+    real = R.discard_alternative
+
+    def same_move(kind, teacher, d, mask, advice):
+        alt, gap = real(kind, teacher, d, mask, advice)
+        return np.where(alt >= 0, advice, -1), gap
+
+    monkeypatch.setattr(R, "discard_alternative", same_move)
+    h = make_agent("heuristic")
+    data = R.counterfactual_pairs("kawuxing3", h.opts, h, 30, seed=8, branch_prob=0.3,
+                                  departures=("discard2", "fold"), keep_obs=False)
+    assert len(data["advantage"]) >= 30 and (data["advantage"] == 0).all()
+
+
+def test_unknown_departure_is_refused():
+    with pytest.raises(ValueError, match="departures"):
+        R.counterfactual_pairs("kawuxing3", None, make_agent("heuristic"), 10, departures=("nope",))
