@@ -39,7 +39,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents import make_agent
+from agents import BUILTIN, make_agent
 from agents.arena import json_text, pairwise, play_duplicate, summarize
 from agents.policy import (DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoint_payload, load_checkpoint, make_head,
                            make_trunk, save_checkpoint)
@@ -158,6 +158,9 @@ class Args:
     advice: bool = False
     """append the heuristic-advice-v1 look-ahead features (agents/advice.py) to the observation and add the
     heuristic's advice to the action logits with a learned weight"""
+    advice_features: str = "heuristic-advice-v1"
+    """with advice: the feature set (agents/advice.py FEATURE_SETS: v1 advises the heuristic's move, v2 the
+    heuristic-flush player's)"""
     advice_weight: float = 2.0
     """with advice: the starting weight of the advice in the logits"""
     oracle_critic: bool = False
@@ -393,11 +396,15 @@ def check_args(args: Args):
     for flag, names in (("--opponents", args.opponents), ("--eval_opponents", args.eval_opponents),
                         ("--bc_teacher", [args.bc_teacher])):
         for name in names:
-            if name in ("random", "heuristic") or (name == "self" and flag == "--opponents"):
+            if name in BUILTIN or (name == "self" and flag == "--opponents"):
                 continue
             if not name.endswith(".pt") or not Path(name).is_file():
-                raise ArgsError(f"{flag}: {name!r} is neither random, heuristic{', self' if flag == '--opponents' else ''} "
+                raise ArgsError(f"{flag}: {name!r} is neither {', '.join(BUILTIN)}{', self' if flag == '--opponents' else ''} "
                                 "nor an existing checkpoint file (*.pt)")
+    from agents.advice import FEATURE_SETS
+
+    if args.advice_features not in FEATURE_SETS:
+        raise ArgsError(f"--advice_features: {args.advice_features!r} is not one of {', '.join(FEATURE_SETS)}")
     if args.init_checkpoint is not None and not Path(args.init_checkpoint).is_file():
         raise ArgsError(f"--init_checkpoint: {args.init_checkpoint!r} not found")
     return opts
@@ -435,7 +442,7 @@ def train(args: Args, config: str | None = None) -> dict:
     if args.advice:
         from agents.advice import AdviceFeatures
 
-        features = AdviceFeatures(args.variant, opts)
+        features = AdviceFeatures(args.variant, opts, args.advice_features)
         advice_row = obs_shape[0]
         obs_shape = (obs_shape[0] + features.rows, obs_shape[1])
     inputs = LearnerInputs(args.variant, opts, features, args.oracle_critic)

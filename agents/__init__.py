@@ -10,6 +10,7 @@ Built-in names for :func:`make_agent`:
 |---|---|
 | ``random`` | :class:`agents.simple.RandomAgent`: uniform over legal actions, seeded |
 | ``heuristic`` | :class:`agents.heuristic.HeuristicAgent`: shanten/ukeire discards under per-family hand plans, 亮倒, 包胡 and 包牌 aware |
+| ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``; elsewhere identical to ``heuristic``); docs/training.md measures it |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.policy.PolicyAgent` on a ``train.py`` checkpoint |
 
 Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random),
@@ -29,7 +30,7 @@ from agents.base import Agent, ObsView, resolve_options
 
 __all__ = ["Agent", "ObsView", "BUILTIN", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
 
-BUILTIN = ("random", "heuristic")
+BUILTIN = ("random", "heuristic", "heuristic-flush")
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 
 
@@ -58,6 +59,10 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
         from agents.heuristic import HeuristicAgent
 
         return HeuristicAgent(variant, opts, **kwargs)
+    if spec == "heuristic-flush":
+        from agents.heuristic import HeuristicAgent, flush_variant_kwargs
+
+        return HeuristicAgent(variant, opts, **{**flush_variant_kwargs(variant), "name": spec, **kwargs})
     path_text = spec[len("policy:"):] if spec.startswith("policy:") else spec
     path = Path(path_text)
     if path.suffix == ".pt" or spec.startswith("policy:"):

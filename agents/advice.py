@@ -1,6 +1,8 @@
 """Look-ahead features for learned policies: the heuristic's advice and per-tile discard facts.
 
-This module owns the feature set ``heuristic-advice-v1``: rows of ``[rows, 34]`` planes that a policy
+This module owns the feature sets ``heuristic-advice-v1`` and ``heuristic-advice-v2`` (:data:`FEATURE_SETS`;
+they differ only in the advising player: v1 :class:`~agents.heuristic.HeuristicAgent`, v2 the built-in
+``heuristic-flush``, which in Kawuxing also plays towards 清一色): rows of ``[rows, 34]`` planes that a policy
 reads *after* the observation (``mjenv-obs-v1``), computed from the observation and the action mask
 alone, so they use nothing a player could not know.  In the spirit of Suphx's look-ahead features
 (Li et al. 2020, "Suphx: Mastering Mahjong with Deep Reinforcement Learning", §3.1), they hand the network
@@ -29,6 +31,8 @@ from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 
 FEATURES_VERSION = "heuristic-advice-v1"
+FEATURE_SETS = {"heuristic-advice-v1": "heuristic", "heuristic-advice-v2": "heuristic-flush"}
+"""Feature set name -> the :func:`agents.make_agent` name of the player whose move is the advice."""
 ADVICE_ROWS = 12
 ROWS = ADVICE_ROWS + 2
 _TILE_FAMILIES = 3  # discard, liang, kong: the action ids 0..101 are three planes of 34
@@ -54,13 +58,19 @@ def advice_vector(planes: np.ndarray) -> np.ndarray:
 
 
 class AdviceFeatures:
-    """Computes the ``heuristic-advice-v1`` rows for a batch of observations of one variant and rule set."""
+    """Computes the rows of feature set ``version`` (:data:`FEATURE_SETS`) for a batch of observations of one
+    variant and rule set."""
 
-    version = FEATURES_VERSION
     rows = ROWS
 
-    def __init__(self, variant: str = "kawuxing3", options: Any = None):
-        self.heuristic = HeuristicAgent(variant, options)
+    def __init__(self, variant: str = "kawuxing3", options: Any = None, version: str = FEATURES_VERSION):
+        if version not in FEATURE_SETS:
+            raise ValueError(f"unknown feature set {version!r}; use one of {', '.join(FEATURE_SETS)}")
+        from agents import make_agent
+
+        self.version = version
+        self.heuristic = make_agent(FEATURE_SETS[version], variant, options)
+        assert isinstance(self.heuristic, HeuristicAgent)
         self.view = self.heuristic.view
         self._sp = self.heuristic._sp
 

@@ -6,7 +6,7 @@ and plain values (so it loads with ``weights_only=True``)::
     {"format": "mjenv-policy-v1", "obs_version": "mjenv-obs-v1", "variant": "kawuxing3",
      "options": {...every rule option...}, "obs_shape": [C, 34], "arch": {"channels": .., "hidden": ..},
      "trunk": state_dict, "head": state_dict, "meta": {...training facts...},
-     "features": "heuristic-advice-v1" or None}
+     "features": "heuristic-advice-v1", "heuristic-advice-v2" or None}
 
 ``features`` (optional; absent means none) names the extra input rows appended to the observation
 (:mod:`agents.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
@@ -38,7 +38,7 @@ CHECKPOINT_FORMAT = "mjenv-policy-v1"
 DEFAULT_ARCH = {"channels": 32, "hidden": 128}
 
 
-KNOWN_FEATURES = (None, "heuristic-advice-v1")
+KNOWN_FEATURES = (None, "heuristic-advice-v1", "heuristic-advice-v2")
 """Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.advice`)."""
 
 REQUIRED_KEYS = ("format", "obs_version", "variant", "options", "obs_shape", "arch", "trunk", "head")
@@ -282,7 +282,7 @@ class PolicyAgent:
         if ck.get("features"):
             from agents.advice import AdviceFeatures
 
-            self.features = AdviceFeatures(variant, options)
+            self.features = AdviceFeatures(variant, options, ck["features"])
             advice_row = int(ck["obs_shape"][0]) - self.features.rows
         self.trunk = make_trunk(tuple(ck["obs_shape"]), arch["channels"], arch["hidden"], advice_row)
         self.head = make_head(arch["hidden"], advice=advice_row is not None)

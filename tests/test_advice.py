@@ -127,3 +127,30 @@ def test_checkpoints_with_unknown_features_are_refused():
 
     with pytest.raises(CheckpointError, match="features 'lookahead-v9' is not one of"):
         PolicyAgent(_advised_payload(features="lookahead-v9"))
+
+
+def test_feature_set_v2_advises_the_flush_player():
+    feats = AdviceFeatures("kawuxing3", version="heuristic-advice-v2")
+    assert feats.version == "heuristic-advice-v2" and AdviceFeatures("kawuxing3").version == "heuristic-advice-v1"
+    flush = make_agent("heuristic-flush")
+    plain = make_agent("heuristic")
+    differ = 0
+    for obs, mask in _states(tables=16, steps=60, seed=6):
+        live = mask.any(1)
+        advice = advice_vector(feats.encode(obs, mask)[:, :ADVICE_ROWS]).argmax(1)
+        assert (advice[live] == flush.act(obs[live], mask[live])).all()
+        differ += int((advice[live] != plain.act(obs[live], mask[live])).sum())
+    assert differ > 0  # the two feature sets do advise differently somewhere
+    with pytest.raises(ValueError, match="unknown feature set"):
+        AdviceFeatures("kawuxing3", version="heuristic-advice-v9")
+
+
+def test_an_advised_v2_policy_with_no_learned_part_plays_the_flush_player():
+    from agents.policy import PolicyAgent
+
+    agent = PolicyAgent(_advised_payload(0.0, features="heuristic-advice-v2"))
+    flush = make_agent("heuristic-flush")
+    obs, mask = next(_states(tables=16, steps=1))
+    for obs, mask in _states(tables=8, steps=30, seed=2):
+        live = mask.any(1)
+        assert (agent.act(obs[live], mask[live]) == flush.act(obs[live], mask[live])).all()

@@ -151,3 +151,20 @@ def test_yangzhou_avoids_baopai_exposure():
     assert decide(e, agent, patched) != parse_tiles("9m")[0]
     # Liability is a Yangzhou rule: with baopai off the 9m goes.
     assert decide(e, HeuristicAgent("yangzhou", {"baopai": "off"}), patched) == parse_tiles("9m")[0]
+
+
+def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
+    """``heuristic-flush`` is the Kawuxing heuristic with a 2-step 清一色 credit; a Kawuxing flush keeps no
+    dragons (清一色 has none, docs/rules/kawuxing.md §3.7); elsewhere it is the family's own heuristic."""
+    from agents import make_agent
+    from agents.plans import SUIT_OF
+
+    k = make_agent("heuristic-flush", "kawuxing3")
+    assert k._flush_bonus == 2 and make_agent("heuristic", "kawuxing3")._flush_bonus is None
+    allowed, feasible = k._flush_allowed(np.zeros((1, 34), np.int8))
+    assert not allowed[:, SUIT_OF == 3].any() and allowed[0, SUIT_OF == 0].all() and feasible.all()
+    mt = np.zeros((1, 34), np.int8)
+    mt[0, 31] = 3  # a dragon pong rules every Kawuxing flush out
+    assert not k._flush_allowed(mt)[1].any()
+    for variant in ("yangzhou", "gejiu"):
+        assert make_agent("heuristic-flush", variant)._flush_bonus == make_agent("heuristic", variant)._flush_bonus
