@@ -47,7 +47,7 @@ import numpy as np
 
 from agents.base import MELD_LETTER_BY_ROW, Decoded, ObsView
 from agents.plans import SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten
-from agents.shanten import shanten, ukeire
+from agents.shanten import shanten, shanten_seven_pairs, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.rules.hand import wait_mask
@@ -95,7 +95,8 @@ class HeuristicAgent:
     """Rule-based player (see the module docstring); batched over rows, deterministic."""
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None, *, liang_min_live: int = 2,
-                 liang_min_wall: int = 4, flush_bonus: int | None = None, name: str = "heuristic"):
+                 liang_min_wall: int = 4, flush_bonus: int | None = None, qidui_bonus: int = 0,
+                 name: str = "heuristic"):
         self.name = name
         self.view = ObsView(variant, options)
         self.variant = variant
@@ -113,6 +114,9 @@ class HeuristicAgent:
         # (×4, docs/rules/kawuxing.md §3.7: no dragons), so its plan keeps one suit without honors.
         self._flush_bonus = _FLUSH_BONUS.get(family) if flush_bonus is None else int(flush_bonus)
         self._flush_honors = family != "kawuxing"
+        # ``qidui_bonus`` (research knob, 0 = off): a seven-pairs plan (七对 is ×4 in Kawuxing) credited this many
+        # steps, chosen like a flush plan; only where seven pairs wins.
+        self._qidui_bonus = int(qidui_bonus)
         # 包牌 liability the player can incur by feeding (docs/rules/yangzhou.md §8.9; Diedaohu's option).
         self._bao_flush = family == "yangzhou" and getattr(self.opts, "baopai", "off") == "on"
         self._bao_fengqing = self._bao_flush or getattr(self.opts, "fengqing_baopai", "off") == "on"
@@ -229,9 +233,10 @@ class HeuristicAgent:
 
     # ------------------------------------------------------------------------------------------ plans
     def _plan_costs(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray) -> np.ndarray:
-        """int [N, 4]: shanten under a flush in suit 0/1/2 (99 where the melds rule it out) and under the plain plan
-        (column 3: standard or seven pairs, and 烂牌 in Gejiu), before the family's flush bonus."""
-        out = np.full((len(h), 4), 99, dtype=np.int64)
+        """int [N, 5]: shanten under a flush in suit 0/1/2 (99 where the melds rule it out), under the plain plan
+        (column 3: standard or seven pairs, and 烂牌 in Gejiu) and under seven pairs alone (column 4, 99 unless
+        ``qidui_bonus`` is set and the hand has no melds), before the credits of :meth:`_bonus`."""
+        out = np.full((len(h), 5), 99, dtype=np.int64)
         out[:, 3] = shanten(h, nm, self._sp)
         if self._lanpai:
             out[:, 3] = np.minimum(out[:, 3], lanpai_shanten(h, nm))
@@ -239,6 +244,8 @@ class HeuristicAgent:
             allowed, feasible = self._flush_allowed(meld_tiles)
             for s_ in range(3):
                 out[:, s_] = np.where(feasible[:, s_], plan_shanten(h, nm, allowed[s_], self._sp), 99)
+        if self._qidui_bonus and self._sp:
+            out[:, 4] = np.where(np.asarray(nm) == 0, shanten_seven_pairs(h), 99)
         return out
 
     def _flush_allowed(self, meld_tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -251,30 +258,30 @@ class HeuristicAgent:
         return allowed, ~(mt[:, None, :] & ~allowed[None]).any(2)
 
     def _bonus(self) -> np.ndarray:
-        """int [4]: the shanten credit of each plan column of :meth:`_plan_costs`."""
+        """int [5]: the shanten credit of each plan column of :meth:`_plan_costs`."""
         b = self._flush_bonus or 0
-        return np.array([b, b, b, 0], dtype=np.int64)
+        return np.array([b, b, b, 0, self._qidui_bonus], dtype=np.int64)
 
     def _value_cost(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray) -> np.ndarray:
         """int [N]: the best plan's shanten less its credit (lower is better; used to compare claims)."""
         return (self._plan_costs(h, nm, meld_tiles) - self._bonus()).min(1)
 
     def _choose_plan(self, after, nm, meld_tiles, r_i, R, eligible):
-        """Per row, the plan (0-2 flush in that suit, 3 plain) whose best eligible discard has the lowest shanten
+        """Per row, the plan (0-2 flush in that suit, 3 plain, 4 seven pairs) whose best eligible discard has the lowest shanten
         after credit; ties go to the plain plan.  Returns ``(plan [R], allowed [K, 34], shanten [K])`` with each
         candidate discard's shanten under its row's plan."""
         K = len(r_i)
         everything = np.ones((K, 34), dtype=bool)
-        if self._flush_bonus is None:
+        if self._flush_bonus is None and not self._qidui_bonus:
             s = shanten(after, nm, self._sp)
             if self._lanpai:
                 s = np.minimum(s, lanpai_shanten(after, nm))
             return np.full(R, 3, dtype=np.int64), everything, s
         costs = self._plan_costs(after, nm, meld_tiles)
         credited = np.where(eligible[:, None], costs - self._bonus(), 999)
-        best = np.full((R, 4), 999, dtype=np.int64)
+        best = np.full((R, 5), 999, dtype=np.int64)
         np.minimum.at(best, r_i, credited)
-        order = np.array([3, 0, 1, 2])
+        order = np.array([3, 0, 1, 2, 4])
         plan = order[best[:, order].argmin(1)]
         p_k = plan[r_i]
         allowed_s, _ = self._flush_allowed(meld_tiles[:1])

@@ -168,3 +168,20 @@ def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
     assert not k._flush_allowed(mt)[1].any()
     for variant in ("yangzhou", "gejiu"):
         assert make_agent("heuristic-flush", variant)._flush_bonus == make_agent("heuristic", variant)._flush_bonus
+
+
+def test_seven_pairs_plan_is_off_unless_credited():
+    """``qidui_bonus`` (a research knob) adds a seven-pairs plan column; without it the plan costs are unchanged."""
+    from agents.shanten import shanten_seven_pairs
+
+    h = np.zeros((2, 34), np.int8)
+    for t in (9, 9, 11, 11, 13, 13, 18, 18, 20, 22, 24, 31, 32):
+        h[:, t] += 1
+    nm = np.array([0, 1])
+    mt = np.zeros((2, 34), np.int8)
+    plain = HeuristicAgent("kawuxing3")
+    assert (plain._plan_costs(h, nm, mt)[:, 4] == 99).all() and plain._bonus()[4] == 0
+    q = HeuristicAgent("kawuxing3", qidui_bonus=2)
+    costs = q._plan_costs(h, nm, mt)
+    assert costs[0, 4] == shanten_seven_pairs(h[0]) == 2 and costs[1, 4] == 99  # no seven pairs with a meld
+    assert q._bonus()[4] == 2 and (costs[:, :4] == plain._plan_costs(h, nm, mt)[:, :4]).all()
