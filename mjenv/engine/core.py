@@ -31,8 +31,8 @@ from mjenv.engine import handk
 from mjenv.engine import kernels as K
 from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
-from mjenv.engine import kwscore
-from mjenv.engine.family import Family, KawuxingFamily, family_for
+from mjenv.engine import kwscore, yzscore
+from mjenv.engine.family import Family, KawuxingFamily, YangzhouFamily, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
@@ -314,6 +314,8 @@ class Engine:
         if isinstance(fam, KawuxingFamily):  # claim windows judged and valued, hand ends settled in the kernel
             cfg[K.C_KW_SCORE] = 1
             cfg[K.C_KW : K.C_KW + kwscore.N_KW] = kwscore.config(opts)
+        if isinstance(fam, YangzhouFamily):  # claim-window wins and the self-draw minimum judged in the kernel
+            cfg[K.C_YZ : K.C_YZ + yzscore.N_YZ] = yzscore.config(opts)
         return cfg
 
 
@@ -400,6 +402,8 @@ class Engine:
             self._cfg, self._ev, self._evn, self.mask,
         )
         self._pend[sel] = 0
+        if self._cfg[K.C_YZ + yzscore.YZ_ON]:  # the round wind the compiled Yangzhou judging reads
+            self._pend[sel, K.PEND_ROUND_WIND] = [self.family.round_wind(b) for b in rows]
         k = K.run_tables(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info)
         if self._step_kernel is K.run_tables:  # compiled by now for the common step's argument types
             example = (K.MODE_STEP, *self._args, self._all, self._all, self._waiting, self._info)

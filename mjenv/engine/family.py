@@ -249,10 +249,13 @@ class YangzhouFamily(DiedaohuFamily):
     def chi(self) -> bool:  # type: ignore[override]
         return self.opts.chi == "on"
 
+    def round_wind(self, b: int) -> int:
+        """Tile id of table ``b``'s round wind (§8.3), from its session (the kernels read it too, see ``PEND_ROUND_WIND``)."""
+        return Y.round_wind(self.engine.sessions[b].round_index)
+
     def _context(self, b, s, how):
-        session = self.engine.sessions[b]
         dealer = int(self.engine.state.dealer[b])
-        return Y.YangzhouContext(how, Y.seat_wind(s, dealer), Y.round_wind(session.round_index), self._lock(b, s))
+        return Y.YangzhouContext(how, Y.seat_wind(s, dealer), self.round_wind(b), self._lock(b, s))
 
     def settle_win(self, b, scored, how, discarder):
         """Yangzhou is 紧淌: no bankroll."""

@@ -18,15 +18,20 @@ engine (:mod:`mjenv.engine.core`) does that piece in Python through the family a
 
 ========================  ===================================================================
 ``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
-                          (not for Kawuxing: :mod:`mjenv.engine.kwscore` judges and values them here)
+                          (not for Kawuxing: :mod:`mjenv.engine.kwscore` judges and values them here;
+                          not for Yangzhou: :mod:`mjenv.engine.yzscore` judges them here)
 ``P_KONG``                kong money limited by the bankrolls (Diedaohu, Liuwei; Kawuxing's is compiled)
-``P_MASK_SCORE``          a self-draw's minimum value (Yangzhou) for the win mask
+``P_MASK_SCORE``          a self-draw's minimum value for the win mask (no longer raised: Yangzhou's
+                          is judged here by :mod:`mjenv.engine.yzscore`; kept for a family that needs it)
 ``P_SELF_DRAW``           settle a self-drawn win (ends the hand)
 ``P_CLAIM_WIN``           settle a won discard or rob (ends the hand)
 ``P_EXHAUSTED``           settle a drawn hand (ends the hand)
 ``P_ENDED``               Kawuxing: the hand was settled here (:func:`_kw_end`, ``pend[b,1]`` says how);
                           the engine only books it (match money, a ``results`` entry built when read)
 ========================  ===================================================================
+
+Yangzhou's judging needs the round wind, which the session (kept in Python) decides: the engine writes it
+into the spare column ``pend[b, PEND_ROUND_WIND]`` when it deals a hand, and no pending overwrites it.
 
 Events are written as int16 records ``ev[b, k] = (type, a, b, c, d)`` (``EV_*``); the engine turns
 them into the documented dicts only when they are read.
@@ -40,7 +45,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from mjenv.engine import handk, kwscore
+from mjenv.engine import handk, kwscore, yzscore
 from mjenv.engine.state import (
     ADDED_KONG,
     CHI_MELD,
@@ -98,7 +103,8 @@ N_ACTIONS = 111
 
 # Pending codes (see the module docstring).
 P_NONE, P_WINDOW, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(8)
-PEND_WIDTH = 6
+PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
+PEND_WIDTH = 7
 # How a hand settled in the kernel ended (``pend[b, 1]`` with P_ENDED, ``a`` of its EV_END record).
 END_DRAW, END_SELF_DRAW, END_DISCARD, END_ROB = 1, 2, 3, 4
 
@@ -130,7 +136,8 @@ EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each
     C_KW_SCORE,  # Kawuxing: claim-window wins judged and valued, hand ends settled here (mjenv.engine.kwscore)
 ) = range(18)
 C_KW = 18  # first of the kwscore.N_KW option entries (kwscore.config)
-N_CONFIG = C_KW + kwscore.N_KW
+C_YZ = C_KW + kwscore.N_KW  # first of the yzscore.N_YZ entries (yzscore.config; all 0 unless Yangzhou)
+N_CONFIG = C_YZ + yzscore.N_YZ
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
 KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON = 0, 1, 2
@@ -462,6 +469,9 @@ def _open_window(E, b, t, frm, rob):
     if to_score:
         if cfg[C_KW_SCORE] != 0 and _kw_window(E, b, t, frm, rob, to_score):
             return _next_claimant(E, b)
+        if cfg[C_YZ + yzscore.YZ_ON] != 0:
+            _yz_window(E, b, t, to_score)
+            return _next_claimant(E, b)
         pend[b, 1] = to_score
         pend[b, 2] = 1 if rob else 0
         return P_WINDOW
@@ -500,6 +510,42 @@ def _kw_window(E, b, t, frm, rob, bits):
                 r8[O8_CLAIM_OPTS + s] |= 1
                 r16[O16_CLAIM_VALUE + s] = max(1, vd)
     return True
+
+
+@_jit
+def _yz_window(E, b, t, bits):
+    """Yangzhou: judge the wins of seats ``bits`` on ``t`` as the engine's P_WINDOW handler does (legal →
+    claim bit 1 and the plain lock flag 1 as claim value)."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    r8 = b8[b]
+    r16 = b16[b]
+    yc = cfg[C_YZ : C_YZ + yzscore.N_YZ]
+    dealer = r8[O8_DEALER]
+    for s in range(cfg[C_N]):
+        if (bits >> s) & 1:
+            if yzscore.claim_legal(
+                _hand(r8, s), scr[0], scr[1], scr[2], t,
+                r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+                r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+                r8[O8_N_MELDS + s], 27 + (s - dealer + 4) % 4, pend[b, PEND_ROUND_WIND],
+                r16[O16_LOCK + s] > 0, r8[O8_DADIAOCHE + s], yc, tabs,
+            ):
+                r8[O8_CLAIM_OPTS + s] |= 1
+                r16[O16_CLAIM_VALUE + s] = 1
+
+
+@_jit
+def _yz_self_draw(E, b, s, w):
+    """Yangzhou: the self-draw of seat ``s`` on ``w`` reaches the fan minimum (the engine's P_MASK_SCORE)."""
+    r8 = E[0][b]
+    scr = E[9]
+    return yzscore.self_draw_legal(
+        _hand(r8, s), scr[3], scr[0], scr[1], scr[2], w,
+        r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_N_MELDS + s], 27 + (s - r8[O8_DEALER] + 4) % 4, E[4][b, PEND_ROUND_WIND],
+        E[7][C_YZ : C_YZ + yzscore.N_YZ], E[8],
+    )
 
 
 @_jit
@@ -847,9 +893,11 @@ def _own_turn_mask(E, b, m):
         win = handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
         if not win and cfg[C_SPECIAL] != 0:
             win = handk.lanpai(h)
-        if win:
-            if cfg[C_SELF_DRAW_MINIMUM] != 0:
+        if win and cfg[C_SELF_DRAW_MINIMUM] != 0:
+            if cfg[C_YZ + yzscore.YZ_ON] == 0:
                 return P_MASK_SCORE, count, last
+            win = _yz_self_draw(E, b, s, drawn)
+        if win:
             m[A_WIN] = True
             count += 1
             last = A_WIN

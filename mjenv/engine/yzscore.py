@@ -1,0 +1,460 @@
+"""Compiled Yangzhou win judging for claim windows and the self-draw mask (docs/rules/yangzhou.md §8.2–§8.7).
+
+This module owns the numba twin of the part of :func:`mjenv.rules.scoring.yangzhou.score_win` that the
+engine needs while a hand runs: whether a win reaches the fan minimum (some reading has a big fan, B > 0,
+and a total T = B + small fans ≥ ``min_fan``) and, on a discard or rob, whether the missed-win lock (漏胡,
+with the 大吊车 exception) refuses it.  It enumerates the same readings (every pair, every split of the rest
+into triplets and sequences; seven pairs is no win here), places the winning tile in each distinct set of
+the reading as the Python scorer does, and computes the same big fans (§8.5, §8.6) and small fans (§8.4),
+so its best key (legal by the minimum, T, B) equals the scorer's; tests/test_yzscore.py checks legality, T
+and B on random and near-minimum hands, and tests/differential.py on whole games.  Fan names, reading texts
+and settlements stay in the Python scorer (they are only needed when a hand ends).
+
+The options (the fan minimum, ``louhu``) and the big-fan values of the ruleset's column enter as ints in a
+slice of the engine's configuration vector (:func:`config`, ``YZ_*`` indices), built from the Python
+scorer's tables.  Functions allocate nothing (the engine's kernels run without numba's reference counting);
+working rows are passed in.
+
+numba's on-disk cache of a caller does not notice edits to the functions it calls in another module:
+after changing this file, touch mjenv/engine/kernels.py so that the kernels recompile.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from mjenv.engine import handk
+
+__all__ = ["config", "N_YZ", "best", "claim_legal", "self_draw_legal"]
+
+# The structure fans (yangzhou._STRUCTURE order); bit i of a reading's structure set.
+STRUCTURE = (
+    "tieban",
+    "yiban",
+    "shuangbanban",
+    "shuangban_shuangxi",
+    "shuangban_shuanglao",
+    "shuangban_shuanglian",
+    "yitiaolong",
+    "banlong",
+    "sanfutong",
+    "sifutong",
+    "duiduihu",
+    "shuangpiao",
+)
+(
+    _TIEBAN,
+    _YIBAN,
+    _SHUANGBANBAN,
+    _SHUANGXI,
+    _SHUANGLAO,
+    _SHUANGLIAN,
+    _YITIAOLONG,
+    _BANLONG,
+    _SANFUTONG,
+    _SIFUTONG,
+    _DUIDUIHU,
+    _SHUANGPIAO,
+) = range(12)
+N_STRUCT = 12
+
+# Indices into the options slice (see :func:`config`).
+YZ_ON = 0  # 1: the engine judges Yangzhou windows and self-draw masks here
+YZ_MIN_FAN = 1
+YZ_LOUHU = 2  # louhu on
+YZ_FENGQING = 3  # big-fan values of the ruleset's column (§8.5, §9)
+YZ_GANGBAN = 4
+YZ_HUN = 5  # 混一色 alone
+YZ_QING = 6  # 清一色 alone
+YZ_STRUCT = 7  # N_STRUCT entries: each structure fan alone
+YZ_COMBO_HUN = YZ_STRUCT + N_STRUCT  # 混一色 with each structure fan: the listed composite, else the sum
+YZ_COMBO_QING = YZ_COMBO_HUN + N_STRUCT  # 清一色 likewise
+N_YZ = YZ_COMBO_QING + N_STRUCT
+
+HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2  # as mjenv.engine.kwscore
+# Meld kind codes of mjenv.engine.state.
+_PONG, _CHI, _DIRECT_KONG, _ADDED_KONG, _CONCEALED_KONG = 1, 2, 3, 4, 5
+
+
+def config(opts) -> np.ndarray:
+    """int64 [N_YZ]: what the compiled verdict reads of a ``YangzhouOptions`` value (YZ_ON set)."""
+    from mjenv.rules.scoring import yangzhou as Y
+
+    col = 1 if opts.yz_style == "new" else 0
+    big = lambda f: Y.BIG_FANS[f][2][col]  # noqa: E731
+    yc = np.zeros(N_YZ, np.int64)
+    yc[YZ_ON] = 1
+    yc[YZ_MIN_FAN] = int(opts.min_fan)
+    yc[YZ_LOUHU] = opts.louhu == "on"
+    yc[YZ_FENGQING] = big("fengqing")
+    yc[YZ_GANGBAN] = big("gangban")
+    yc[YZ_HUN] = big("hunyise")
+    yc[YZ_QING] = big("qingyise")
+    for i, f in enumerate(STRUCTURE):
+        yc[YZ_STRUCT + i] = big(f)
+        for at, suit in ((YZ_COMBO_HUN, "hunyise"), (YZ_COMBO_QING, "qingyise")):
+            combo = Y.COMPOSITES.get((suit, f))
+            yc[at + i] = big(combo) if combo is not None else big(suit) + big(f)
+    return yc
+
+
+_jit = numba.njit(cache=True, _nrt=False)
+
+
+@_jit
+def _seq(sp, i):
+    return (sp >> (6 * i)) & 63
+
+
+@_jit
+def _count(sp, ns, t):
+    """How many of the ``ns`` sequences packed in ``sp`` start at ``t``."""
+    c = 0
+    for i in range(ns):
+        if _seq(sp, i) == t:
+            c += 1
+    return c
+
+
+@_jit
+def _structure(sp, ns):
+    """``(gangban, bits)``: 钢板 (four identical sequences) and the structure fans (``yangzhou.structure_fans``)
+    of a reading's ``ns`` sequences (first tiles packed 6 bits each in ``sp``; four sets in all)."""
+    bits = 0
+    maxc = 0
+    twin_a = 99
+    twin_b = -1
+    twins = 0
+    for i in range(ns):
+        t = _seq(sp, i)
+        c = _count(sp, ns, t)
+        if c > maxc:
+            maxc = c
+        if c == 2:
+            twins += 1
+            if t < twin_a:
+                twin_a = t
+            if t > twin_b:
+                twin_b = t
+    if maxc == 4:
+        return True, 0
+    if maxc == 3:
+        bits |= 1 << _TIEBAN
+    if maxc >= 2:
+        bits |= 1 << _YIBAN
+    if twins == 4:  # two distinct starts held twice each
+        bits |= 1 << _SHUANGBANBAN
+        a = twin_a
+        b = twin_b
+        if a // 9 != b // 9 and a % 9 == b % 9:
+            bits |= 1 << _SHUANGXI
+        if a // 9 == b // 9 and a % 9 == 0 and b % 9 == 6:
+            bits |= 1 << _SHUANGLAO
+        if a // 9 == b // 9 and b - a == 3:
+            bits |= 1 << _SHUANGLIAN
+    for s in range(3):
+        c0 = _count(sp, ns, 9 * s)
+        c3 = _count(sp, ns, 9 * s + 3)
+        c6 = _count(sp, ns, 9 * s + 6)
+        if c0 and c3 and c6:
+            bits |= 1 << _YITIAOLONG
+            if ns == 4 and c0 + c3 + c6 == 4:
+                bits |= 1 << _BANLONG
+    for r in range(7):
+        c0 = _count(sp, ns, r)
+        c1 = _count(sp, ns, 9 + r)
+        c2 = _count(sp, ns, 18 + r)
+        if c0 and c1 and c2:
+            bits |= 1 << _SANFUTONG
+            if c0 + c1 + c2 == 4:
+                bits |= 1 << _SIFUTONG
+    if ns == 0:
+        bits |= 1 << _DUIDUIHU
+    if ns == 4 and maxc == 1 and _shuangpiao(sp):
+        bits |= 1 << _SHUANGPIAO
+    return False, bits
+
+
+@_jit
+def _shuangpiao(sp):
+    """Four distinct sequences a-X, a-Y, c-X, c-Y in exactly two suits with c = a + 3 or {a, c} = {1, 7}."""
+    s0 = _seq(sp, 0) // 9
+    other = -1
+    n0 = 0
+    lo0 = 9
+    hi0 = -1
+    lo1 = 9
+    hi1 = -1
+    for i in range(4):
+        t = _seq(sp, i)
+        s = t // 9
+        r = t % 9
+        if s == s0:
+            n0 += 1
+            lo0 = min(lo0, r)
+            hi0 = max(hi0, r)
+        else:
+            if other >= 0 and s != other:
+                return False
+            other = s
+            lo1 = min(lo1, r)
+            hi1 = max(hi1, r)
+    if other < 0 or n0 != 2 or lo0 != lo1 or hi0 != hi1:
+        return False
+    return hi0 - lo0 == 3 or (lo0 == 0 and hi0 == 6)
+
+
+@_jit
+def _big_value(sp, ns, suit_fan, yc):
+    """B of a reading (``yangzhou.big_fan_value``); ``suit_fan``: 0 none, 1 混一色, 2 清一色, 3 风清."""
+    if suit_fan == 3:
+        return yc[YZ_FENGQING]
+    gangban, bits = _structure(sp, ns)
+    if gangban:
+        return yc[YZ_GANGBAN]
+    best = 0
+    if suit_fan == 1:
+        best = yc[YZ_HUN]
+    elif suit_fan == 2:
+        best = yc[YZ_QING]
+    for f in range(N_STRUCT):
+        if (bits >> f) & 1:
+            if suit_fan == 0:
+                v = yc[YZ_STRUCT + f]
+            elif suit_fan == 1:
+                v = yc[YZ_COMBO_HUN + f]
+            else:
+                v = yc[YZ_COMBO_QING + f]
+            if v > best:
+                best = v
+    return best
+
+
+@_jit
+def _edge_or_closed(first, w):
+    pos = w - first
+    return pos == 1 or (pos == 2 and first % 9 == 0) or (pos == 0 and first % 9 == 6)
+
+
+@_jit
+def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, yc, tabs):
+    """``(qualifies, T, B)`` of the best reading of a win on ``w`` by concealed counts ``h`` (*without* ``w``)
+    and ``nm`` melds of kinds ``mk`` / tiles ``mt``, as ``yangzhou.score_win`` chooses it (the largest key
+    (B > 0 and T ≥ min_fan, T, B) over readings and placements of ``w``); ``(False, 0, 0)`` without a reading.
+    ``full``, ``work`` and ``owned``: int8 rows of 34 used as working space."""
+    # the whole hand: suits, honors, terminals; the melds' fixed part
+    suits = 0
+    honors = False
+    terminals = False
+    for t in range(34):
+        full[t] = h[t]
+        owned[t] = h[t]
+    full[w] += 1
+    for t in range(34):
+        if full[t] > 0:
+            if t >= 27:
+                honors = True
+            else:
+                suits |= 1 << (t // 9)
+                if t % 9 == 0 or t % 9 == 8:
+                    terminals = True
+    meld_sp = np.int64(0)
+    meld_ns = 0
+    meld_trips = np.int64(0)
+    open_melds = False
+    kong_fans = 0
+    for j in range(nm):
+        k = mk[j]
+        t = mt[j]
+        if t >= 27:
+            honors = True
+        else:
+            suits |= 1 << (t // 9)
+        if k == _CHI:
+            meld_sp |= np.int64(t) << (6 * meld_ns)
+            meld_ns += 1
+            if t % 9 == 0 or t % 9 == 6:
+                terminals = True
+            for x in range(t, t + 3):
+                owned[x] += 1
+        else:
+            meld_trips |= np.int64(1) << t
+            if t < 27 and (t % 9 == 0 or t % 9 == 8):
+                terminals = True
+            owned[t] += 4 if k >= _DIRECT_KONG else 3
+        if k != _CONCEALED_KONG:
+            open_melds = True
+        if k == _DIRECT_KONG or k == _ADDED_KONG:
+            kong_fans += 1  # 明杠
+        elif k == _CONCEALED_KONG:
+            kong_fans += 2  # 暗杠
+    n_suits = (suits & 1) + ((suits >> 1) & 1) + ((suits >> 2) & 1)
+    if n_suits == 0:
+        suit_fan = 3
+    elif n_suits == 1:
+        suit_fan = 1 if honors else 2
+    else:
+        suit_fan = 0
+    waits = handk.wait_bits(h, False, tabs) & handk.owned_bits(owned)
+    sole_wait = waits != 0 and (waits & (waits - 1)) == 0
+    fixed = kong_fans  # small fans that do not depend on the reading
+    if not open_melds:
+        fixed += 1  # 门清
+    if self_draw:
+        fixed += 1  # 自摸
+    if not honors and n_suits == 2:
+        fixed += 1  # 缺一
+    if not honors and not terminals:
+        fixed += 1  # 断幺
+    min_fan = yc[YZ_MIN_FAN]
+    best_key = np.int64(-1)
+    best_t = 0
+    best_b = 0
+    for p in range(34):
+        if full[p] < 2:
+            continue
+        m = 0
+        for t in range(34):
+            if full[t] - (2 if t == p else 0) >= 3:
+                m += 1
+        for choice in range(1 << m):
+            for t in range(34):
+                work[t] = full[t]
+            work[p] -= 2
+            trips = np.int64(0)
+            sp = meld_sp
+            ns = meld_ns
+            hand_seqs = np.int64(0)  # distinct first tiles of the reading's own sequences
+            d = 0
+            ok = True
+            for i in range(34):
+                n = work[i]
+                if n == 0:
+                    continue
+                tr = 0
+                if n >= 3:
+                    tr = (choice >> d) & 1
+                    d += 1
+                sq = n - 3 * tr
+                if sq > 0:
+                    if i >= 27 or i % 9 > 6 or work[i + 1] < sq or work[i + 2] < sq:
+                        ok = False
+                        break
+                    work[i + 1] -= sq
+                    work[i + 2] -= sq
+                    hand_seqs |= np.int64(1) << i
+                    for _ in range(sq):
+                        sp |= np.int64(i) << (6 * ns)
+                        ns += 1
+                if tr:
+                    trips |= np.int64(1) << i
+                work[i] = 0
+            if not ok or (d < m and (choice >> d) != 0):
+                continue  # a split that fails, or one already produced by a smaller choice
+            b_value = _big_value(sp, ns, suit_fan, yc)
+            small = fixed
+            if not honors and ns == 4:
+                small += 1  # 平胡
+            if p < 27 and (p % 9 == 0 or p % 9 == 8):
+                small += 1  # 幺头
+            qixiang = False
+            lianfu = False
+            for i in range(ns):
+                a = _seq(sp, i)
+                for j in range(ns):
+                    c = _seq(sp, j)
+                    if a // 9 != c // 9 and a % 9 == c % 9:
+                        qixiang = True
+                    if a // 9 == c // 9 and c - a == 3:
+                        lianfu = True
+            if qixiang:
+                small += 1
+            if lianfu:
+                small += 1
+            for s in range(3):
+                if _count(sp, ns, 9 * s) and _count(sp, ns, 9 * s + 6):
+                    small += 1  # 老少
+                    break
+            x = trips
+            while x:
+                small += 1  # 子格, one per concealed triplet of the reading
+                x &= x - 1
+            all_trips = trips | meld_trips
+            if (all_trips >> seat_wind) & 1:
+                small += 1  # 门风
+            if (all_trips >> round_wind) & 1:
+                small += 1  # 圈风
+            for t in range(31, 34):
+                if (all_trips >> t) & 1:
+                    small += 1  # 中发白
+            # the winning tile's placement that scores best: 丫子, 独吊, or a triplet completed by another's tile
+            extra = -99
+            if (trips >> w) & 1:
+                extra = 0 if self_draw else -1
+            if w < 27:
+                for f in range(max(w - 2, 9 * (w // 9)), w + 1):
+                    if (hand_seqs >> f) & 1:
+                        e = 1 if sole_wait and _edge_or_closed(f, w) else 0
+                        if e > extra:
+                            extra = e
+            if p == w:
+                e = 1 if sole_wait else 0
+                if e > extra:
+                    extra = e
+            total = b_value + small + extra
+            qualifies = b_value > 0 and total >= min_fan
+            key = (np.int64(1 if qualifies else 0) << 40) | (np.int64(total) << 20) | np.int64(b_value)
+            if key > best_key:
+                best_key = key
+                best_t = total
+                best_b = b_value
+    if best_key < 0:
+        return False, 0, 0
+    return (best_key >> 40) != 0, best_t, best_b
+
+
+@_jit
+def claim_legal(h, full, work, owned, w, mk, mt, nm, seat_wind, round_wind, locked, dadiaoche, yc, tabs):
+    """``score_win(...).legal`` of a discard or rob win on ``w`` (the lock of §8.2: ``locked``, and the 大吊车
+    tile ``dadiaoche``, -1 for none)."""
+    if yc[YZ_LOUHU] != 0 and locked and (dadiaoche < 0 or w != dadiaoche):
+        return False
+    ok, _, _ = best(h, full, work, owned, w, mk, mt, nm, False, seat_wind, round_wind, yc, tabs)
+    return ok
+
+
+@_jit
+def self_draw_legal(hand, before, full, work, owned, w, mk, mt, nm, seat_wind, round_wind, yc, tabs):
+    """``score_win(...).legal`` of a self-draw on ``w`` by the concealed counts ``hand`` (which hold ``w``);
+    ``before`` is a further working row."""
+    for t in range(34):
+        before[t] = hand[t]
+    before[w] -= 1
+    ok, _, _ = best(before, full, work, owned, w, mk, mt, nm, True, seat_wind, round_wind, yc, tabs)
+    return ok
+
+
+@numba.njit(cache=True)
+def best_batch(hs, ws, mks, mts, nms, self_draws, seat_winds, round_winds, yc, tabs, out):
+    """:func:`best` of each row into ``out[i] = (qualifies, T, B)`` (for tests and benchmarks)."""
+    full = np.zeros(34, np.int8)
+    work = np.zeros(34, np.int8)
+    owned = np.zeros(34, np.int8)
+    for i in range(hs.shape[0]):
+        q, t, b = best(
+            hs[i], full, work, owned, ws[i], mks[i], mts[i], nms[i], self_draws[i] != 0, seat_winds[i],
+            round_winds[i], yc, tabs,
+        )
+        out[i, 0] = q
+        out[i, 1] = t
+        out[i, 2] = b
+
+
+@numba.njit(cache=True)
+def claim_batch_one(h, w, mk, mt, nm, seat_wind, round_wind, locked, dadiaoche, yc, tabs):
+    """:func:`claim_legal` of one hand (for tests)."""
+    full = np.zeros(34, np.int8)
+    work = np.zeros(34, np.int8)
+    owned = np.zeros(34, np.int8)
+    return claim_legal(h, full, work, owned, w, mk, mt, nm, seat_wind, round_wind, locked, dadiaoche, yc, tabs)
