@@ -12,7 +12,10 @@ Run from the repository root (the proof for issue 9 used ≥ 10,000 hands per co
 Last full run (kernels of commit 133bf76, ``--hands 10000 --batch 256 --seed 11``): 39 configurations ×
 10,000 hands = 390,000 hands, every step equal.  Kawuxing's claim windows and hand ends compiled (commit
 3358caf): ``--hands 2000 --batch 256 --seed 11`` all 39 configurations equal, and ``--hands 10000 --batch 256
---seed 11 --only kawuxing`` (30 configurations, 300,000 hands) all equal.
+--seed 11 --only kawuxing`` (30 configurations, 300,000 hands) all equal.  Yangzhou's claim windows and self-draw
+minimum judged in the kernel (mjenv.engine.yzscore): ``--hands 2000 --only yangzhou`` and ``--hands 10000
+--batch 256 --seed 11 --only yangzhou`` (3 configurations, 30,000 hands) all equal.  The matches here stay in
+the first round (East wind); tests/test_yzscore.py checks the verdicts in every round.
 """
 
 from __future__ import annotations

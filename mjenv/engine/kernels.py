@@ -524,10 +524,10 @@ def _yz_window(E, b, t, bits):
     for s in range(cfg[C_N]):
         if (bits >> s) & 1:
             if yzscore.claim_legal(
-                _hand(r8, s), scr[0], scr[1], scr[2], t,
+                _hand(r8, s), scr[0], scr[1], scr[2], np.int64(t),
                 r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
                 r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
-                r8[O8_N_MELDS + s], 27 + (s - dealer + 4) % 4, pend[b, PEND_ROUND_WIND],
+                r8[O8_N_MELDS + s], np.int64(27 + (s - dealer + 4) % 4), pend[b, PEND_ROUND_WIND],
                 r16[O16_LOCK + s] > 0, r8[O8_DADIAOCHE + s], yc, tabs,
             ):
                 r8[O8_CLAIM_OPTS + s] |= 1
@@ -539,11 +539,12 @@ def _yz_self_draw(E, b, s, w):
     """Yangzhou: the self-draw of seat ``s`` on ``w`` reaches the fan minimum (the engine's P_MASK_SCORE)."""
     r8 = E[0][b]
     scr = E[9]
+    # (int64 tile and winds as in _yz_window: one compiled specialization of yzscore.best serves both)
     return yzscore.self_draw_legal(
-        _hand(r8, s), scr[3], scr[0], scr[1], scr[2], w,
+        _hand(r8, s), scr[3], scr[0], scr[1], scr[2], np.int64(w),
         r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
         r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
-        r8[O8_N_MELDS + s], 27 + (s - r8[O8_DEALER] + 4) % 4, E[4][b, PEND_ROUND_WIND],
+        r8[O8_N_MELDS + s], np.int64(27 + (s - r8[O8_DEALER] + 4) % 4), E[4][b, PEND_ROUND_WIND],
         E[7][C_YZ : C_YZ + yzscore.N_YZ], E[8],
     )
 

@@ -103,39 +103,21 @@ _jit = numba.njit(cache=True, _nrt=False)
 
 
 @_jit
-def _seq(sp, i):
-    return (sp >> (6 * i)) & 63
-
-
-@_jit
-def _count(sp, ns, t):
-    """How many of the ``ns`` sequences packed in ``sp`` start at ``t``."""
-    c = 0
-    for i in range(ns):
-        if _seq(sp, i) == t:
-            c += 1
-    return c
-
-
-@_jit
-def _structure(sp, ns):
+def _structure(sc, ns):
     """``(gangban, bits)``: 钢板 (four identical sequences) and the structure fans (``yangzhou.structure_fans``)
-    of a reading's ``ns`` sequences (first tiles packed 6 bits each in ``sp``; four sets in all)."""
+    of a reading with ``ns`` sequences, ``sc[t]`` of them starting at tile ``t`` (four sets in all)."""
     bits = 0
     maxc = 0
-    twin_a = 99
+    twin_a = -1
     twin_b = -1
-    twins = 0
-    for i in range(ns):
-        t = _seq(sp, i)
-        c = _count(sp, ns, t)
+    for t in range(27):
+        c = sc[t]
         if c > maxc:
             maxc = c
         if c == 2:
-            twins += 1
-            if t < twin_a:
+            if twin_a < 0:
                 twin_a = t
-            if t > twin_b:
+            elif twin_b < 0:
                 twin_b = t
     if maxc == 4:
         return True, 0
@@ -143,7 +125,7 @@ def _structure(sp, ns):
         bits |= 1 << _TIEBAN
     if maxc >= 2:
         bits |= 1 << _YIBAN
-    if twins == 4:  # two distinct starts held twice each
+    if twin_b >= 0:  # two distinct starts held twice each
         bits |= 1 << _SHUANGBANBAN
         a = twin_a
         b = twin_b
@@ -154,63 +136,61 @@ def _structure(sp, ns):
         if a // 9 == b // 9 and b - a == 3:
             bits |= 1 << _SHUANGLIAN
     for s in range(3):
-        c0 = _count(sp, ns, 9 * s)
-        c3 = _count(sp, ns, 9 * s + 3)
-        c6 = _count(sp, ns, 9 * s + 6)
-        if c0 and c3 and c6:
+        c0 = sc[9 * s]
+        c3 = sc[9 * s + 3]
+        c6 = sc[9 * s + 6]
+        if c0 > 0 and c3 > 0 and c6 > 0:
             bits |= 1 << _YITIAOLONG
             if ns == 4 and c0 + c3 + c6 == 4:
                 bits |= 1 << _BANLONG
     for r in range(7):
-        c0 = _count(sp, ns, r)
-        c1 = _count(sp, ns, 9 + r)
-        c2 = _count(sp, ns, 18 + r)
-        if c0 and c1 and c2:
+        c0 = sc[r]
+        c1 = sc[9 + r]
+        c2 = sc[18 + r]
+        if c0 > 0 and c1 > 0 and c2 > 0:
             bits |= 1 << _SANFUTONG
             if c0 + c1 + c2 == 4:
                 bits |= 1 << _SIFUTONG
     if ns == 0:
         bits |= 1 << _DUIDUIHU
-    if ns == 4 and maxc == 1 and _shuangpiao(sp):
+    if ns == 4 and maxc == 1 and _shuangpiao(sc):
         bits |= 1 << _SHUANGPIAO
     return False, bits
 
 
 @_jit
-def _shuangpiao(sp):
+def _shuangpiao(sc):
     """Four distinct sequences a-X, a-Y, c-X, c-Y in exactly two suits with c = a + 3 or {a, c} = {1, 7}."""
-    s0 = _seq(sp, 0) // 9
-    other = -1
-    n0 = 0
-    lo0 = 9
-    hi0 = -1
-    lo1 = 9
-    hi1 = -1
-    for i in range(4):
-        t = _seq(sp, i)
-        s = t // 9
-        r = t % 9
-        if s == s0:
-            n0 += 1
-            lo0 = min(lo0, r)
-            hi0 = max(hi0, r)
-        else:
-            if other >= 0 and s != other:
-                return False
-            other = s
-            lo1 = min(lo1, r)
-            hi1 = max(hi1, r)
-    if other < 0 or n0 != 2 or lo0 != lo1 or hi0 != hi1:
+    ranks0 = 0  # bits of the ranks held in each suit
+    ranks1 = 0
+    ranks2 = 0
+    for r in range(7):
+        if sc[r] > 0:
+            ranks0 |= 1 << r
+        if sc[9 + r] > 0:
+            ranks1 |= 1 << r
+        if sc[18 + r] > 0:
+            ranks2 |= 1 << r
+    if ranks0 == 0:
+        x = ranks1
+        y = ranks2
+    elif ranks1 == 0:
+        x = ranks0
+        y = ranks2
+    elif ranks2 == 0:
+        x = ranks0
+        y = ranks1
+    else:
         return False
-    return hi0 - lo0 == 3 or (lo0 == 0 and hi0 == 6)
+    return x == y and (x == 0b1001 << 0 or x == 0b1001 << 1 or x == 0b1001 << 2 or x == 0b1001 << 3 or x == 0b1000001)
 
 
 @_jit
-def _big_value(sp, ns, suit_fan, yc):
+def _big_value(sc, ns, suit_fan, yc):
     """B of a reading (``yangzhou.big_fan_value``); ``suit_fan``: 0 none, 1 混一色, 2 清一色, 3 风清."""
     if suit_fan == 3:
         return yc[YZ_FENGQING]
-    gangban, bits = _structure(sp, ns)
+    gangban, bits = _structure(sc, ns)
     if gangban:
         return yc[YZ_GANGBAN]
     best = 0
@@ -323,7 +303,6 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
                 work[t] = full[t]
             work[p] -= 2
             trips = np.int64(0)
-            sp = meld_sp
             ns = meld_ns
             hand_seqs = np.int64(0)  # distinct first tiles of the reading's own sequences
             d = 0
@@ -344,15 +323,16 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
                     work[i + 1] -= sq
                     work[i + 2] -= sq
                     hand_seqs |= np.int64(1) << i
-                    for _ in range(sq):
-                        sp |= np.int64(i) << (6 * ns)
-                        ns += 1
+                    ns += sq
                 if tr:
                     trips |= np.int64(1) << i
-                work[i] = 0
+                work[i] = sq if sq > 0 else 0  # from here on ``work`` counts the sequences by first tile
             if not ok or (d < m and (choice >> d) != 0):
                 continue  # a split that fails, or one already produced by a smaller choice
-            b_value = _big_value(sp, ns, suit_fan, yc)
+            sc = work
+            for j in range(meld_ns):
+                sc[(meld_sp >> (6 * j)) & 63] += 1
+            b_value = _big_value(sc, ns, suit_fan, yc)
             small = fixed
             if not honors and ns == 4:
                 small += 1  # 平胡
@@ -360,22 +340,17 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
                 small += 1  # 幺头
             qixiang = False
             lianfu = False
-            for i in range(ns):
-                a = _seq(sp, i)
-                for j in range(ns):
-                    c = _seq(sp, j)
-                    if a // 9 != c // 9 and a % 9 == c % 9:
-                        qixiang = True
-                    if a // 9 == c // 9 and c - a == 3:
-                        lianfu = True
-            if qixiang:
-                small += 1
-            if lianfu:
-                small += 1
+            laoshao = False
+            for r in range(7):
+                if (sc[r] > 0) + (sc[9 + r] > 0) + (sc[18 + r] > 0) >= 2:
+                    qixiang = True  # 齐相
             for s in range(3):
-                if _count(sp, ns, 9 * s) and _count(sp, ns, 9 * s + 6):
-                    small += 1  # 老少
-                    break
+                for r in range(4):
+                    if sc[9 * s + r] > 0 and sc[9 * s + r + 3] > 0:
+                        lianfu = True  # 连副
+                if sc[9 * s] > 0 and sc[9 * s + 6] > 0:
+                    laoshao = True  # 老少
+            small += qixiang + lianfu + laoshao
             x = trips
             while x:
                 small += 1  # 子格, one per concealed triplet of the reading
