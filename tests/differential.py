@@ -48,12 +48,18 @@ CONFIGS += [
     ("gejiu", None, None, {}),
     ("gejiu", None, None, {"gejiu_qianggang": "replacement_tile"}),
     ("gejiu", None, None, {"gejiu_qianggang": "add_kong", "multi_win": "off"}),
+    ("gejiu", None, None, {"gejiu_combine": "add", "gejiu_multiwin_dealer": "nearest_winner"}),
+    ("gejiu", None, None, {"gejiu_combine": "max", "gejiu_qianggang": "replacement_tile"}),
     ("diedaohu", None, None, {}),
     ("diedaohu", None, None, {"multi_win": "off"}),
     ("yangzhou", None, None, {}),
     ("yangzhou", None, None, {"chi": "off"}),
     ("yangzhou_new", None, None, {}),
     ("liuwei", None, None, {}),
+    # 园子 tight enough to bust players within a match (kong money and wins limited by the balances)
+    ("diedaohu", None, None, {"bankroll": 3.0, "draw_dealer": "stay"}),
+    ("liuwei", None, None, {"bankroll": "none"}),
+    ("yangzhou", None, None, {"draw_dealer": "stay", "rounds": 8}),
 ]
 
 

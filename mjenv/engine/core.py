@@ -8,10 +8,13 @@ single legal action) until every live table waits for a real decision.
 
 The state machine runs compiled (:mod:`mjenv.engine.kernels`, numba) table by table over the packed
 state of :func:`mjenv.engine.state.allocate_packed`; the same code serves one table (the AEC env)
-and thousands.  What needs the pure scoring library — judging and valuing wins, 亮倒's face-down
-triplets, kong money, settlements — runs here in Python through the family adapter
-(:mod:`mjenv.engine.family`) when a kernel stops a table with a pending code, after which the
-kernel resumes it.  Events are kept as compact records and become dicts only when read.
+and thousands.  What needs the pure scoring library — judging and valuing wins, settlements — runs
+here in Python through the family adapter (:mod:`mjenv.engine.family`) when a kernel stops a table
+with a pending code, after which the kernel resumes it; the kernels' module docstring lists what
+they settle themselves (Kawuxing's windows and hand ends, Gejiu's windows and wins, every drawn hand
+that pays nothing, kong money).  A hand a kernel ended is only booked here in a batch (match money,
+sessions kept as rows); its ``results`` entry is built when read.  Events are kept as compact records
+and become dicts only when read.
 
 Seeded walls: table ``i`` of ``reset(seed=s)`` gets the wall :func:`seeded_wall` ``(s, i, tiles)``,
 a SplitMix64-driven Fisher–Yates shuffle of the variant's tiles in ascending id order, so a batch
@@ -31,8 +34,8 @@ from mjenv.engine import handk
 from mjenv.engine import kernels as K
 from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
-from mjenv.engine import kwscore, yzscore
-from mjenv.engine.family import Family, KawuxingFamily, YangzhouFamily, family_for
+from mjenv.engine import gjscore, kwscore, yzscore
+from mjenv.engine.family import Family, GejiuFamily, KawuxingFamily, YangzhouFamily, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
@@ -205,6 +208,32 @@ class _Results(list):
         return list(self).count(x)
 
 
+class _Sessions(_Results):
+    """``engine.sessions``: per table its session (一操) object, or None in families without sessions.
+
+    The engine keeps the sessions as int64 rows ``(dealer, rounds, passes, hands, over)`` (``Engine._ses``) that
+    the family starts and advances in batches (:meth:`~mjenv.engine.family.DiedaohuFamily.advance_drawn`); an
+    entry's object is made from its row when it is read, and assigning an entry (the Python path of a won hand,
+    a replay) writes the row too.
+    """
+
+    def __init__(self, n: int, build, rows: np.ndarray):
+        super().__init__(n, build)
+        self._rows = rows
+
+    def __setitem__(self, i, v) -> None:
+        if isinstance(i, slice):
+            raise TypeError("engine.sessions entries are set one table at a time")
+        list.__setitem__(self, i, v)
+        if v is not None:
+            self._rows[i] = (v.dealer, v.rounds, v.passes, v.hands, v.over)
+
+    def _stale(self, rows) -> None:
+        """Tables ``rows`` changed in the rows: their objects are made again when read."""
+        for b in rows:
+            list.__setitem__(self, b, _UNREAD)
+
+
 _INT64 = np.dtype(np.int64)
 
 
@@ -263,8 +292,8 @@ class Engine:
         self.family = family_for(self)
         self._has_sessions = type(self.family).new_session is not Family.new_session
         self.seven_pairs = self.family.seven_pairs
-        self.balance = np.zeros((B, self.n), dtype=np.float64)
-        self.sessions: list = [None] * B
+        self._ses = np.zeros((B, 5), np.int64)  # the sessions' rows (see _Sessions)
+        self.sessions: list = _Sessions(B, self.family.session_of_row, self._ses)
         self.session_over = np.zeros(B, dtype=bool)
         self.hand_number = np.zeros(B, dtype=np.int64)
         self._pend = np.zeros((B, K.PEND_WIDTH), np.int64)
@@ -278,6 +307,8 @@ class Engine:
         self._tabs = handk.tables()
         self._cfg = self._config()
         self._fcfg = self._float_config()
+        # float64 [B, n], a view into the kernels' float vector (they limit kong money by it under 园子)
+        self.balance = self._fcfg[K.F_BALANCE :].reshape(B, self.n)
         self._all = np.arange(B, dtype=np.int64)
         self._info = np.zeros(2, np.int64)
         self._ever_dealt = False
@@ -306,21 +337,29 @@ class Engine:
             cfg[K.C_KONG_MONEY] = K.KONG_MONEY_NONE
         elif fam.liang:  # Kawuxing: fixed amounts, compiled
             cfg[K.C_KONG_MONEY] = K.KONG_MONEY_COMPILED
-        else:  # Diedaohu / Liuwei: limited by the bankrolls, in Python
-            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_PYTHON
+        else:  # Diedaohu / Liuwei: limited by the bankrolls, compiled as well
+            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_BANKROLL
+            _, cfg[K.C_KONG_ALL_PAY], cfg[K.C_KONG_LIMIT] = fam.bankroll_kong()
         cfg[K.C_RECORD] = self.record_events
         cfg[K.C_KINDS_BITS] = handk.kinds_bits(self.kinds)
         cfg[K.C_SPECIAL] = fam.special_complete(np.zeros((1, 34), np.int8)) is not None
         if isinstance(fam, KawuxingFamily):  # claim windows judged and valued, hand ends settled in the kernel
             cfg[K.C_KW_SCORE] = 1
             cfg[K.C_KW : K.C_KW + kwscore.N_KW] = kwscore.config(opts)
+        else:  # drawn hands that pay nothing end in the kernel; Gejiu's claim windows open there
+            cfg[K.C_DRAW_ENDS] = fam.draw_pays_nothing
+            cfg[K.C_WIN_ON_SHAPE] = fam.win_on_shape
+        if isinstance(fam, GejiuFamily):  # wins valued and settled in the kernel too
+            cfg[K.C_GJ_SCORE] = 1
+            cfg[K.C_GJ_COMBINE] = gjscore.COMBINE[opts.gejiu_combine]
+            cfg[K.C_SINGLE_WINNER] = fam.single_winner
         if isinstance(fam, YangzhouFamily):  # claim-window wins and the self-draw minimum judged in the kernel
             cfg[K.C_YZ : K.C_YZ + yzscore.N_YZ] = yzscore.config(opts)
         return cfg
 
 
     def _float_config(self) -> np.ndarray:
-        fcfg = np.zeros(K.N_FCONFIG, np.float64)
+        fcfg = np.zeros(K.N_FCONFIG + self.batch_size * self.n, np.float64)  # then the balances (F_BALANCE)
         if self._cfg[K.C_KONG_MONEY] == K.KONG_MONEY_COMPILED:
             from mjenv.rules.scoring.kawuxing import _KONG_MONEY
 
@@ -329,6 +368,13 @@ class Engine:
             fcfg[K.F_KONG_CONCEALED] = _KONG_MONEY["concealed"]
             fcfg[K.F_KONG_DOUBLING] = self.opts.gangshanggang != "off"
             fcfg[K.F_KONG_DOUBLING + 1] = self.opts.base
+        elif self._cfg[K.C_GJ_SCORE]:
+            fcfg[K.F_BASE] = self.opts.base
+        elif self._cfg[K.C_KONG_MONEY] == K.KONG_MONEY_BANKROLL:
+            owed = self.family.bankroll_kong()[0]
+            fcfg[K.F_KONG_DIRECT] = owed["direct"]
+            fcfg[K.F_KONG_ADDED] = owed["added"]
+            fcfg[K.F_KONG_CONCEALED] = owed["concealed"]
         return fcfg
 
     # ------------------------------------------------------------------ reset
@@ -371,24 +417,23 @@ class Engine:
             dealers = np.full(k, dealer, np.int64)
         else:
             dealers = np.broadcast_to(np.asarray(dealer, dtype=np.int64), (k,)).copy()
+        rows = idx.tolist()
+        if self._logs:  # complete the held logs first: their events are read from the finished hand's state
+            for b in rows:
+                log = self._logs.pop(b, None)
+                if log is not None:
+                    log._detach()
         if not continue_match:
             self.match_money[sel] = 0.0
             self.hand_number[sel] = 0
             self.session_over[sel] = False
             start = self.family.starting_balance()
             if self._has_sessions:  # (families without sessions keep None in every entry)
-                for j, b in enumerate(idx.tolist()):
-                    self.sessions[b] = self.family.new_session(int(dealers[j]))
+                self.family.new_sessions(idx, dealers)
             self.balance[sel] = start
         else:
             self.hand_number[sel] += 1
             self.balance[sel] += self.state.money[sel]  # the bankroll carries the finished hand's money
-        rows = idx.tolist()
-        if self._logs:
-            for b in rows:
-                log = self._logs.pop(b, None)
-                if log is not None:
-                    log._detach()
         results = self.results
         for b in rows:
             results[b] = None
@@ -403,7 +448,7 @@ class Engine:
         )
         self._pend[sel] = 0
         if self._cfg[K.C_YZ + yzscore.YZ_ON]:  # the round wind the compiled Yangzhou judging reads
-            self._pend[sel, K.PEND_ROUND_WIND] = [self.family.round_wind(b) for b in rows]
+            self._pend[sel, K.PEND_ROUND_WIND] = self.family.round_winds(idx)
         k = K.run_tables(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info)
         if self._step_kernel is K.run_tables:  # compiled by now for the common step's argument types
             example = (K.MODE_STEP, *self._args, self._all, self._all, self._waiting, self._info)
@@ -555,8 +600,12 @@ class Engine:
         self._end_kind[idx] = self._pend[idx, 1]
         self._pend[idx, :2] = 0
         self.match_money[idx] += self.state.money[idx]
-        # Kawuxing has no sessions: advance_session keeps None and never ends one
-        self.session_over[idx] = False
+        if self._has_sessions:
+            # Only drawn hands end in the kernel in the families with sessions: no winners, and a drawn hand's
+            # settlement never ends a session (advance_session reads no settlement then).
+            self.session_over[idx] = self.family.advance_drawn(idx)
+        else:  # Kawuxing and Gejiu have no sessions: advance_session keeps None and never ends one
+            self.session_over[idx] = False
         results = self.results
         for b in idx.tolist():
             list.__setitem__(results, b, _UNREAD)
@@ -782,8 +831,18 @@ class Engine:
         elif kind == K.EV_KONG:
             kind, src = a2 // 8, a2 % 8 - 1
             src = None if src < 0 else src
-            # kong money is a pure function of the kong here (Kawuxing's, or none): recomputed for the dict
-            transfers = self.family.kong_money(b, a0, KONG_KIND_NAMES[kind], src, a3)
+            if self._cfg[K.C_KONG_LIMIT]:
+                # limited by the balances: recomputed from them as they stood at the kong (the start-of-hand
+                # balance plus this hand's money, which only kongs moved so far, in the same float steps)
+                money = np.zeros(self.n, np.float64)
+                for e in list.__iter__(out):
+                    if e["type"] == "kong":
+                        for tr in e["transfers"]:
+                            money[tr["payer"]] -= tr["amount"]
+                            money[tr["payee"]] += tr["amount"]
+                transfers = self.family.kong_money_with(b, a0, KONG_KIND_NAMES[kind], src, money)
+            else:  # a pure function of the kong (Kawuxing's, Diedaohu's / Liuwei's without 园子, or none)
+                transfers = self.family.kong_money(b, a0, KONG_KIND_NAMES[kind], src, a3)
             out.append(_kong_event(a0, a1, kind, src, a3, [_transfer_dict(tr) for tr in transfers]))
         elif kind == K.EV_PICK:
             out.append({"type": "kong_pick", "seat": a0, "slot": a1, "tile": tile_name(a2)})

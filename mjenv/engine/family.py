@@ -31,6 +31,8 @@ class Family:
     value_lock = False  # missed-win lock keeps a value M (Kawuxing) instead of a plain flag
     self_draw_minimum = False  # a self-draw must also reach a minimum value (Yangzhou), not just a winning shape
     pays_kong_money = False  # kong_money can return transfers (the compiled core then asks for them)
+    draw_pays_nothing = True  # settle_draw never pays: the kernel ends drawn hands itself (no Python on the way)
+    win_on_shape = False  # every complete shape on a claimed / robbed tile is a legal win (the kernel opens it)
 
     def __init__(self, engine):
         self.engine = engine
@@ -54,8 +56,23 @@ class Family:
         """Transfers for a completed kong (none by default)."""
         return []
 
+    def bankroll_kong(self) -> tuple[dict[str, float], bool, bool]:
+        """For the compiled kong money of a family whose kongs are paid through ``apply_bankroll``: the amount
+        each payer owes by kong kind, whether every other seat pays a direct kong (else only the discarder),
+        and whether payments are limited by the balances (园子)."""
+        raise NotImplementedError
+
     def new_session(self, dealer: int):
         """The session (一操) state of a new match, or None for families without sessions."""
+        return None
+
+    def new_sessions(self, idx: np.ndarray, dealers: np.ndarray) -> None:
+        """Start the sessions of tables ``idx`` with ``dealers`` (valid seats) dealing first."""
+        for b, d in zip(idx.tolist(), dealers.tolist()):
+            self.engine.sessions[b] = self.new_session(d)
+
+    def session_of_row(self, b: int):
+        """Table ``b``'s session object from the engine's session row (families with sessions)."""
         return None
 
     def starting_balance(self) -> float:
@@ -65,6 +82,14 @@ class Family:
     def advance_session(self, b: int, winners: list[int], settlement) -> tuple[object, bool]:
         """The session after a finished hand and whether it is over."""
         return None, False
+
+    def advance_drawn(self, idx: np.ndarray) -> list[bool]:
+        """Advance the sessions of tables ``idx`` after a drawn hand (the kernel ended it); whether each is over."""
+        out = []
+        for b in idx.tolist():
+            self.engine.sessions[b], over = self.advance_session(b, [], None)
+            out.append(over)
+        return out
 
     def settle_draw(self, b: int):
         """A drawn hand pays nothing unless the family says otherwise."""
@@ -78,6 +103,7 @@ class KawuxingFamily(Family):
     liang = True
     value_lock = True
     pays_kong_money = True
+    draw_pays_nothing = False  # §3.11 penalties and 讲听头 (compiled in kernels._kw_end)
 
     @property
     def rob_added_kong(self) -> bool:  # type: ignore[override]
@@ -145,6 +171,7 @@ class GejiuFamily(Family):
     seven_pairs = True
     chi = True
     kong_tiles = 2
+    win_on_shape = True  # §6.8: no minimum, no missed-win rule; a rob is of the kind gejiu_qianggang allows
 
     @property
     def rob_added_kong(self) -> bool:  # type: ignore[override]
@@ -221,12 +248,39 @@ class DiedaohuFamily(Family):
         """Kong money paid at once, limited by the balances under 园子."""
         return list(self.scorer.settle_kong(kind, konger, discarder, self.opts, self._balances(b)).transfers)
 
+    def bankroll_kong(self):
+        """The scorer's own amounts (``kong_money`` asked once per kind), the 园子 limit from ``bankroll``."""
+        owed, all_pay = {}, False
+        for kind in ("direct", "added", "concealed"):
+            transfers = self.scorer.kong_money(kind, 0, 1 if kind == "direct" else None, self.opts)
+            if len({tr.amount for tr in transfers}) != 1:  # pragma: no cover - a new rule the kernel lacks
+                raise NotImplementedError(f"kong money of unequal shares: {transfers}")
+            owed[kind] = float(transfers[0].amount)
+            if kind == "direct":
+                all_pay = len(transfers) > 1
+        return owed, all_pay, getattr(self.opts, "bankroll", None) is not None
+
+    def kong_money_with(self, b, konger, kind, discarder, money) -> list:
+        """:meth:`kong_money` with this hand's ``money`` so far as it stood at the kong (for its event, read later)."""
+        bal = self._balances(b)
+        if bal is not None:
+            bal = [float(x) for x in self.engine.balance[b] + money]
+        return list(self.scorer.settle_kong(kind, konger, discarder, self.opts, bal).transfers)
+
     def next_dealer(self, b, winners, discarder):
         """§7.8: the dealer stays if it won; a drawn hand follows ``draw_dealer``."""
         return D.next_dealer(int(self.engine.state.dealer[b]), winners, self.opts.draw_dealer)
 
     def new_session(self, dealer):
         return self.scorer.new_session(self.opts, dealer)
+
+    def new_sessions(self, idx, dealers):
+        """``new_session`` of each table on the engine's session rows (the seats are checked already)."""
+        rows = self.engine._ses
+        rows[idx, 0] = dealers
+        rows[idx, 1] = int(self.opts.rounds)
+        rows[idx, 2:] = 0
+        self.engine.sessions._stale(idx.tolist())
 
     def starting_balance(self):
         bankroll = getattr(self.opts, "bankroll", None)
@@ -236,6 +290,31 @@ class DiedaohuFamily(Family):
         ended = bool(getattr(settlement, "session_over", False))
         session = self.scorer.next_hand(self.engine.sessions[b], winners, self.opts, ended)
         return session, session.over
+
+    def _draw_dealer_stays(self) -> bool:
+        return self.opts.draw_dealer == "stay"
+
+    def advance_drawn(self, idx):
+        """``diedaohu.advance_session`` of a drawn hand (no winners, not ended by the bankroll) on the engine's
+        session rows, in one batch: the dealer stays or passes per ``draw_dealer`` (Liuwei: stays), a pass
+        counts, the session is over after 4 · rounds passes."""
+        rows = self.engine._ses
+        r = rows[idx]  # dealer, rounds, passes, hands, over
+        if r[:, 4].any():
+            raise ValueError("the session is over")
+        if not self._draw_dealer_stays():
+            r[:, 0] = (r[:, 0] + 1) % D.N_PLAYERS
+            r[:, 2] += 1
+        r[:, 3] += 1
+        over = r[:, 2] >= D.N_PLAYERS * r[:, 1]
+        r[:, 4] = over
+        rows[idx] = r
+        self.engine.sessions._stale(idx.tolist())
+        return over
+
+    def session_of_row(self, b):
+        dealer, rounds, passes, hands, over = self.engine._ses[b].tolist()
+        return D.Session(dealer, rounds, passes, hands, bool(over))
 
 
 class YangzhouFamily(DiedaohuFamily):
@@ -252,6 +331,11 @@ class YangzhouFamily(DiedaohuFamily):
     def round_wind(self, b: int) -> int:
         """Tile id of table ``b``'s round wind (§8.3), from its session (the kernels read it too, see ``PEND_ROUND_WIND``)."""
         return Y.round_wind(self.engine.sessions[b].round_index)
+
+    def round_winds(self, idx: np.ndarray) -> np.ndarray:
+        """:meth:`round_wind` of tables ``idx`` in one batch, from the engine's session rows (``Session.round_index``)."""
+        rows = self.engine._ses[idx]
+        return Y.round_wind(0) + np.minimum(rows[:, 2] // D.N_PLAYERS, rows[:, 1] - 1) % 4
 
     def _context(self, b, s, how):
         dealer = int(self.engine.state.dealer[b])
@@ -280,6 +364,9 @@ class LiuweiFamily(DiedaohuFamily):
     @property
     def single_winner(self) -> bool:  # type: ignore[override]
         return True
+
+    def _draw_dealer_stays(self) -> bool:
+        return True  # §10.5 (liuwei.next_hand)
 
     def next_dealer(self, b, winners, discarder):
         """§10.5: the dealer stays when it wins or the hand is drawn."""

@@ -19,18 +19,25 @@ engine (:mod:`mjenv.engine.core`) does that piece in Python through the family a
 ========================  ===================================================================
 ``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
                           (not for Kawuxing: :mod:`mjenv.engine.kwscore` judges and values them here;
-                          not for Yangzhou: :mod:`mjenv.engine.yzscore` judges them here)
-``P_KONG``                kong money limited by the bankrolls (Diedaohu, Liuwei; Kawuxing's is compiled)
+                          not for Yangzhou: :mod:`mjenv.engine.yzscore` judges them here;
+                          not for Gejiu, where every complete shape wins: :func:`_shape_window`)
+``P_KONG``                kong money in Python (``KONG_MONEY_PYTHON``; no family uses it now: Kawuxing's
+                          is compiled, Diedaohu's and Liuwei's, limited by the bankrolls, too:
+                          :func:`_bankroll_kong`)
 ``P_MASK_SCORE``          a self-draw's minimum value for the win mask (no longer raised: Yangzhou's
                           is judged here by :mod:`mjenv.engine.yzscore`; kept for a family that needs it)
-``P_SELF_DRAW``           settle a self-drawn win (ends the hand)
-``P_CLAIM_WIN``           settle a won discard or rob (ends the hand)
-``P_EXHAUSTED``           settle a drawn hand (ends the hand)
-``P_ENDED``               Kawuxing: the hand was settled here (:func:`_kw_end`, ``pend[b,1]`` says how);
-                          the engine only books it (match money, a ``results`` entry built when read)
+``P_SELF_DRAW``           settle a self-drawn win (ends the hand; not for Gejiu: :func:`_gj_end`)
+``P_CLAIM_WIN``           settle a won discard or rob (ends the hand; not for Gejiu: :func:`_gj_end`)
+``P_EXHAUSTED``           settle a drawn hand (ends the hand); no family stops for it now (below)
+``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``): every
+                          Kawuxing hand end (:func:`_kw_end`), every Gejiu hand end (wins valued by
+                          :mod:`mjenv.engine.gjscore`: :func:`_gj_end`) and the drawn hands of the families
+                          whose drawn hands pay nothing (:func:`_draw_end`: Gejiu, Diedaohu, Yangzhou, Liuwei);
+                          the engine only books it (match money, the session, a ``results`` entry built
+                          when read)
 ========================  ===================================================================
 
-Yangzhou's judging needs the round wind, which the session (kept in Python) decides: the engine writes it
+Yangzhou's judging needs the round wind, which the session (kept by the engine) decides: the engine writes it
 into the spare column ``pend[b, PEND_ROUND_WIND]`` when it deals a hand, and no pending overwrites it.
 
 Events are written as int16 records ``ev[b, k] = (type, a, b, c, d)`` (``EV_*``); the engine turns
@@ -45,7 +52,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from mjenv.engine import handk, kwscore, yzscore
+from mjenv.engine import gjscore, handk, kwscore, yzscore
 from mjenv.engine.state import (
     ADDED_KONG,
     CHI_MELD,
@@ -137,13 +144,26 @@ EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each
 ) = range(18)
 C_KW = 18  # first of the kwscore.N_KW option entries (kwscore.config)
 C_YZ = C_KW + kwscore.N_KW  # first of the yzscore.N_YZ entries (yzscore.config; all 0 unless Yangzhou)
-N_CONFIG = C_YZ + yzscore.N_YZ
+# The other 4-player families (after Yangzhou's entries; see _draw_end, _bankroll_kong, _open_window, _gj_end):
+C_DRAW_ENDS = C_YZ + yzscore.N_YZ  # a drawn hand pays nothing: it is ended here (P_ENDED, END_DRAW)
+C_WIN_ON_SHAPE = C_DRAW_ENDS + 1  # Gejiu: every complete shape on a claimed or robbed tile is a legal win
+C_KONG_ALL_PAY = C_DRAW_ENDS + 2  # KONG_MONEY_BANKROLL: a direct kong is paid by every other seat (Liuwei)
+C_KONG_LIMIT = C_DRAW_ENDS + 3  # KONG_MONEY_BANKROLL: payments limited by the balances (园子)
+C_GJ_SCORE = C_DRAW_ENDS + 4  # Gejiu: wins valued (mjenv.engine.gjscore) and settled here (_gj_end)
+C_GJ_COMBINE = C_DRAW_ENDS + 5  # Gejiu: gejiu_combine (gjscore.COMBINE)
+C_SINGLE_WINNER = C_DRAW_ENDS + 6  # Gejiu: multi_win off (only the nearest claimant wins)
+N_CONFIG = C_DRAW_ENDS + 7
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
-KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON = 0, 1, 2
-# The float configuration vector: Kawuxing's kong money per payer at chain position 1, by meld kind code.
+KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON, KONG_MONEY_BANKROLL = 0, 1, 2, 3
+# The float configuration vector: the kong money per payer by meld kind code (Kawuxing: at chain position 1,
+# in units of b; KONG_MONEY_BANKROLL: the amount owed, b included).
 F_KONG_DIRECT, F_KONG_ADDED, F_KONG_CONCEALED, F_KONG_DOUBLING = 0, 1, 2, 3
-N_FCONFIG = 5  # ... and the base stake b at F_KONG_DOUBLING + 1
+N_FCONFIG = 5  # ... and the base stake b at F_KONG_DOUBLING + 1 (F_BASE; Kawuxing and Gejiu)
+F_BASE = F_KONG_DOUBLING + 1
+# After the N_FCONFIG entries the engine's float vector holds every table's bankroll balance at the start of
+# the hand (``Engine.balance`` is a view of it): seat p of table b at N_FCONFIG + C_N * b + p.
+F_BALANCE = N_FCONFIG
 
 _jit = numba.njit(cache=True, _nrt=False)
 
@@ -472,6 +492,9 @@ def _open_window(E, b, t, frm, rob):
         if cfg[C_YZ + yzscore.YZ_ON] != 0:
             _yz_window(E, b, t, to_score)
             return _next_claimant(E, b)
+        if cfg[C_WIN_ON_SHAPE] != 0:
+            _shape_window(E, b, to_score)
+            return _next_claimant(E, b)
         pend[b, 1] = to_score
         pend[b, 2] = 1 if rob else 0
         return P_WINDOW
@@ -547,6 +570,18 @@ def _yz_self_draw(E, b, s, w):
         r8[O8_N_MELDS + s], np.int64(27 + (s - r8[O8_DEALER] + 4) % 4), E[4][b, PEND_ROUND_WIND],
         E[7][C_YZ : C_YZ + yzscore.N_YZ], E[8],
     )
+
+
+@_jit
+def _shape_window(E, b, bits):
+    """Gejiu (§6.4, §6.8: no minimum, no missed-win lock, a rob of the allowed kind): every seat of ``bits``
+    whose hand completes on the tile may win it, as the engine's P_WINDOW handler found (claim bit 1, value 1)."""
+    r8 = E[0][b]
+    r16 = E[1][b]
+    for s in range(E[7][C_N]):
+        if (bits >> s) & 1:
+            r8[O8_CLAIM_OPTS + s] |= 1
+            r16[O16_CLAIM_VALUE + s] = 1
 
 
 @_jit
@@ -752,6 +787,8 @@ def _finish_kong(E, b, s, t, kind, discarder):
                 if p != s:
                     money[b, p] -= amount
                     money[b, s] += amount
+    elif cfg[C_KONG_MONEY] == KONG_MONEY_BANKROLL:
+        _bankroll_kong(E, b, s, kind, discarder)
     elif cfg[C_KONG_MONEY] == KONG_MONEY_PYTHON:
         pend[b, 1] = s
         pend[b, 2] = t
@@ -761,6 +798,30 @@ def _finish_kong(E, b, s, t, kind, discarder):
         return P_KONG
     _event(ev, evn, cfg, b, EV_KONG, s, t, kind * 8 + (discarder + 1), pos)
     return _kong_tail(E, b, s, pos)
+
+
+@_jit
+def _bankroll_kong(E, b, s, kind, discarder):
+    """Diedaohu / Liuwei kong money (``settle_kong``: ``kong_money`` through ``apply_bankroll``): each payer in
+    seat order pays what it owes, under 园子 at most its balance (start-of-hand balance plus this hand's money;
+    it only pays here, so that is the scorer's running balance), zero payments left out.  The same
+    transfers in the same order as the engine's Python path, so the money is bit-identical."""
+    money = E[2]
+    cfg = E[7]
+    fcfg = E[10]
+    n = cfg[C_N]
+    owed = fcfg[kind - DIRECT_KONG]
+    for p in range(n):
+        if p == s or (kind == DIRECT_KONG and cfg[C_KONG_ALL_PAY] == 0 and p != discarder):
+            continue
+        a = owed
+        if cfg[C_KONG_LIMIT] != 0:
+            have = fcfg[F_BALANCE + n * b + p] + money[b, p]
+            if have < a:  # min(owed, balance) as the scorer takes it
+                a = have
+        if a > 0:
+            money[b, p] -= a
+            money[b, s] += a
 
 
 @_jit
@@ -1153,6 +1214,92 @@ def _kw_end(E, b, code):
     return P_ENDED
 
 
+@_jit
+def _gj_value(E, b, s, w, add, after_kong, rob):
+    """Gejiu V of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when ``add``)."""
+    r8 = E[0][b]
+    scr = E[9]
+    full = scr[0]
+    h = _hand(r8, s)
+    for x in range(34):
+        full[x] = h[x]
+    if add:
+        full[w] += 1
+    return gjscore.hand_value(
+        full, scr[1],
+        r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_N_MELDS + s], after_kong, rob, E[7][C_GJ_COMBINE],
+    )
+
+
+@_jit
+def _gj_end(E, b, code):
+    """Settle a Gejiu win (P_SELF_DRAW or P_CLAIM_WIN) as the engine's Python path does (``gejiu.settle_win``:
+    V · b from each other seat on a self-draw, from the discarder / konger to each winner in turn order
+    otherwise; the claimed tile joins the nearest winner's hand), end the hand and return P_ENDED with
+    ``pend[b, 1]`` = END_*.  Every complete shape is a legal win (§6.8), so no verdict is needed."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[C_N]
+    base = fcfg[F_BASE]
+    if code == P_SELF_DRAW:
+        s = r8[O8_CUR]
+        amount = float(_gj_value(E, b, s, r8[O8_DRAWN], False, r8[O8_AFTER_KONG] > 0, False)) * base
+        for p in range(n):
+            if p != s:
+                _pay(money, b, p, s, amount)
+        kind = END_SELF_DRAW
+    else:
+        frm = r8[O8_CLAIM_FROM]
+        t = r8[O8_CLAIM_TILE]
+        rob = r8[O8_PHASE] == ROB
+        first = -1
+        for k in range(1, n):
+            s = (frm + k) % n
+            if r8[O8_CLAIM_REPLY + s] != A_WIN:
+                continue
+            if first >= 0 and cfg[C_SINGLE_WINNER] != 0:
+                break
+            if first < 0:
+                first = s
+            # valued before the tile moves (only the nearest winner's hand changes, after every value)
+            _pay(money, b, frm, s, float(_gj_value(E, b, s, t, True, False, rob)) * base)
+        if rob:
+            r8[O8_HAND + 34 * frm + t] -= 1
+        else:
+            r16[O16_RIVER_LEN + frm] -= 1
+            r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
+        r8[O8_HAND + 34 * first + t] += 1
+        kind = END_ROB if rob else END_DISCARD
+    r8[O8_PHASE] = DONE
+    for x in range(n):
+        r8[O8_CLAIM_OPTS + x] = 0
+    for a in range(N_ACTIONS):
+        mask[b, a] = False
+    pend[b, 1] = kind
+    _event(ev, evn, cfg, b, EV_END, kind, 0, 0, 0)
+    return P_ENDED
+
+
+@_jit
+def _draw_end(E, b):
+    """End a drawn hand of a family whose drawn hands pay nothing (Gejiu, Diedaohu, Yangzhou, Liuwei) as the
+    engine's Python path does (no transfers, phase DONE, window and mask cleared); returns P_ENDED with
+    ``pend[b, 1]`` = END_DRAW.  The engine books the session and the result."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    r8 = b8[b]
+    r8[O8_PHASE] = DONE
+    for x in range(cfg[C_N]):
+        r8[O8_CLAIM_OPTS + x] = 0
+    for a in range(N_ACTIONS):
+        mask[b, a] = False
+    pend[b, 1] = END_DRAW
+    _event(ev, evn, cfg, b, EV_END, END_DRAW, 0, 0, 0)
+    return P_ENDED
+
+
 # ----------------------------------------------------------------------------------------- entry point
 MODE_STEP, MODE_ADVANCE, MODE_RESUME, MODE_MASKS = 0, 1, 2, 3
 
@@ -1211,6 +1358,10 @@ def run_tables(mode, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, 
         if status != P_NONE:
             if cfg[C_KW_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN or status == P_EXHAUSTED):
                 status = _kw_end(E, b, status)
+            elif status == P_EXHAUSTED and cfg[C_DRAW_ENDS] != 0:
+                status = _draw_end(E, b)
+            elif cfg[C_GJ_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN):
+                status = _gj_end(E, b, status)
             pend[b, 0] = status
             waiting[k] = b
             k += 1

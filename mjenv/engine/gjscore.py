@@ -1,0 +1,167 @@
+"""Compiled Gejiu win value (docs/rules/gejiu.md §6.6–§6.8) for the hand ends the kernel settles.
+
+This module owns the numba twin of the value V of :func:`mjenv.rules.scoring.gejiu.score_win`: the best
+reading (§1.6) over the standard readings (every pair, every split of the rest into triplets and
+sequences, as :func:`mjenv.rules.hand.readings` enumerates them), seven pairs and 烂牌 / 七星 (both only
+without melds), each with its shape and structure patterns (平胡, 大对子, 一条龙, 一般高, 小七对, 龙七对, 双龙七对,
+烂牌, 七星), the whole hand's suit pattern (混一色, 清一色, 字一色), the situational 杠上花 / 抢杠, the
+replacements (七星 > 烂牌, 字一色 > 大对子) and ``gejiu_combine``.  Every complete Gejiu shape is a legal win,
+so V is all a settlement (V · b per payer) needs; fan names and reading texts stay in the Python scorer
+(the engine builds the result when it is read).  tests/test_gjscore.py compares V with the scorer on random
+hands and every combination mode, tests/differential.py on whole games.
+
+numba's on-disk cache of a caller does not notice edits here: touch mjenv/engine/kernels.py after changing
+this file.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from mjenv.engine import handk
+
+__all__ = ["COMBINE", "hand_value"]
+
+COMBINE = {"multiply": 0, "add": 1, "max": 2}  # gejiu_combine as the int the kernels get
+
+# pattern bits, one per §6.7 pattern, and their values (gejiu.PATTERNS)
+_PINGHU, _HUNYISE, _DADUIZI, _YITIAOLONG, _YIBANGAO, _LANPAI = 0, 1, 2, 3, 4, 5
+_QINGYISE, _XIAOQIDUI, _LONGQIDUI, _SHUANGLONG, _ZIYISE, _QIXING, _GANGSHANGHUA, _QIANGGANG = 6, 7, 8, 9, 10, 11, 12, 13
+_VALUES = np.array([2, 4, 4, 4, 4, 4, 8, 8, 16, 32, 32, 32, 8, 8], np.int64)
+_CHI = 2  # meld kind code of mjenv.engine.state
+
+_jit = numba.njit(cache=True, _nrt=False)
+
+
+@_jit
+def _combine(bits, mode):
+    """``gejiu._combine``: the replacements, 平胡 when nothing else applies, then the value under ``mode``."""
+    if (bits >> _QIXING) & 1:
+        bits &= ~(1 << _LANPAI)
+    if (bits >> _ZIYISE) & 1:
+        bits &= ~(1 << _DADUIZI)
+    if bits == 0:
+        bits = 1 << _PINGHU
+    if mode == 0:
+        value = 2
+        for p in range(1, 14):
+            if (bits >> p) & 1:
+                value = value * _VALUES[p] // 2
+        return value
+    value = 0
+    for p in range(14):
+        if (bits >> p) & 1:
+            v = _VALUES[p]
+            if mode == 1:
+                value += v
+            elif v > value:
+                value = v
+    return value
+
+
+@_jit
+def hand_value(full, work, mk, mt, nm, after_kong, rob, mode):
+    """V of the best reading of the complete Gejiu hand ``full`` (concealed counts incl. the winning tile) with
+    ``nm`` melds of kinds ``mk`` / lowest tiles ``mt``; 0 when it has no reading.  ``after_kong``: a self-draw
+    on the kong tile after one's own kong (杠上花); ``rob``: won by robbing (抢杠).  ``work``: an int8 row of 34."""
+    common = 0
+    if after_kong:
+        common |= 1 << _GANGSHANGHUA
+    elif rob:
+        common |= 1 << _QIANGGANG
+    suits = 0
+    total = 0
+    for t in range(34):
+        if full[t] > 0:
+            suits |= 1 << (t // 9)
+        total += full[t]
+    meld_seqs = np.int64(0)  # lowest tiles of melded chis
+    meld_dup = False
+    for j in range(nm):
+        suits |= 1 << (mt[j] // 9)
+        if mk[j] == _CHI:
+            if (meld_seqs >> mt[j]) & 1:
+                meld_dup = True
+            meld_seqs |= np.int64(1) << mt[j]
+    if suits == 8:
+        common |= 1 << _ZIYISE
+    elif suits == 1 or suits == 2 or suits == 4:
+        common |= 1 << _QINGYISE
+    elif suits == 9 or suits == 10 or suits == 12:
+        common |= 1 << _HUNYISE
+    best = 0
+    # standard readings (the enumeration of kwscore.best_value)
+    for p in range(34):
+        if full[p] < 2:
+            continue
+        m = 0
+        for t in range(34):
+            if full[t] - (2 if t == p else 0) >= 3:
+                m += 1
+        for choice in range(1 << m):
+            for t in range(34):
+                work[t] = full[t]
+            work[p] -= 2
+            seqs = meld_seqs
+            dup = meld_dup
+            d = 0
+            ok = True
+            for i in range(34):
+                n = work[i]
+                if n == 0:
+                    continue
+                tr = 0
+                if n >= 3:
+                    tr = (choice >> d) & 1
+                    d += 1
+                sq = n - 3 * tr
+                if sq > 0:
+                    if i >= 27 or i % 9 > 6 or work[i + 1] < sq or work[i + 2] < sq:
+                        ok = False
+                        break
+                    work[i + 1] -= sq
+                    work[i + 2] -= sq
+                    if sq > 1 or (seqs >> i) & 1:
+                        dup = True
+                    seqs |= np.int64(1) << i
+                work[i] = 0
+            if not ok or (d < m and (choice >> d) != 0):
+                continue  # a split that fails, or one already produced by a smaller choice
+            bits = common
+            if seqs == 0:
+                bits |= 1 << _DADUIZI
+            for s in range(3):
+                if (seqs >> (9 * s)) & 1 and (seqs >> (9 * s + 3)) & 1 and (seqs >> (9 * s + 6)) & 1:
+                    bits |= 1 << _YITIAOLONG
+            if dup:
+                bits |= 1 << _YIBANGAO
+            v = _combine(bits, mode)
+            if v > best:
+                best = v
+    if nm == 0 and total == 14:
+        even = True
+        fours = 0
+        for t in range(34):
+            if full[t] % 2:
+                even = False
+            if full[t] == 4:
+                fours += 1
+        if even:
+            shape = _SHUANGLONG if fours >= 2 else (_LONGQIDUI if fours == 1 else _XIAOQIDUI)
+            v = _combine(common | (1 << shape), mode)
+            if v > best:
+                best = v
+        if handk.lanpai(full):
+            v = _combine(common | (1 << (_QIXING if handk.qixing(full) else _LANPAI)), mode)
+            if v > best:
+                best = v
+    return best
+
+
+@numba.njit(cache=True)
+def value_batch(fulls, mks, mts, nms, after_kongs, robs, mode, out):
+    """:func:`hand_value` of each row (for the tests)."""
+    work = np.zeros(34, np.int8)
+    for i in range(fulls.shape[0]):
+        out[i] = hand_value(fulls[i], work, mks[i], mts[i], nms[i], after_kongs[i], robs[i], mode)
