@@ -234,8 +234,8 @@ def test_engine_verdicts_in_every_round(variant, options):
     assert checked["legal"] > 20, checked
 
 
-def _greedy(eng, rng):
-    """A shape-greedy player, so that hands complete often: take a win 60 % of the time (passing one locks the
+def _greedy(eng, rng, take=0.6):
+    """A shape-greedy player, so that hands complete often: take a win with probability ``take`` (passing one locks the
     player), discard a tile that keeps the hand ready, else a lone tile, else any; pong / chi half the time."""
     from mjenv.encoding import actions as A
     from mjenv.rules import hand as H
@@ -244,7 +244,7 @@ def _greedy(eng, rng):
     for b in np.flatnonzero(~eng.done):
         m = eng.mask[b]
         legal = np.flatnonzero(m)
-        if m[A.WIN] and rng.random() < 0.6:
+        if m[A.WIN] and rng.random() < take:
             acts[b] = A.WIN
             continue
         discards = [a for a in legal if a < 34]

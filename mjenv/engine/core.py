@@ -349,6 +349,7 @@ class Engine:
         else:  # drawn hands that pay nothing end in the kernel; Gejiu's claim windows open there
             cfg[K.C_DRAW_ENDS] = fam.draw_pays_nothing
             cfg[K.C_WIN_ON_SHAPE] = fam.win_on_shape
+            cfg[K.C_LOUHU_WINDOW] = fam.louhu_window
         if isinstance(fam, GejiuFamily):  # wins valued and settled in the kernel too
             cfg[K.C_GJ_SCORE] = 1
             cfg[K.C_GJ_COMBINE] = gjscore.COMBINE[opts.gejiu_combine]

@@ -32,6 +32,7 @@ class Family:
     self_draw_minimum = False  # a self-draw must also reach a minimum value (Yangzhou), not just a winning shape
     pays_kong_money = False  # kong_money can return transfers (the compiled core then asks for them)
     draw_pays_nothing = True  # settle_draw never pays: the kernel ends drawn hands itself (no Python on the way)
+    louhu_window = 0  # claim-window wins judged in the kernel by the missed-win lock and the discarder's bankroll
     win_on_shape = False  # every complete shape on a claimed / robbed tile is a legal win (the kernel opens it)
 
     def __init__(self, engine):
@@ -216,6 +217,11 @@ class DiedaohuFamily(Family):
     scorer = D
     pays_kong_money = True
 
+    @property
+    def louhu_window(self) -> int:  # type: ignore[override]
+        """A complete shape wins a claimed tile unless the lock (2: ``louhu`` on) or a busted discarder refuses it."""
+        return 2 if self.opts.louhu == "on" else 1
+
     def _lock(self, b: int, s: int) -> D.LouhuLock:
         st = self.engine.state
         tile = int(st.dadiaoche[b, s])
@@ -321,6 +327,7 @@ class YangzhouFamily(DiedaohuFamily):
     """Yangzhou standard and new (docs/rules/yangzhou.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
 
     scorer = Y
+    louhu_window = 0  # its windows are judged by mjenv.engine.yzscore (fan minimum and lock)
     self_draw_minimum = True
     pays_kong_money = False
 

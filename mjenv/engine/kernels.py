@@ -20,7 +20,9 @@ engine (:mod:`mjenv.engine.core`) does that piece in Python through the family a
 ``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
                           (not for Kawuxing: :mod:`mjenv.engine.kwscore` judges and values them here;
                           not for Yangzhou: :mod:`mjenv.engine.yzscore` judges them here;
-                          not for Gejiu, where every complete shape wins: :func:`_shape_window`)
+                          not for Gejiu, where every complete shape wins: :func:`_shape_window`;
+                          not for Diedaohu / Liuwei, where the lock and a busted discarder decide:
+                          :func:`_louhu_window`)
 ``P_KONG``                kong money in Python (``KONG_MONEY_PYTHON``; no family uses it now: Kawuxing's
                           is compiled, Diedaohu's and Liuwei's, limited by the bankrolls, too:
                           :func:`_bankroll_kong`)
@@ -152,7 +154,8 @@ C_KONG_LIMIT = C_DRAW_ENDS + 3  # KONG_MONEY_BANKROLL: payments limited by the b
 C_GJ_SCORE = C_DRAW_ENDS + 4  # Gejiu: wins valued (mjenv.engine.gjscore) and settled here (_gj_end)
 C_GJ_COMBINE = C_DRAW_ENDS + 5  # Gejiu: gejiu_combine (gjscore.COMBINE)
 C_SINGLE_WINNER = C_DRAW_ENDS + 6  # Gejiu: multi_win off (only the nearest claimant wins)
-N_CONFIG = C_DRAW_ENDS + 7
+C_LOUHU_WINDOW = C_DRAW_ENDS + 7  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window); 2: louhu on
+N_CONFIG = C_DRAW_ENDS + 8
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
 KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON, KONG_MONEY_BANKROLL = 0, 1, 2, 3
@@ -492,6 +495,9 @@ def _open_window(E, b, t, frm, rob):
         if cfg[C_YZ + yzscore.YZ_ON] != 0:
             _yz_window(E, b, t, to_score)
             return _next_claimant(E, b)
+        if cfg[C_LOUHU_WINDOW] != 0:
+            _louhu_window(E, b, t, frm, to_score)
+            return _next_claimant(E, b)
         if cfg[C_WIN_ON_SHAPE] != 0:
             _shape_window(E, b, to_score)
             return _next_claimant(E, b)
@@ -570,6 +576,26 @@ def _yz_self_draw(E, b, s, w):
         r8[O8_N_MELDS + s], np.int64(27 + (s - r8[O8_DEALER] + 4) % 4), E[4][b, PEND_ROUND_WIND],
         E[7][C_YZ : C_YZ + yzscore.N_YZ], E[8],
     )
+
+
+@_jit
+def _louhu_window(E, b, t, frm, bits):
+    """Diedaohu / Liuwei (§7.6, §7.7, ``diedaohu.win_refusal``): a seat of ``bits`` whose hand completes on ``t``
+    may win it unless its missed-win lock forbids (大吊车 tile excepted) or the discarder (robbed konger) is
+    busted under 园子, as the engine's P_WINDOW handler found (claim bit 1, value 1)."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[C_N]
+    if cfg[C_KONG_LIMIT] != 0 and fcfg[F_BALANCE + n * b + frm] + money[b, frm] <= 1e-9:
+        return  # the busted discarder's tiles cannot be won on
+    for s in range(n):
+        if (bits >> s) & 1:
+            dd = r8[O8_DADIAOCHE + s]
+            if cfg[C_LOUHU_WINDOW] == 2 and r16[O16_LOCK + s] > 0 and (dd < 0 or t != dd):
+                continue
+            r8[O8_CLAIM_OPTS + s] |= 1
+            r16[O16_CLAIM_VALUE + s] = 1
 
 
 @_jit
