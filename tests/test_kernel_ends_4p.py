@@ -24,6 +24,7 @@ def _python_path(eng: Engine) -> Engine:
     """Send ``eng`` through the Python pendings again (P_EXHAUSTED, P_WINDOW, P_KONG, Gejiu's wins)."""
     eng._cfg[K.C_DRAW_ENDS] = 0
     eng._cfg[K.C_WIN_ON_SHAPE] = 0
+    eng._cfg[K.C_LOUHU_WINDOW] = 0
     eng._cfg[K.C_GJ_SCORE] = 0
     if eng._cfg[K.C_KONG_MONEY] == K.KONG_MONEY_BANKROLL:
         eng._cfg[K.C_KONG_MONEY] = K.KONG_MONEY_PYTHON

@@ -219,8 +219,9 @@ class DiedaohuFamily(Family):
 
     @property
     def louhu_window(self) -> int:  # type: ignore[override]
-        """A complete shape wins a claimed tile unless the lock (2: ``louhu`` on) or a busted discarder refuses it."""
-        return 2 if self.opts.louhu == "on" else 1
+        """A complete shape wins a claimed tile unless the lock or a busted discarder refuses it (kernels.LOUHU_* bits:
+        judged in the kernel, ``louhu`` on, a bankroll)."""
+        return 1 | (2 if self.opts.louhu == "on" else 0) | (4 if getattr(self.opts, "bankroll", None) is not None else 0)
 
     def _lock(self, b: int, s: int) -> D.LouhuLock:
         st = self.engine.state

@@ -154,7 +154,8 @@ C_KONG_LIMIT = C_DRAW_ENDS + 3  # KONG_MONEY_BANKROLL: payments limited by the b
 C_GJ_SCORE = C_DRAW_ENDS + 4  # Gejiu: wins valued (mjenv.engine.gjscore) and settled here (_gj_end)
 C_GJ_COMBINE = C_DRAW_ENDS + 5  # Gejiu: gejiu_combine (gjscore.COMBINE)
 C_SINGLE_WINNER = C_DRAW_ENDS + 6  # Gejiu: multi_win off (only the nearest claimant wins)
-C_LOUHU_WINDOW = C_DRAW_ENDS + 7  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window); 2: louhu on
+C_LOUHU_WINDOW = C_DRAW_ENDS + 7  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window), LOUHU_* bits
+LOUHU_JUDGE, LOUHU_ON, LOUHU_BANKROLL = 1, 2, 4  # judged here; ``louhu`` on; a bankroll (园子): busted discarders
 N_CONFIG = C_DRAW_ENDS + 8
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
@@ -587,12 +588,13 @@ def _louhu_window(E, b, t, frm, bits):
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
-    if cfg[C_KONG_LIMIT] != 0 and fcfg[F_BALANCE + n * b + frm] + money[b, frm] <= 1e-9:
+    rule = cfg[C_LOUHU_WINDOW]
+    if rule & LOUHU_BANKROLL and fcfg[F_BALANCE + n * b + frm] + money[b, frm] <= 1e-9:
         return  # the busted discarder's tiles cannot be won on
     for s in range(n):
         if (bits >> s) & 1:
             dd = r8[O8_DADIAOCHE + s]
-            if cfg[C_LOUHU_WINDOW] == 2 and r16[O16_LOCK + s] > 0 and (dd < 0 or t != dd):
+            if rule & LOUHU_ON and r16[O16_LOCK + s] > 0 and (dd < 0 or t != dd):
                 continue
             r8[O8_CLAIM_OPTS + s] |= 1
             r16[O16_CLAIM_VALUE + s] = 1
