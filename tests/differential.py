@@ -15,7 +15,11 @@ Last full run (kernels of commit 133bf76, ``--hands 10000 --batch 256 --seed 11`
 --seed 11 --only kawuxing`` (30 configurations, 300,000 hands) all equal.  Yangzhou's claim windows and self-draw
 minimum judged in the kernel (mjenv.engine.yzscore): ``--hands 2000 --only yangzhou`` and ``--hands 10000
 --batch 256 --seed 11 --only yangzhou`` (3 configurations, 30,000 hands) all equal.  The matches here stay in
-the first round (East wind); tests/test_yzscore.py checks the verdicts in every round.
+the first round (East wind); tests/test_yzscore.py checks the verdicts in every round.  Drawn hands of Gejiu,
+Diedaohu, Yangzhou and Liuwei ended in the kernel, Gejiu's claim windows and wins and Diedaohu's / Liuwei's kong
+money compiled, sessions kept as engine rows (commit 99141be): ``--hands 2000 --batch 256 --seed 11`` and
+``--hands 10000 --batch 256 --seed 11 --only gejiu|diedaohu|liuwei|yangzhou`` (14 configurations, 140,000 hands)
+all equal.
 """
 
 from __future__ import annotations
