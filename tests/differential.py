@@ -19,6 +19,8 @@ the first round (East wind); tests/test_yzscore.py checks the verdicts in every 
 Diedaohu, Yangzhou and Liuwei ended in the kernel, Gejiu's claim windows and wins and Diedaohu's / Liuwei's kong
 money compiled, sessions kept as engine rows (commit 99141be): ``--hands 2000 --batch 256 --seed 11`` and
 ``--hands 10000 --batch 256 --seed 11 --only gejiu|diedaohu|liuwei|yangzhou`` (14 configurations, 140,000 hands)
+all equal.  Diedaohu's and Liuwei's claim windows judged in the kernel (commit 2c5300b, run at 94f5761):
+``--hands 10000 --batch 256 --seed 11 --only diedaohu`` and ``--only liuwei`` (5 configurations, 50,000 hands)
 all equal.
 """
 
