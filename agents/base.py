@@ -3,8 +3,8 @@
 This module owns :class:`Agent` (one batched ``act(obs, mask) -> actions`` call plus a ``name``) and
 :class:`ObsView`, which reads an observation batch through the encoder's named blocks (never through
 hard-coded row numbers) into the integer arrays a rule-based player needs: its own hand and melds,
-every seat's melds, discards and 亮倒 face-up tiles, the tile under claim, the phase, the wall and Gejiu's
-face-up kong tiles.
+every seat's melds, discards and 亮倒 face-up tiles, the tile under claim, the phase, the wall, Gejiu's
+face-up kong tiles and the 园子 balances.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ class Decoded:
     locked: np.ndarray  # bool [B] own missed-win lock set
     kinds: np.ndarray  # bool [34] tile kinds in play
     kong_tiles: np.ndarray | None = None  # int64 [B, 2] Gejiu's face-up kong tiles per slot, -1 for an empty slot
+    balance: np.ndarray | None = None  # float64 [B, n] 园子 balance per seat in b (None when money is unlimited)
+    busted: np.ndarray | None = None  # bool [B, n] balance 0 under 园子 (None when money is unlimited)
 
     def visible(self) -> np.ndarray:
         """int [B, 34]: copies the observer can see (own hand, every meld, every discard, others' face-up tiles)."""
@@ -124,9 +126,15 @@ class ObsView:
         locked = self.rows(obs, "lock")[:, 0, 0] > 0.5
         kt = self.rows(obs, "kong_tiles")
         kong_tiles = np.where(kt.max(2) > 0.5, kt.argmax(2), -1).astype(np.int64)
+        balance = busted = None
+        if self.encoder.bankroll > 0:
+            bank = self.rows(obs, "bankroll")[:, :, 0].astype(np.float64)
+            balance = bank[:, :n] * self.encoder.bankroll
+            busted = bank[:, n : 2 * n] > 0.5
         return Decoded(
             hand=hand, drawn=drawn.astype(np.int64), melds=melds, meld_tiles=meld_tiles, n_melds=n_melds,
             discards=disc, revealed=revealed, shown=shown, face_down=face_down,
             claim_tile=claim_tile.astype(np.int64), claim_from=claim_from.astype(np.int64),
             phase=phase.astype(np.int64), wall_left=wall_left, locked=locked, kinds=self.kinds, kong_tiles=kong_tiles,
+            balance=balance, busted=busted,
         )

@@ -23,7 +23,18 @@ observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phas
   when nothing else is legal.  Likewise **包牌** (Yangzhou ``baopai``, Diedaohu ``fengqing_baopai``,
   docs/rules/yangzhou.md §8.9): no tile of the suit in which the next player shows exactly two chis and
   nothing else (the third chi would make its 清一色 ours to pay), no honor while an opponent shows three honor
-  sets and nothing else (风清);
+  sets and nothing else (风清; also in Liuwei, where a 风清 on a discard takes the discarder's whole balance while
+  the 陪冲 players pay 16, docs/rules/liuwei.md §10.4);
+* **deal-in exposure** (Diedaohu, Liuwei; :meth:`HeuristicAgent.exposure`): an opponent showing two or more
+  melds all in one suit (flush) or all honors (风清) makes the tiles it can use cost, per tile, the chance that
+  it is ready and waits there times what the discarder pays *beyond what it would pay anyway*: the class amount
+  in Diedaohu (only the discarder pays), the discarder's amount less the 陪冲 amount in Liuwei (everyone pays on a
+  discard win, so dealing in a 屁胡 costs only 2 more, a 混一色 6).  Among the discards of equal shanten that cost
+  is weighed against ukeire (``exposure_weight`` live tiles per b); it never breaks the hand for safety, since
+  in the Kawuxing measurements (docs/training.md) folding and even trading ukeire for safety lost;
+* **园子 balances** (Diedaohu ``bankroll``, Liuwei): the player reads every balance from the observation; what it
+  can lose on a deal-in is capped by its own balance (a payer pays at most what it has, docs/rules/diedaohu.md
+  §7.7), and once busted its discards cannot be won on, so it has no exposure and no liability at all;
 * **亮倒** (Kawuxing) with a ready discard when at least ``liang_min_live`` copies of the waits are still live
   and the wall is not nearly empty (an exhaustive draw makes the first revealed player pay, §3.11); it also
   reveals with a single live copy when every wait is a 1× hand under ``kaikou: hard``, since the 亮倒 ×2
@@ -34,9 +45,12 @@ observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phas
 * **pong or chi** only when the best discard afterwards lowers the plan shanten (a meld of another suit
   breaks a flush plan and is then judged under what is left; any meld breaks 烂牌); pong before chi on a tie.
 
-What the player does not model: 园子 balances (Diedaohu/Liuwei bankrolls: it plays each hand for money alone),
-Liuwei's 陪冲 (every other player pays part of a discard win too, so dealing in costs only the difference —
-the player does not fold, and has no defence beyond 亮倒 and 包牌), and all-triplet plans (对对胡).
+It always takes a legal win, including a small discard win that it could pass to fish for a self-draw (which
+every family pays more for, up to 3× in Diedaohu): passing measured −0.75 ± 0.31 (Diedaohu), −6.1 ± 0.9
+(Liuwei) and −2.6 ± 0.4 (Kawuxing) money per branch point (``python -m agents.rollouts --departures no_win``).
+
+What the player does not model: all-triplet plans (对对胡), and session strategy under 园子 beyond its own cap
+(it does not aim at a weak opponent's balance or at ending the session).
 """
 
 from __future__ import annotations
@@ -61,6 +75,39 @@ _OFF_PLAN_W = 100.0  # bonus for throwing a tile the chosen flush plan does not 
 # minus this, is below the plain hand's.  Yangzhou: a plain hand rarely reaches the 15/20-fan minimum, while a
 # 混一色 (15 / 20) is legal alone; Liuwei: a 混一色 is paid 3x a 屁胡 on a discard; Diedaohu and Gejiu: 2x.
 _FLUSH_BONUS = {"yangzhou": 3, "liuwei": 1, "diedaohu": 1, "gejiu": 1}
+# What a discard that an opponent's visible big hand wins on costs the discarder, in b (before 园子 caps), as
+# (discarder pays, each other payer pays): Diedaohu (docs/rules/diedaohu.md §7.4-7.5) charges the discarder
+# alone V; Liuwei's 陪冲 table (§10.4, at the 50-scale) charges everyone, the discarder more, so dealing in costs
+# only the difference.  ``None`` is the discarder's whole balance (Liuwei's 风清).  Classes: ``hun`` a flush whose
+# melds show honors (混一色), ``flush`` one suit without honors shown yet (混一色 or 清一色: their mean), ``fengqing``
+# honors only (风清).
+_DEAL_IN = {
+    "diedaohu": {"hun": (2.0, 0.0), "flush": (3.0, 0.0), "fengqing": (16.0, 0.0)},
+    "liuwei": {"hun": (12.0, 6.0), "flush": (14.0, 7.0), "fengqing": (None, 16.0)},
+}
+# A rough chance that an opponent showing k melds (pongs/kongs: these families have no chi) is ready, and how
+# many tiles a ready hand waits on: together they turn a visible threat into a per-tile deal-in chance.
+_READY_BY_MELDS = np.array([0.0, 0.0, 0.3, 0.6, 0.9])
+_WAITS_PER_HAND = 2.0
+_EXPOSURE_W = 3.0  # ukeire tiles one b of expected deal-in cost is worth in the discard score (measured, docs/training.md)
+
+
+def wait_ways(live: np.ndarray) -> np.ndarray:
+    """float [B, 34]: a wall-reading estimate of how many ways an unrevealed opponent can wait on each tile.
+
+    Pair and triplet waits need unseen copies of the tile itself (``live``, one way each); sequence waits on a
+    suited tile need both other tiles of the sequence unseen (min of their unseen counts, for each of the up to
+    three sequences through it).  Tiles no opponent can wait on (all copies seen and no sequence left) score 0."""
+    live = np.asarray(live, dtype=np.float64)
+    out = live.copy()
+    t = np.arange(34)
+    for a, b in ((-2, -1), (-1, 1), (1, 2)):
+        ta, tb = t + a, t + b
+        ok = (t < 27) & (ta >= 0) & (tb < 27) & (ta // 9 == t // 9) & (tb // 9 == t // 9)
+        la = live[:, np.clip(ta, 0, 33)]
+        lb = live[:, np.clip(tb, 0, 33)]
+        out += np.where(ok[None, :], np.minimum(la, lb), 0.0)
+    return out
 
 
 def _suited_neighbours(h: np.ndarray) -> np.ndarray:
@@ -96,7 +143,7 @@ class HeuristicAgent:
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None, *, liang_min_live: int = 2,
                  liang_min_wall: int = 4, flush_bonus: int | None = None, qidui_bonus: int = 0,
-                 name: str = "heuristic"):
+                 exposure_weight: float | None = None, name: str = "heuristic"):
         self.name = name
         self.view = ObsView(variant, options)
         self.variant = variant
@@ -119,7 +166,17 @@ class HeuristicAgent:
         self._qidui_bonus = int(qidui_bonus)
         # 包牌 liability the player can incur by feeding (docs/rules/yangzhou.md §8.9; Diedaohu's option).
         self._bao_flush = family == "yangzhou" and getattr(self.opts, "baopai", "off") == "on"
-        self._bao_fengqing = self._bao_flush or getattr(self.opts, "fengqing_baopai", "off") == "on"
+        # Liuwei's 风清 on a discard takes the discarder's whole balance (docs/rules/liuwei.md §10.4) while the
+        # 陪冲 players pay 16: the same exposure as Diedaohu's 风清 包牌, so the same rule.
+        # Deal-in cost of the visible big hands (Diedaohu, Liuwei), weighed against ukeire at equal shanten;
+        # ``exposure_weight`` 0 turns it off, Liuwei's 风清 liability with it.
+        self._deal_in = _DEAL_IN.get(family)
+        self._exposure_w = _EXPOSURE_W if exposure_weight is None else float(exposure_weight)
+        self._bao_fengqing = (self._bao_flush or getattr(self.opts, "fengqing_baopai", "off") == "on"
+                              or (family == "liuwei" and self._exposure_w > 0))
+        if self._deal_in is not None:
+            self._pay_scale = float(self.opts.base) * (
+                float(self.opts.bankroll) / 50.0 if family == "liuwei" and self.opts.bankroll is not None else 1.0)
         self._sp = family in ("kawuxing", "gejiu")  # seven pairs is a winning shape only there (docs/rules/common.md §1.4)
         self._value_cache: dict = {}
 
@@ -177,6 +234,52 @@ class HeuristicAgent:
         np.add.at(danger, r_i, waits.astype(np.int64))
         return danger
 
+    def exposure(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
+        """float [R, 34]: the expected extra money a discard of each tile costs through the big hands the other
+        players' melds show (Diedaohu, Liuwei; zero elsewhere).
+
+        An opponent showing at least two melds, all in one suit (with or without honors) or all honors, threatens
+        a flush (混一色 / 清一色) or 风清: the tiles it can use are that suit and the honors (honors alone for 风清).
+        Each such tile costs ``P(ready | melds) × P(it is a wait) × extra``: the chance follows the meld count,
+        the wait share is the tile's :func:`wait_ways` among the threatened kinds, and ``extra`` is what the
+        discarder pays beyond what it would pay anyway: the class amount under Diedaohu, the discarder's amount
+        less the 陪冲 amount under Liuwei.  Under 园子 every payment is capped by the player's own balance, and a
+        busted player is exposed to nothing (no one may win on its discards, docs/rules/diedaohu.md §7.7)."""
+        R = len(rows)
+        out = np.zeros((R, 34), dtype=np.float64)
+        if self._deal_in is None or not self._exposure_w:
+            return out
+        own = np.full(R, np.inf) if d.balance is None else d.balance[rows, 0]
+        if d.busted is not None:
+            own = np.where(d.busted[rows, 0], 0.0, own)
+        ways = wait_ways(d.live()[rows]) * self.kinds[None, :]
+        suit = SUIT_OF
+        for j in range(1, self.n):
+            k = d.n_melds[rows, j]
+            mt = d.meld_tiles[rows, j] > 0
+            shown = np.stack([(mt & (suit == s_)[None, :]).any(1) for s_ in range(4)], 1)
+            n_suits = shown[:, :3].sum(1)
+            p_ready = _READY_BY_MELDS[np.minimum(k, 4)]
+            threats = [("fengqing", (n_suits == 0) & shown[:, 3], suit[None, :] == 3)]
+            for s_ in range(3):
+                one = (n_suits == 1) & shown[:, s_]
+                kinds = ((suit == s_) | (suit == 3))[None, :]
+                threats.append(("hun", one & shown[:, 3], kinds))
+                threats.append(("flush", one & ~shown[:, 3], kinds))
+            for cls, hit, kinds in threats:
+                hit = hit & (p_ready > 0)
+                if not hit.any():
+                    continue
+                disc, others = self._deal_in[cls]
+                # 风清 with unlimited money: the discarder pays 64 (docs/rules/liuwei.md §10.4, 紧淌 amounts)
+                disc_pay = (np.where(np.isfinite(own), own, 64.0 * self._pay_scale) if disc is None
+                            else np.minimum(disc * self._pay_scale, own))
+                extra = np.maximum(disc_pay - np.minimum(others * self._pay_scale, own), 0.0)
+                w = ways * kinds
+                share = np.minimum(_WAITS_PER_HAND * w / np.maximum(w.sum(1, keepdims=True), 1e-9), 1.0)
+                out += np.where(hit[:, None], (p_ready * extra)[:, None] * share, 0.0)
+        return out
+
     def _liability(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
         """int [R, 34]: tiles whose discard could make this player liable for a whole win (包牌,
         docs/rules/yangzhou.md §8.9): a tile of the suit in which the next player already holds two chis and
@@ -198,6 +301,8 @@ class HeuristicAgent:
                 honors_only = ~(mt & (suit < 3)[None, :]).any(1)
                 hit = honors_only & (d.n_melds[rows, j] == 3)
                 out[np.ix_(hit, suit == 3)] += 1
+        if d.busted is not None:  # no one may win on a busted player's discards (docs/rules/diedaohu.md §7.7)
+            out[d.busted[rows, 0]] = 0
         return out
 
     def _melds(self, d: Decoded, row: int) -> tuple[Meld, ...]:
@@ -345,10 +450,12 @@ class HeuristicAgent:
                     metric[k] = ev
                     all_cheap[k] = cheap
         conn = _suited_neighbours(h)
+        exposed = self.exposure(d, rows)[r_i, t_i] if self._deal_in is not None else 0.0
         score = (
             -_BIG * (~eligible | dangerous) * np.maximum(danger[r_i, t_i], 1)
             - _SHANTEN_W * np.minimum(s_after, 50)
             + metric
+            - self._exposure_w * exposed
             - 0.01 * conn[r_i, t_i]
             - 0.001 * live[r_i, t_i]
         )

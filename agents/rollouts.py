@@ -33,27 +33,32 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.base import Decoded
-from agents.heuristic import _suited_neighbours
+from agents.heuristic import _suited_neighbours, wait_ways
 from agents.plans import SUIT_OF, plan_shanten
 from agents.shanten import shanten
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine import state as S
 from mjenv.engine.core import Engine
+from mjenv.rules.hand import wait_mask
 
-KINDS = ("liang", "no_liang", "pong", "no_pong", "kong", "no_kong", "discard2", "fold", "safe_keep", "flush")
+KINDS = ("liang", "no_liang", "pong", "no_pong", "kong", "no_kong", "discard2", "fold", "safe_keep", "flush",
+         "no_win")
 """Names of the departures, by the code :func:`alternative` and :func:`discard_alternative` return."""
 CLAIM_KINDS = KINDS[:6]
-DISCARD_KINDS = KINDS[6:]
+DISCARD_KINDS = KINDS[6:10]
 """Discard departures (:func:`discard_alternative`), offered only where the teacher advises a plain discard."""
-DEPARTURES = ("claims",) + DISCARD_KINDS
-"""What one twin table of :func:`counterfactual_pairs` may try: ``claims`` (every :func:`alternative`) or one
-discard kind."""
-FEATURES = ("wall_left", "opp_revealed", "shanten", "opp_melds", "own_melds", "decision", "flush_gap")
+DEPARTURES = ("claims",) + DISCARD_KINDS + ("no_win",)
+"""What one twin table of :func:`counterfactual_pairs` may try: ``claims`` (every :func:`alternative`), one
+discard kind, or ``no_win`` (:func:`no_win_alternative`: let a discard or rob win pass, to fish for a
+self-draw)."""
+FEATURES = ("wall_left", "opp_revealed", "shanten", "opp_melds", "own_melds", "decision", "flush_gap",
+            "live_waits")
 """State features recorded at each branch point (``feat_<name>`` in :func:`counterfactual_pairs`' result):
 tiles left in the wall, whether an opponent has declared 亮倒, the learner's shanten (its hand as held, 14 tiles
 on its own turn), the most melds an opponent shows, the learner's melds, how many decisions the learner had
-made before, and (for ``flush``) how many steps the 清一色 plan is behind the plain hand (99 where not offered)."""
+made before, (for ``flush``) how many steps the 清一色 plan is behind the plain hand (99 where not offered), and
+(for ``no_win``) how many copies of the learner's waits are still unseen (99 where not computed)."""
 
 
 def alternative(advice: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -88,22 +93,9 @@ def _take(d: Decoded, rows: np.ndarray) -> Decoded:
 
 
 def tile_danger(d: Decoded) -> np.ndarray:
-    """float [B, 34]: a wall-reading estimate of how many ways an unrevealed opponent can wait on each tile.
-
-    Pair and triplet waits need unseen copies of the tile itself (``live``, one way each); sequence waits on a
-    suited tile need both other tiles of the sequence unseen (min of their unseen counts, for each of the up to
-    three sequences through it).  Tiles no opponent can wait on (all copies seen and no sequence left) score 0.
-    It reads what the observer sees only, as a player could."""
-    live = d.live().astype(np.float64)
-    out = live.copy()
-    t = np.arange(34)
-    for a, b in ((-2, -1), (-1, 1), (1, 2)):
-        ta, tb = t + a, t + b
-        ok = (t < 27) & (ta >= 0) & (tb < 27) & (ta // 9 == t // 9) & (tb // 9 == t // 9)
-        la = live[:, np.clip(ta, 0, 33)]
-        lb = live[:, np.clip(tb, 0, 33)]
-        out += np.where(ok[None, :], np.minimum(la, lb), 0.0)
-    return out
+    """float [B, 34]: :func:`agents.heuristic.wait_ways` of what the observer sees (it reads the observation
+    only, as a player could)."""
+    return wait_ways(d.live())
 
 
 def discard_alternative(kind: str, teacher, d: Decoded, mask: np.ndarray, advice: np.ndarray
@@ -192,6 +184,29 @@ def discard_alternative(kind: str, teacher, d: Decoded, mask: np.ndarray, advice
         ok &= gap[rows] <= 3
     alt[rows[ok]] = pick[ok]
     return alt, gap
+
+
+def no_win_alternative(teacher, obs: np.ndarray, d: Decoded, mask: np.ndarray, advice: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """``(alt int64 [B], live_waits int64 [B])``: where the teacher takes a win on another player's discard or
+    kong (a claim window), the teacher's own move with the win removed from the mask (pass, or a pong/kong the
+    teacher prefers); ``-1`` elsewhere.  ``live_waits`` counts the unseen copies of the learner's waits there
+    (99 elsewhere): a pass keeps the hand ready and fishes for a self-draw, which every family pays more for."""
+    advice = np.asarray(advice, dtype=np.int64)
+    mask = np.asarray(mask, dtype=bool)
+    B = len(advice)
+    alt = np.full(B, -1, dtype=np.int64)
+    live_waits = np.full(B, 99, dtype=np.int64)
+    own = (d.phase == S.TURN) | (d.phase == S.CLAIMED)
+    rows = np.flatnonzero(~own & (advice == A.WIN) & mask[:, A.PASS])
+    if not len(rows):
+        return alt, live_waits
+    m2 = mask[rows].copy()
+    m2[:, A.WIN] = False
+    alt[rows] = np.asarray(teacher.act(obs[rows], m2), dtype=np.int64)
+    waits = wait_mask(d.hand[rows].astype(np.int64), seven_pairs=teacher._sp, kinds=teacher.kinds)
+    live_waits[rows] = (waits * d.live()[rows]).sum(1).astype(np.int64)
+    return alt, live_waits
 
 
 def _state_features(teacher, d: Decoded) -> dict[str, np.ndarray]:
@@ -332,9 +347,13 @@ def counterfactual_pairs(variant: str, options: Any, teacher, pairs: int, *, see
                 feats["decision"] = decisions[pa]
                 late = feats["wall_left"] <= (max_wall_left if max_wall_left is not None else 10 ** 6)
                 for g, dep in enumerate(departures, start=1):
+                    gap = np.full(len(at_a), 99, dtype=np.int64)
+                    waits = gap
                     if dep == "claims":
                         alt, kind = alternative(adv_a, m_a)
-                        gap = np.full(len(at_a), 99, dtype=np.int64)
+                    elif dep == "no_win":
+                        alt, waits = no_win_alternative(teacher, o_a, d_a, m_a, adv_a)
+                        kind = np.where(alt >= 0, KINDS.index(dep), -1)
                     else:
                         alt, gap = discard_alternative(dep, teacher, d_a, m_a, adv_a)
                         kind = np.where(alt >= 0, KINDS.index(dep), -1)
@@ -352,7 +371,8 @@ def counterfactual_pairs(variant: str, options: Any, teacher, pairs: int, *, see
                         rec["alt"].append(alt[j])
                         rec["kind"].append(kind[j])
                         for f in FEATURES:
-                            rec[f"feat_{f}"].append(gap[j] if f == "flush_gap" else feats[f][j])
+                            rec[f"feat_{f}"].append(gap[j] if f == "flush_gap" else
+                                                    waits[j] if f == "live_waits" else feats[f][j])
                 decisions[pa] += 1
             full = np.zeros(T, dtype=np.int64)
             full[live] = acts
@@ -427,7 +447,7 @@ def print_summary(rows: list[dict], by: str | None = None) -> None:
 
 
 _DEFAULT_BINS = {"wall_left": (0, 8, 16, 24, 32, 40), "shanten": (-1, 1, 2), "opp_melds": (0, 1, 2),
-                 "decision": (0, 3, 6, 10), "flush_gap": (-9, 1, 2, 3, 4)}
+                 "decision": (0, 3, 6, 10), "flush_gap": (-9, 1, 2, 3, 4), "live_waits": (0, 1, 3, 5, 8)}
 
 
 def main(argv=None) -> list[dict]:
@@ -449,13 +469,14 @@ def main(argv=None) -> list[dict]:
                     help="one twin table per entry (default: claims)")
     ap.add_argument("--max-wall-left", type=int, default=None, help="branch only with at most this many tiles left")
     ap.add_argument("--by", nargs="*", default=[], choices=FEATURES, help="also split the table by these features")
+    ap.add_argument("--teacher", default="heuristic", help="a deterministic built-in agent (heuristic, heuristic-flush)")
     ap.add_argument("--save", default=None, help="write the branch points (less observations) to this .npz")
     args = ap.parse_args(argv)
     if args.pairs < 1 or not 0 < args.branch_prob <= 1 or args.seed < 0 or args.first_wall < 0 or args.batch_pairs < 1:
         ap.error("--pairs and --batch-pairs must be >= 1, --branch-prob in (0, 1], --seed and --first-wall >= 0")
     opts = resolve_options(args.variant, None)
     cpu = time.process_time()
-    data = counterfactual_pairs(args.variant, opts, make_agent("heuristic", args.variant, opts), args.pairs,
+    data = counterfactual_pairs(args.variant, opts, make_agent(args.teacher, args.variant, opts), args.pairs,
                                 seed=args.seed, first_wall=args.first_wall, branch_prob=args.branch_prob,
                                 batch_pairs=args.batch_pairs, departures=args.departures, keep_obs=False,
                                 max_wall_left=args.max_wall_left)

@@ -142,3 +142,19 @@ def test_twin_given_the_advised_discard_gains_exactly_nothing(monkeypatch):
 def test_unknown_departure_is_refused():
     with pytest.raises(ValueError, match="departures"):
         R.counterfactual_pairs("kawuxing3", None, make_agent("heuristic"), 10, departures=("nope",))
+
+
+@pytest.mark.parametrize("variant", ["diedaohu", "liuwei"])
+def test_no_win_twin_passes_a_discard_win_and_loses_on_average(variant):
+    """``no_win``: where the teacher takes a win on another player's discard, the twin plays the teacher's move
+    with the win removed (a pass, or a pong/kong), never its own-turn self-draw; the branch points record the
+    live copies of the waits.  Passing loses on average (the measured tables are in docs/training.md)."""
+    h = make_agent("heuristic", variant)
+    data = R.counterfactual_pairs(variant, h.opts, h, 160, seed=1, branch_prob=1.0, departures=("no_win",))
+    n = len(data["advantage"])
+    assert n >= 10
+    assert (data["kind"] == R.KINDS.index("no_win")).all() and (data["advice"] == A.WIN).all()
+    assert (data["alt"] != A.WIN).all() and data["mask"][np.arange(n), data["alt"]].all()
+    assert data["mask"][:, A.PASS].all()  # claim windows only: a self-draw offers no pass
+    assert ((data["feat_live_waits"] >= 0) & (data["feat_live_waits"] <= 4 * 34)).all()
+    assert data["advantage"].mean() < 0
