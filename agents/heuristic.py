@@ -29,9 +29,11 @@ observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phas
   melds all in one suit (flush) or all honors (风清) makes the tiles it can use cost, per tile, the chance that
   it is ready and waits there times what the discarder pays *beyond what it would pay anyway*: the class amount
   in Diedaohu (only the discarder pays), the discarder's amount less the 陪冲 amount in Liuwei (everyone pays on a
-  discard win, so dealing in a 屁胡 costs only 2 more, a 混一色 6).  Among the discards of equal shanten that cost
-  is weighed against ukeire (``exposure_weight`` live tiles per b); it never breaks the hand for safety, since
-  in the Kawuxing measurements (docs/training.md) folding and even trading ukeire for safety lost;
+  discard win, so dealing in a 屁胡 costs only 2 more, a 混一色 6).  In Diedaohu that cost is weighed against
+  ukeire among the discards of equal shanten (``exposure_weight``: 3 live tiles per b); it never breaks the hand
+  for safety, since in the Kawuxing measurements (docs/training.md) folding and even trading ukeire for safety
+  lost.  In Liuwei the weight is 0: the tie-break lost 0.02–0.04 per hand there (a deal-in under 陪冲 costs little
+  more than the self-draw it would prevent), so the Liuwei player computes its exposure but plays for speed;
 * **园子 balances** (Diedaohu ``bankroll``, Liuwei): the player reads every balance from the observation; what it
   can lose on a deal-in is capped by its own balance (a payer pays at most what it has, docs/rules/diedaohu.md
   §7.7), and once busted its discards cannot be won on, so it has no exposure and no liability at all;
@@ -89,7 +91,10 @@ _DEAL_IN = {
 # many tiles a ready hand waits on: together they turn a visible threat into a per-tile deal-in chance.
 _READY_BY_MELDS = np.array([0.0, 0.0, 0.3, 0.6, 0.9])
 _WAITS_PER_HAND = 2.0
-_EXPOSURE_W = 3.0  # ukeire tiles one b of expected deal-in cost is worth in the discard score (measured, docs/training.md)
+# Ukeire tiles one b of expected deal-in cost is worth in the discard score, per family (docs/training.md): in
+# Liuwei the tie-break lost 0.02-0.04 per hand at weights 1 and 3 (2,000 duplicate walls): under 陪冲 a deal-in
+# costs little more than the self-draw it would prevent, so the player there does not trade ukeire for safety.
+_EXPOSURE_W = {"diedaohu": 3.0, "liuwei": 0.0}
 
 
 def wait_ways(live: np.ndarray) -> np.ndarray:
@@ -169,11 +174,11 @@ class HeuristicAgent:
         # Liuwei's 风清 on a discard takes the discarder's whole balance (docs/rules/liuwei.md §10.4) while the
         # 陪冲 players pay 16: the same exposure as Diedaohu's 风清 包牌, so the same rule.
         # Deal-in cost of the visible big hands (Diedaohu, Liuwei), weighed against ukeire at equal shanten;
-        # ``exposure_weight`` 0 turns it off, Liuwei's 风清 liability with it.
+        # ``exposure_weight`` overrides the family's weight (0 = off).
         self._deal_in = _DEAL_IN.get(family)
-        self._exposure_w = _EXPOSURE_W if exposure_weight is None else float(exposure_weight)
+        self._exposure_w = _EXPOSURE_W.get(family, 0.0) if exposure_weight is None else float(exposure_weight)
         self._bao_fengqing = (self._bao_flush or getattr(self.opts, "fengqing_baopai", "off") == "on"
-                              or (family == "liuwei" and self._exposure_w > 0))
+                              or family == "liuwei")
         if self._deal_in is not None:
             self._pay_scale = float(self.opts.base) * (
                 float(self.opts.bankroll) / 50.0 if family == "liuwei" and self.opts.bankroll is not None else 1.0)
@@ -247,7 +252,7 @@ class HeuristicAgent:
         busted player is exposed to nothing (no one may win on its discards, docs/rules/diedaohu.md §7.7)."""
         R = len(rows)
         out = np.zeros((R, 34), dtype=np.float64)
-        if self._deal_in is None or not self._exposure_w:
+        if self._deal_in is None:
             return out
         own = np.full(R, np.inf) if d.balance is None else d.balance[rows, 0]
         if d.busted is not None:
@@ -450,7 +455,7 @@ class HeuristicAgent:
                     metric[k] = ev
                     all_cheap[k] = cheap
         conn = _suited_neighbours(h)
-        exposed = self.exposure(d, rows)[r_i, t_i] if self._deal_in is not None else 0.0
+        exposed = self.exposure(d, rows)[r_i, t_i] if self._deal_in is not None and self._exposure_w else 0.0
         score = (
             -_BIG * (~eligible | dangerous) * np.maximum(danger[r_i, t_i], 1)
             - _SHANTEN_W * np.minimum(s_after, 50)
