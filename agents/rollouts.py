@@ -22,7 +22,9 @@ without it.  Discard departures (:func:`discard_alternative`, where the teacher 
 ``discard2`` the teacher's second choice (its own ranking with the advised tile removed); ``fold`` the least
 dangerous tile by a wall-reading estimate (:func:`tile_danger`), whatever it costs in shanten; ``safe_keep``
 the least dangerous tile among those that keep the best shanten; ``flush`` the discard towards 清一色 (×4) in
-the suit where it is closest, when that is at most 3 steps behind the plain hand.
+the suit where it is closest, when that is at most 3 steps behind the plain hand.  ``no_win``
+(:func:`no_win_alternative`): pass a win on another player's discard or kong that the teacher takes, to fish for
+a self-draw (``--variant`` works for every family).
 """
 
 from __future__ import annotations
