@@ -381,6 +381,19 @@ def test_settlement_refuses_illegal_or_malformed_wins():
         kong_money("direct", A, A, DEFAULT)
 
 
+def test_apply_bankroll_takes_rounding_residue_as_zero():
+    """Non-binary amounts (Liuwei's N/50 scaling, 0.4 kong money) leave balances such as -1e-17 after a few
+    payments: that is a busted 0, not bad input; a real debt (below -1e-9) or NaN is still refused."""
+    residue = 0.1 + 0.2 - 0.3 - 1e-16  # about -4e-17
+    assert residue < 0
+    st_ = apply_bankroll([10, residue, 5, 5], [Transfer(B, A, 2.0, "discard")])
+    assert flows(st_) == [] and B in st_.busted and st_.balances[B] == 0.0
+    assert st_.balances == apply_bankroll([10, 0.0, 5, 5], [Transfer(B, A, 2.0, "discard")]).balances
+    for bad in (-0.01, float("nan")):
+        with pytest.raises(ValueError, match="cannot be negative"):
+            apply_bankroll([10, bad, 5, 5], [Transfer(B, A, 2.0, "discard")])
+
+
 def test_apply_bankroll_whole_balance_and_unlimited_mode():
     owed = [Transfer(B, A, WHOLE_BALANCE, "discard")]
     st_ = apply_bankroll([10, 7.5, 0, 0], owed)

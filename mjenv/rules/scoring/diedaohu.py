@@ -383,8 +383,10 @@ def apply_bankroll(
     bal = [float(x) for x in balances]
     if len(bal) != N_PLAYERS:
         raise ValueError(f"balances has {len(bal)} entries for {N_PLAYERS} players")
-    if limit and any(x < 0 for x in bal):
+    if limit and any(not x >= -_EPS for x in bal):
         raise ValueError(f"园子 balances cannot be negative, got {bal}")
+    if limit:  # a balance a hair below 0 is the rounding residue of earlier payments (e.g. 0.4 kong money): 0
+        bal = [max(x, 0.0) for x in bal]
     if not limit and any(math.isinf(t.amount) for t in owed):
         raise ValueError("a whole-balance debt exists only under 园子")
     before = {p for p in range(N_PLAYERS) if limit and bal[p] <= _EPS}
