@@ -100,6 +100,15 @@ def tile_danger(d: Decoded) -> np.ndarray:
     return wait_ways(d.live())
 
 
+def _departure_arrays(d: Decoded, mask, advice):
+    """``(advice int64, mask bool, alt, aux, own)`` for a departure function: ``alt`` all ``-1``, ``aux`` (its
+    recorded feature) all 99, ``own`` the rows on their own turn."""
+    advice = np.asarray(advice, dtype=np.int64)
+    B = len(advice)
+    own = (d.phase == S.TURN) | (d.phase == S.CLAIMED)
+    return advice, np.asarray(mask, dtype=bool), np.full(B, -1, np.int64), np.full(B, 99, np.int64), own
+
+
 def discard_alternative(kind: str, teacher, d: Decoded, mask: np.ndarray, advice: np.ndarray
                         ) -> tuple[np.ndarray, np.ndarray]:
     """``(alt int64 [B], flush_gap int64 [B])``: the discard departure ``kind`` (one of :data:`DISCARD_KINDS`)
@@ -109,12 +118,7 @@ def discard_alternative(kind: str, teacher, d: Decoded, mask: np.ndarray, advice
     seven-pairs setting are used)."""
     if kind not in DISCARD_KINDS:
         raise ValueError(f"discard_alternative: kind {kind!r} is not one of {DISCARD_KINDS}")
-    advice = np.asarray(advice, dtype=np.int64)
-    mask = np.asarray(mask, dtype=bool)
-    B = len(advice)
-    alt = np.full(B, -1, dtype=np.int64)
-    gap = np.full(B, 99, dtype=np.int64)
-    own = (d.phase == S.TURN) | (d.phase == S.CLAIMED)
+    advice, mask, alt, gap, own = _departure_arrays(d, mask, advice)
     rows = np.flatnonzero(own & (advice >= 0) & (advice < A.LIANG))
     if not len(rows):
         return alt, gap
@@ -194,12 +198,7 @@ def no_win_alternative(teacher, obs: np.ndarray, d: Decoded, mask: np.ndarray, a
     kong (a claim window), the teacher's own move with the win removed from the mask (pass, or a pong/kong the
     teacher prefers); ``-1`` elsewhere.  ``live_waits`` counts the unseen copies of the learner's waits there
     (99 elsewhere): a pass keeps the hand ready and fishes for a self-draw, which every family pays more for."""
-    advice = np.asarray(advice, dtype=np.int64)
-    mask = np.asarray(mask, dtype=bool)
-    B = len(advice)
-    alt = np.full(B, -1, dtype=np.int64)
-    live_waits = np.full(B, 99, dtype=np.int64)
-    own = (d.phase == S.TURN) | (d.phase == S.CLAIMED)
+    advice, mask, alt, live_waits, own = _departure_arrays(d, mask, advice)
     rows = np.flatnonzero(~own & (advice == A.WIN) & mask[:, A.PASS])
     if not len(rows):
         return alt, live_waits
