@@ -17,7 +17,12 @@ observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phas
   less a per-family credit, is lower.  The credit is what the flush classes are worth: Yangzhou 3 steps (a
   plain hand rarely reaches the 15/20-fan minimum, docs/rules/yangzhou.md §8.7, while 混一色 is 15/20 alone),
   Liuwei 1 (混一色 pays 3× a 屁胡 on a discard, §10.4), Diedaohu and Gejiu 1 (2×).  Under a flush plan the
-  off-suit tiles go first;
+  off-suit tiles go first.  The third kind is **all triplets** (对对胡 / 碰碰胡 / 大对子: triplets or kongs and a
+  pair, :func:`agents.plans.triplets_shanten`; any chi meld rules it out), credited ``triplets_bonus`` steps:
+  by default Yangzhou 3 (对对胡 is 15/20 fans alone) and Liuwei 1 (对对胡 pays 10/10/5 against a 屁胡's 6/4/2),
+  none elsewhere, where duplicate tournaments found no gain (docs/training.md).  Under it pairs and triplets
+  stay, the singles go (least live first), only kinds held once or twice count as improving draws, and a pong
+  of a pair tile lowers its shanten, so the player pongs what the plain hand would pass;
 * **never feed a revealed player**: the waits of every opponent who declared 亮倒 are computed from its
   face-up tiles; feeding one costs 包胡 (all shares, docs/rules/kawuxing.md §3.10), so those tiles are discarded only
   when nothing else is legal.  Likewise **包牌** (Yangzhou ``baopai``, Diedaohu ``fengqing_baopai``,
@@ -51,7 +56,8 @@ It always takes a legal win, including a small discard win that it could pass to
 every family pays more for, up to 3× in Diedaohu): passing measured −0.75 ± 0.31 (Diedaohu), −6.1 ± 0.9
 (Liuwei) and −2.6 ± 0.4 (Kawuxing) money per branch point (``python -m agents.rollouts --departures no_win``).
 
-What the player does not model: all-triplet plans (对对胡), and session strategy under 园子 beyond its own cap
+What the player does not model: all-triplet plans (对对胡) where the family's credit is 0 (Kawuxing, Gejiu,
+Diedaohu) unless ``triplets_bonus`` sets one, and session strategy under 园子 beyond its own cap
 (it does not aim at a weak opponent's balance or at ending the session).
 """
 
@@ -62,7 +68,8 @@ from typing import Any
 import numpy as np
 
 from agents.base import MELD_LETTER_BY_ROW, Decoded, ObsView
-from agents.plans import SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten
+from agents.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten,
+                          triplets_ukeire)
 from agents.shanten import shanten, shanten_seven_pairs, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
@@ -113,6 +120,12 @@ def wait_ways(live: np.ndarray) -> np.ndarray:
         lb = live[:, np.clip(tb, 0, 33)]
         out += np.where(ok[None, :], np.minimum(la, lb), 0.0)
     return out
+# How many steps of shanten an all-triplets hand (对对胡 / 碰碰胡 / 大对子) is worth per family, chosen like a flush
+# plan; 0 = no such plan.  Picked by duplicate tournaments against the heuristic without it (docs/training.md):
+# Yangzhou 3 (对对胡 is 15/20 fans, legal alone, like 混一色), Liuwei 1 (对对胡 pays 10/10/5 against 6/4/2);
+# Diedaohu, Gejiu and Kawuxing showed no gain at 1 or 2.
+_TRIPLETS_BONUS = {"kawuxing": 0, "gejiu": 0, "yangzhou": 3, "diedaohu": 0, "liuwei": 1}
+_CHI_ROW = MELD_LETTER_BY_ROW.index("C")
 
 
 def _suited_neighbours(h: np.ndarray) -> np.ndarray:
@@ -148,7 +161,7 @@ class HeuristicAgent:
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None, *, liang_min_live: int = 2,
                  liang_min_wall: int = 4, flush_bonus: int | None = None, qidui_bonus: int = 0,
-                 exposure_weight: float | None = None, name: str = "heuristic"):
+                 exposure_weight: float | None = None, triplets_bonus: int | None = None, name: str = "heuristic"):
         self.name = name
         self.view = ObsView(variant, options)
         self.variant = variant
@@ -169,6 +182,8 @@ class HeuristicAgent:
         # ``qidui_bonus`` (research knob, 0 = off): a seven-pairs plan (七对 is ×4 in Kawuxing) credited this many
         # steps, chosen like a flush plan; only where seven pairs wins.
         self._qidui_bonus = int(qidui_bonus)
+        # ``triplets_bonus``: the credit of the all-triplets plan (None = the family's, 0 = no such plan).
+        self._triplets_bonus = int(_TRIPLETS_BONUS.get(family, 0) if triplets_bonus is None else triplets_bonus)
         # 包牌 liability the player can incur by feeding (docs/rules/yangzhou.md §8.9; Diedaohu's option).
         self._bao_flush = family == "yangzhou" and getattr(self.opts, "baopai", "off") == "on"
         # Liuwei's 风清 on a discard takes the discarder's whole balance (docs/rules/liuwei.md §10.4) while the
@@ -342,11 +357,13 @@ class HeuristicAgent:
         return res
 
     # ------------------------------------------------------------------------------------------ plans
-    def _plan_costs(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray) -> np.ndarray:
-        """int [N, 5]: shanten under a flush in suit 0/1/2 (99 where the melds rule it out), under the plain plan
-        (column 3: standard or seven pairs, and 烂牌 in Gejiu) and under seven pairs alone (column 4, 99 unless
-        ``qidui_bonus`` is set and the hand has no melds), before the credits of :meth:`_bonus`."""
-        out = np.full((len(h), 5), 99, dtype=np.int64)
+    def _plan_costs(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray, n_chi=0) -> np.ndarray:
+        """int [N, 6]: shanten under a flush in suit 0/1/2 (99 where the melds rule it out), under the plain plan
+        (column 3: standard or seven pairs, and 烂牌 in Gejiu), under seven pairs alone (column 4, 99 unless
+        ``qidui_bonus`` is set and the hand has no melds) and under all triplets (column 5, 99 unless
+        ``triplets_bonus`` is set and the player has no chi meld, ``n_chi [N]``), before the credits of
+        :meth:`_bonus`."""
+        out = np.full((len(h), 6), 99, dtype=np.int64)
         out[:, 3] = shanten(h, nm, self._sp)
         if self._lanpai:
             out[:, 3] = np.minimum(out[:, 3], lanpai_shanten(h, nm))
@@ -356,6 +373,8 @@ class HeuristicAgent:
                 out[:, s_] = np.where(feasible[:, s_], plan_shanten(h, nm, allowed[s_], self._sp), 99)
         if self._qidui_bonus and self._sp:
             out[:, 4] = np.where(np.asarray(nm) == 0, shanten_seven_pairs(h), 99)
+        if self._triplets_bonus:
+            out[:, 5] = triplets_shanten(h, nm, n_chi)
         return out
 
     def _flush_allowed(self, meld_tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -368,30 +387,35 @@ class HeuristicAgent:
         return allowed, ~(mt[:, None, :] & ~allowed[None]).any(2)
 
     def _bonus(self) -> np.ndarray:
-        """int [5]: the shanten credit of each plan column of :meth:`_plan_costs`."""
+        """int [6]: the shanten credit of each plan column of :meth:`_plan_costs`."""
         b = self._flush_bonus or 0
-        return np.array([b, b, b, 0, self._qidui_bonus], dtype=np.int64)
+        return np.array([b, b, b, 0, self._qidui_bonus, self._triplets_bonus], dtype=np.int64)
 
-    def _value_cost(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray) -> np.ndarray:
+    def _value_cost(self, h: np.ndarray, nm: np.ndarray, meld_tiles: np.ndarray, n_chi=0) -> np.ndarray:
         """int [N]: the best plan's shanten less its credit (lower is better; used to compare claims)."""
-        return (self._plan_costs(h, nm, meld_tiles) - self._bonus()).min(1)
+        return (self._plan_costs(h, nm, meld_tiles, n_chi) - self._bonus()).min(1)
 
-    def _choose_plan(self, after, nm, meld_tiles, r_i, R, eligible):
-        """Per row, the plan (0-2 flush in that suit, 3 plain, 4 seven pairs) whose best eligible discard has the lowest shanten
-        after credit; ties go to the plain plan.  Returns ``(plan [R], allowed [K, 34], shanten [K])`` with each
-        candidate discard's shanten under its row's plan."""
+    @staticmethod
+    def _n_chi(d: Decoded, rows: np.ndarray) -> np.ndarray:
+        """int [R]: chi melds the player holds (any rules out the all-triplets plan)."""
+        return d.melds[rows, 0, _CHI_ROW].sum(1).astype(np.int64)
+
+    def _choose_plan(self, after, nm, meld_tiles, r_i, R, eligible, n_chi=0):
+        """Per row, the plan (0-2 flush in that suit, 3 plain, 4 seven pairs, 5 all triplets) whose best eligible
+        discard has the lowest shanten after credit; ties go to the plain plan.  Returns ``(plan [R], allowed
+        [K, 34], shanten [K])`` with each candidate discard's shanten under its row's plan."""
         K = len(r_i)
         everything = np.ones((K, 34), dtype=bool)
-        if self._flush_bonus is None and not self._qidui_bonus:
+        if self._flush_bonus is None and not self._qidui_bonus and not self._triplets_bonus:
             s = shanten(after, nm, self._sp)
             if self._lanpai:
                 s = np.minimum(s, lanpai_shanten(after, nm))
             return np.full(R, 3, dtype=np.int64), everything, s
-        costs = self._plan_costs(after, nm, meld_tiles)
+        costs = self._plan_costs(after, nm, meld_tiles, n_chi)
         credited = np.where(eligible[:, None], costs - self._bonus(), 999)
-        best = np.full((R, 5), 999, dtype=np.int64)
+        best = np.full((R, 6), 999, dtype=np.int64)
         np.minimum.at(best, r_i, credited)
-        order = np.array([3, 0, 1, 2, 4])
+        order = np.array([3, 0, 1, 2, 4, 5])
         plan = order[best[:, order].argmin(1)]
         p_k = plan[r_i]
         allowed_s, _ = self._flush_allowed(meld_tiles[:1])
@@ -417,7 +441,9 @@ class HeuristicAgent:
         any_safe = np.zeros(R, bool)
         np.logical_or.at(any_safe, r_i, ~dangerous)
         eligible = ~dangerous | ~any_safe[r_i]
-        plan, allowed, s_after = self._choose_plan(after, nm[r_i], d.meld_tiles[rows[r_i], 0], r_i, R, eligible)
+        n_chi = self._n_chi(d, rows)
+        plan, allowed, s_after = self._choose_plan(after, nm[r_i], d.meld_tiles[rows[r_i], 0], r_i, R, eligible,
+                                                   n_chi[r_i])
         key_s = np.where(eligible, s_after, 99)
         best_s = np.full(R, 99, dtype=np.int64)
         np.minimum.at(best_s, r_i, key_s)
@@ -434,6 +460,10 @@ class HeuristicAgent:
             if self._lanpai:  # where 烂牌 is the shorter way, its own improving draws count
                 lan = (plan[r_i[ci]] == 3) & (lanpai_shanten(after[ci], nm[r_i[ci]]) < shanten(after[ci], nm[r_i[ci]], self._sp))
                 acc = np.where(lan, lanpai_ukeire(after[ci], live[r_i[ci]]), acc)
+            trip = np.flatnonzero(plan[r_i[ci]] == 5)
+            if len(trip):  # all triplets: only the kinds held once or twice improve it
+                k = ci[trip]
+                acc[trip] = triplets_ukeire(after[k], nm[r_i[k]], live[r_i[k]], n_chi[r_i[k]])
             metric[ci] = acc + _OFF_PLAN_W * ~allowed[ci, t_i[ci]]
             waits_live[ci] = acc
             ready = np.flatnonzero(s_after[ci] == 0)
@@ -543,7 +573,8 @@ class HeuristicAgent:
         open_rows = np.flatnonzero(out[act] == A.PASS)
         if not len(open_rows):
             return out
-        now = self._value_cost(h[open_rows], nm[open_rows], mt[open_rows])
+        chi_now = self._n_chi(d, rr[open_rows])
+        now = self._value_cost(h[open_rows], nm[open_rows], mt[open_rows], chi_now)
         best = now.copy()
         choice = np.full(len(open_rows), A.PASS, dtype=np.int64)
         options = [(A.PONG, (0, 0))] + [(a, off) for a, off in ((A.CHI_LOW, (1, 2)), (A.CHI_MID, (-1, 1)), (A.CHI_HIGH, (-2, -1)))]
@@ -565,7 +596,7 @@ class HeuristicAgent:
                 lo = cc + min(0, *offs)
                 for o in range(3):
                     mtm[idx, lo + o] += 1
-            cost = self._value_cost(hm.astype(np.int8), nm[j] + 1, mtm)
+            cost = self._value_cost(hm.astype(np.int8), nm[j] + 1, mtm, chi_now[sel] + (action != A.PONG))
             better = cost < best[sel]
             best[sel] = np.where(better, cost, best[sel])
             choice[sel] = np.where(better, action, choice[sel])
@@ -587,7 +618,7 @@ class HeuristicAgent:
                 continue
             hk = h[sel].copy()
             hk[np.arange(len(sel)), t[sel]] += 1
-            cost = self._value_cost(hk.astype(np.int8), nm[sel], mt[sel])
+            cost = self._value_cost(hk.astype(np.int8), nm[sel], mt[sel], self._n_chi(d, rows[sel]))
             better = cost < best[sel]
             best[sel] = np.where(better, cost, best[sel])
             out[sel] = np.where(better, action, out[sel])

@@ -11,6 +11,10 @@ This module owns the family-specific measures :class:`agents.heuristic.Heuristic
   suit, the kinds a one-suit-plus-honors hand may keep and whether the player's melds still allow it;
   :func:`plan_shanten` is the shanten of the hand restricted to those kinds, never below the number of
   off-plan tiles still to throw minus one (each needs a draw to replace it).
+* **all-triplets plans** (对对胡 / 碰碰胡 / 大对子): :func:`triplets_shanten` is the shanten of a hand made of
+  triplets or kongs and a pair only (no sequences, no seven pairs; any chi meld rules it out) and
+  :func:`triplets_ukeire` counts the live tiles that lower it; :func:`triplets_shanten_slow` is the enumerating
+  reference the tests check them against.
 """
 
 from __future__ import annotations
@@ -99,3 +103,63 @@ def plan_shanten(h, n_melds, allowed, seven_pairs: bool) -> np.ndarray:
     off = np.where(allowed, 0, h).sum(1).astype(np.int64)
     discarding = (h.sum(1) + 3 * nm) % 3 == 2
     return np.maximum(shanten(kept, nm, seven_pairs), off - discarding)
+
+
+def triplets_shanten(h, n_melds, n_chi=0) -> np.ndarray:
+    """int [N]: shanten of ``h [N, 34]`` towards four triplets/kongs and a pair (99 where a chi meld exists).
+
+    With ``s = 4 - melds`` sets still to make, a kind kept towards a set uses at most 3 of its tiles and the pair
+    at most 2, and the ``s + 1`` slots take distinct kinds; the best choice takes the ``s + 1`` kinds with the
+    most tiles (capped at 3), one of them the pair, which loses a tile only when all of them are triplets.  The
+    shanten is ``3s + 1`` minus the tiles so used (``-1`` complete, ``0`` ready).  Wherever enough lone tiles are
+    held this is ``2s - 2 min(T, s) - min(P', s + 1 - min(T, s))`` with T kinds held >= 3 and P' kinds held 2 plus
+    the triplets beyond s; it is larger only when the hand lacks the lone tiles to start the missing sets (a
+    fourth copy is no start for another kind)."""
+    h = np.atleast_2d(np.asarray(h))
+    N = len(h)
+    nm = np.broadcast_to(np.asarray(n_melds, dtype=np.int64), (N,))
+    chi = np.broadcast_to(np.asarray(n_chi, dtype=np.int64), (N,))
+    s = np.clip(4 - nm, 0, 4)
+    c3 = -np.sort(-np.minimum(h, 3).astype(np.int64), axis=1)[:, :5]  # the five largest, descending
+    cum = np.cumsum(c3, axis=1)
+    used = cum[np.arange(N), s]  # the top s + 1 kinds
+    all_triplets = c3[np.arange(N), s] == 3  # then the pair is a triplet kind missing nothing but one tile used
+    used = used - all_triplets
+    return np.where(chi > 0, 99, 3 * s + 1 - used)
+
+
+def triplets_shanten_slow(counts, n_melds: int, n_chi: int = 0) -> int:
+    """Reference for one hand: tries every pair kind and every set of ``4 - melds`` triplet kinds."""
+    import itertools
+
+    c = [int(x) for x in np.asarray(counts).reshape(-1)]
+    if n_chi:
+        return 99
+    s = 4 - int(n_melds)
+    best = 99
+    for pair in range(34):
+        rest = [k for k in range(34) if k != pair]
+        # only held kinds or, failing those, any empty kind matter: keep the held ones and s empty ones
+        held = [k for k in rest if c[k] > 0]
+        empty = [k for k in rest if c[k] == 0][:s]
+        for trips in itertools.combinations(held + empty, s):
+            missing = max(0, 2 - c[pair]) + sum(max(0, 3 - c[k]) for k in trips)
+            best = min(best, missing - 1)
+    return best
+
+
+def triplets_ukeire(h, n_melds, live, n_chi=0) -> np.ndarray:
+    """int [N]: live copies of the kinds held once or twice whose draw lowers :func:`triplets_shanten`."""
+    h = np.atleast_2d(np.asarray(h))
+    live = np.atleast_2d(np.asarray(live))
+    N = len(h)
+    nm = np.broadcast_to(np.asarray(n_melds, dtype=np.int64), (N,))
+    chi = np.broadcast_to(np.asarray(n_chi, dtype=np.int64), (N,))
+    base = triplets_shanten(h, nm, chi)
+    improving = np.zeros(h.shape, dtype=bool)
+    r_i, t_i = np.nonzero((h == 1) | (h == 2))
+    if len(r_i):
+        more = h[r_i].astype(np.int8)
+        more[np.arange(len(r_i)), t_i] += 1
+        improving[r_i, t_i] = triplets_shanten(more, nm[r_i], chi[r_i]) < base[r_i]
+    return (improving * live).sum(1)
