@@ -9,12 +9,12 @@ Built-in names for :func:`make_agent`:
 | name | agent |
 |---|---|
 | ``random`` | :class:`agents.simple.RandomAgent`: uniform over legal actions, seeded |
-| ``heuristic`` | :class:`agents.heuristic.HeuristicAgent`: shanten/ukeire discards under per-family hand plans, 亮倒, 包胡 and 包牌 aware |
+| ``heuristic`` | :class:`agents.heuristic.HeuristicAgent`: shanten/ukeire discards under per-family hand plans (flush, all triplets, 烂牌), 亮倒, 包胡 and 包牌 aware, deal-in exposure and 园子 balances in Diedaohu/Liuwei |
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``; elsewhere identical to ``heuristic``); docs/training.md measures it |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.policy.PolicyAgent` on a ``train.py`` checkpoint |
 
 Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random),
-:mod:`agents.heuristic`, :mod:`agents.plans` (烂牌 and flush plans), :mod:`agents.shanten` (batched shanten and ukeire),
+:mod:`agents.heuristic`, :mod:`agents.plans` (烂牌, flush and all-triplets plans), :mod:`agents.shanten` (batched shanten and ukeire),
 :mod:`agents.clone` (behaviour cloning, the warm start of ``train.py``), :mod:`agents.arena` (batched
 duplicate tournaments on the engine), :mod:`agents.policy` (network and checkpoint format; imports torch on
 use only), :mod:`agents.script_args` (the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``).
