@@ -24,16 +24,21 @@ VARIANTS = "kawuxing3,kawuxing4,gejiu,diedaohu,yangzhou,yangzhou_new,liuwei"
 def measure(variant: str, batch: int, seconds: float) -> tuple[float, float]:
     """(decisions per CPU second, share of CPU inside the kernels) of ``variant`` at ``batch`` tables."""
     inside = [0.0]
-    original = K.run_tables
+    original = K.kernel_for
 
-    def timed(*args):
-        t = time.process_time()
-        try:
-            return original(*args)
-        finally:
-            inside[0] += time.process_time() - t
+    def kernel_for(cfg):
+        kernel = original(cfg)
 
-    K.run_tables = timed
+        def timed(*args):
+            t = time.process_time()
+            try:
+                return kernel(*args)
+            finally:
+                inside[0] += time.process_time() - t
+
+        return timed
+
+    K.kernel_for = kernel_for
     try:
         eng = Engine(variant, batch, record_events=False)
         eng.reset(seed=0)
@@ -55,7 +60,7 @@ def measure(variant: str, batch: int, seconds: float) -> tuple[float, float]:
                 eng.reset(seed=decisions, tables=done)
         total = time.process_time() - t0
     finally:
-        K.run_tables = original
+        K.kernel_for = original
     return decisions / total, inside[0] / total
 
 

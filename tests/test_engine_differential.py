@@ -29,15 +29,19 @@ def test_the_comparison_has_teeth(monkeypatch):
     """A one-line rule change in the compiled core (no chi from the discarder's next player) is caught."""
     cfg = ("gejiu", None, None, {})
     cfg_vector = []
-    original = K.run_tables
+    original = K.kernel_for
 
-    def no_chi(*args):
-        cfg_arr = args[8]
-        cfg_vector.append(int(cfg_arr[K.C_CHI]))
-        cfg_arr[K.C_CHI] = 0
-        return original(*args)
+    def kernel_for(cfg_arr):
+        kernel = original(cfg_arr)
 
-    monkeypatch.setattr(K, "run_tables", no_chi)
+        def no_chi(*args):
+            cfg_vector.append(int(cfg_arr[K.C_CHI]))
+            cfg_arr[K.C_CHI] = 0
+            return kernel(*args)
+
+        return no_chi
+
+    monkeypatch.setattr(K, "kernel_for", kernel_for)
     with pytest.raises(AssertionError, match="differs"):
         play_both(cfg, hands=64, batch=16, seed=3)
     assert cfg_vector and cfg_vector[0] == 1

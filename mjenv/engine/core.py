@@ -313,8 +313,11 @@ class Engine:
         self._info = np.zeros(2, np.int64)
         self._ever_dealt = False
         self._none = np.zeros(0, np.int64)
+        # The compiled entry point (kernels.kernel_for: only this family's scorers), chosen at the first deal from
+        # the configuration vector as it is then, and its direct entry for the common step (_direct_entry).
+        self._kernel = None
+        self._step_kernel = None
         # The arrays every kernel call takes, in their order (see mjenv.engine.kernels.run_tables).
-        self._step_kernel = K.run_tables  # its direct entry once compiled (reset)
         self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
 
     def _config(self) -> np.ndarray:
@@ -450,12 +453,18 @@ class Engine:
         self._pend[sel] = 0
         if self._cfg[K.C_YZ + yzscore.YZ_ON]:  # the round wind the compiled Yangzhou judging reads
             self._pend[sel, K.PEND_ROUND_WIND] = self.family.round_winds(idx)
-        k = K.run_tables(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info)
-        if self._step_kernel is K.run_tables:  # compiled by now for the common step's argument types
+        k = self._entry()(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info)
+        if self._step_kernel is None:  # compiled by now for the common step's argument types
             example = (K.MODE_STEP, *self._args, self._all, self._all, self._waiting, self._info)
-            self._step_kernel = _direct_entry(K.run_tables, example)
+            self._step_kernel = _direct_entry(self._kernel, example)
         if k:
             self._run(k)
+
+    def _entry(self):
+        """The kernels' entry point for this engine's configuration (chosen on the first call)."""
+        if self._kernel is None:
+            self._kernel = K.kernel_for(self._cfg)
+        return self._kernel
 
     def seeded_walls(self, seed: int, table_ids) -> np.ndarray:
         """int8 [k, W]: the walls :func:`seeded_wall` gives table ids ``table_ids`` under ``seed``."""
@@ -541,7 +550,7 @@ class Engine:
         status = np.zeros(len(idx), np.int64)
         args = list(self._args)
         args[3] = out
-        K.run_tables(K.MODE_MASKS, *args, idx, status, self._waiting, self._info)
+        self._entry()(K.MODE_MASKS, *args, idx, status, self._waiting, self._info)
         for j in np.flatnonzero(status == K.P_MASK_SCORE):
             out[idx[j], A.WIN] = bool(self._self_draw_score(int(idx[j])).legal)
         return out[idx]
@@ -569,7 +578,7 @@ class Engine:
         else:
             acts, tables = check_step_args(self, actions, tables)
             idx = self._all if tables is None else tables
-            k = K.run_tables(K.MODE_STEP, *self._args, idx, acts.astype(np.int64, copy=False), self._waiting, self._info)
+            k = self._entry()(K.MODE_STEP, *self._args, idx, acts.astype(np.int64, copy=False), self._waiting, self._info)
         if self._info[1] >= 0:
             j = int(self._info[1])
             b, a = int(idx[j]), int(acts[j])
@@ -594,7 +603,7 @@ class Engine:
                     return
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
-            k = K.run_tables(K.MODE_RESUME, *self._args, waiting, self._none, self._waiting, self._info)
+            k = self._kernel(K.MODE_RESUME, *self._args, waiting, self._none, self._waiting, self._info)
 
     def _book_ended(self, idx: np.ndarray) -> None:
         """Book the hands the kernel settled and ended (P_ENDED): match money, the session, a lazy result."""

@@ -20,6 +20,7 @@ import numba
 import numpy as np
 
 from mjenv.engine import handk
+from mjenv.engine.jit import njit
 
 __all__ = ["COMBINE", "hand_value"]
 
@@ -31,7 +32,7 @@ _QINGYISE, _XIAOQIDUI, _LONGQIDUI, _SHUANGLONG, _ZIYISE, _QIXING, _GANGSHANGHUA,
 _VALUES = np.array([2, 4, 4, 4, 4, 4, 8, 8, 16, 32, 32, 32, 8, 8], np.int64)
 _CHI = 2  # meld kind code of mjenv.engine.state
 
-_jit = numba.njit(cache=True, _nrt=False)
+_jit = njit(cache=True, _nrt=False)
 
 
 @_jit

@@ -7,7 +7,7 @@ holds no rules of its own: it reads the lookup tables that :mod:`mjenv.rules.han
 applies exactly the same bit logic, so results equal the numpy functions (tests/test_handk.py
 checks that on real hands).
 
-Every kernel is a plain ``@numba.njit(cache=True)`` function over arrays, ints and bools, so other
+Every kernel is a plain ``@njit(cache=True)`` function (:mod:`mjenv.engine.jit`) over arrays, ints and bools, so other
 njit code (the engine's per-table step) can call it.  The lookup tables travel as an argument
 ``tabs`` (the tuple :func:`tables` returns) rather than as globals: numba would freeze a global
 array into the compiled code and its on-disk cache.
@@ -30,6 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from mjenv.engine.jit import njit
 from mjenv.rules import hand as _hand
 
 __all__ = [
@@ -142,7 +143,7 @@ def _spaced(h):
 # ----------------------------------------------------------------------------------- bit masks
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def kinds_bits(kinds):
     """int64 mask of a bool ``[34]`` kinds mask (bit t set where ``kinds[t]``)."""
     bits = 0
@@ -152,7 +153,7 @@ def kinds_bits(kinds):
     return bits
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def owned_bits(owned):
     """int64 mask of the tiles the player owns fewer than 4 of (``owned``: int ``[34]``, concealed + melded)."""
     bits = 0
@@ -162,7 +163,7 @@ def owned_bits(owned):
     return bits
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def wait_bits(h, seven_pairs, tabs):
     """int64 wait mask of concealed counts ``h`` (13, 10, 7, 4 or 1 tiles), before kinds/owned masks.
 
@@ -178,7 +179,7 @@ def wait_bits(h, seven_pairs, tabs):
     return _bits_from_entries(e0, e1, e2, e3, total, seven_pairs)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def discard_ready_bits(h, seven_pairs, keep, owned_keep, tabs):
     """int64 mask of the held tiles d whose discard leaves a non-empty wait set.
 
@@ -217,7 +218,7 @@ def discard_ready_bits(h, seven_pairs, keep, owned_keep, tabs):
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def lanpai_wait_bits(h):
     """int64 mask of the tiles t for which 13 concealed tiles + t form 烂牌 (``gejiu.lanpai_wait_mask``).
 
@@ -240,7 +241,7 @@ def lanpai_wait_bits(h):
 # ----------------------------------------------------------------------------------- array forms
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def is_complete(h, seven_pairs, tabs):
     """Whether concealed counts ``h`` (3k+2 tiles, incl. the winning tile) are complete: ``hand.is_complete``."""
     complete = tabs[1]
@@ -255,13 +256,13 @@ def is_complete(h, seven_pairs, tabs):
     return seven_pairs and s < _ODD_FLAG and _total(h) == 14
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _write_bits(bits, out):
     for t in range(34):
         out[t] = (bits >> t) & 1 != 0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def wait_mask(h, seven_pairs, kinds, owned, tabs, out):
     """Write ``hand.wait_mask(h, seven_pairs=..., kinds=..., owned=...)`` into bool ``out[34]``.
 
@@ -277,7 +278,7 @@ def wait_mask(h, seven_pairs, kinds, owned, tabs, out):
     return bits != 0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def ready_after_discards(h, seven_pairs, kinds, owned, tabs, out):
     """Write ``hand.ready_after_discards(h, seven_pairs=..., kinds=..., owned=...)`` into bool ``out[34]``.
 
@@ -295,13 +296,13 @@ def ready_after_discards(h, seven_pairs, kinds, owned, tabs, out):
     return bits != 0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def lanpai(h):
     """Whether the concealed counts form 烂牌 (14 kinds, suited tiles ≥ 3 ranks apart): ``gejiu.lanpai_mask``."""
     return _total(h) == 14 and _spaced(h)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def qixing(h):
     """Whether the hand is 烂牌 holding all seven honors (七星): ``gejiu.qixing_mask``."""
     for t in range(27, 34):
@@ -313,14 +314,14 @@ def qixing(h):
 # ----------------------------------------------------------------------------------- batches
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def is_complete_batch(hs, seven_pairs, tabs, out):
     """:func:`is_complete` of each row of ``hs`` ``[N, 34]`` into bool ``out[N]``."""
     for n in range(hs.shape[0]):
         out[n] = is_complete(hs[n], seven_pairs, tabs)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def wait_mask_batch(hs, seven_pairs, kinds, owneds, tabs, out):
     """:func:`wait_mask` of each row into ``out[N, 34]``; ``owneds`` is ``[N, 34]`` or None."""
     for n in range(hs.shape[0]):
@@ -330,7 +331,7 @@ def wait_mask_batch(hs, seven_pairs, kinds, owneds, tabs, out):
             wait_mask(hs[n], seven_pairs, kinds, owneds[n], tabs, out[n])
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def ready_after_discards_batch(hs, seven_pairs, kinds, owneds, tabs, out):
     """:func:`ready_after_discards` of each row into ``out[N, 34]``; ``owneds`` is ``[N, 34]`` or None."""
     for n in range(hs.shape[0]):
@@ -340,14 +341,14 @@ def ready_after_discards_batch(hs, seven_pairs, kinds, owneds, tabs, out):
             ready_after_discards(hs[n], seven_pairs, kinds, owneds[n], tabs, out[n])
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def lanpai_batch(hs, out):
     """:func:`lanpai` of each row of ``hs`` into bool ``out[N]``."""
     for n in range(hs.shape[0]):
         out[n] = lanpai(hs[n])
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def qixing_batch(hs, out):
     """:func:`qixing` of each row of ``hs`` into bool ``out[N]``."""
     for n in range(hs.shape[0]):

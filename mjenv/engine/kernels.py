@@ -6,10 +6,12 @@ an added kong, asked in turn order, then resolved by priority), pongs, chis, the
 their chain positions and the revealed-kong test, Gejiu's face-up kong tiles, the legal-action masks
 and the automatic moves (a state with a single legal action is played at once).  Every function
 works on ONE table ``b`` of the packed buffers of :func:`mjenv.engine.state.allocate_packed`; the
-entry point :func:`run_tables` loops over a list of tables, so a batch of 4096 tables and the AEC
-env's single table run the same code.  The kernels run without numba's reference counting
-(``_nrt=False``): they allocate nothing and make no array they return, and the atomic
-increments of views passed between functions had cost about half of their time.
+entry point (``run_tables``) loops over a list of tables, so a batch of 4096 tables and the AEC
+env's single table run the same code.  There is one entry point per set of compiled scorers
+(:func:`kernel_for`; :data:`run_tables` holds them all), made from one source, so that a start compiles
+only its own family's scorer (cold starts: docs/benchmarks.md, "Start-up").  The kernels run
+without numba's reference counting (``_nrt=False``): they allocate nothing and make no array they return,
+and the atomic increments of views passed between functions had cost about half of their time.
 
 What needs the pure scoring library (:mod:`mjenv.rules.scoring`) is not compiled: the kernel stops
 that table with a *pending* code in ``pend[b, 0]`` (and its arguments in ``pend[b, 1:]``), the
@@ -51,10 +53,15 @@ tests/reference_engine.py; tests/differential.py compares the two step by step).
 
 from __future__ import annotations
 
+import inspect
+
 import numba
 import numpy as np
+from numba.core import types as nb_types
+from numba.extending import overload
 
 from mjenv.engine import gjscore, handk, kwscore, yzscore
+from mjenv.engine.jit import njit
 from mjenv.engine.state import (
     ADDED_KONG,
     CHI_MELD,
@@ -169,7 +176,7 @@ F_BASE = F_KONG_DOUBLING + 1
 # the hand (``Engine.balance`` is a view of it): seat p of table b at N_FCONFIG + C_N * b + p.
 F_BALANCE = N_FCONFIG
 
-_jit = numba.njit(cache=True, _nrt=False)
+_jit = njit(cache=True, _nrt=False)
 
 
 # ----------------------------------------------------------------------------------------- events
@@ -385,7 +392,7 @@ def _complete_with(r8, cfg, tabs, s, t):
 @_jit
 def _draw(E, b, seat):
     """Normal draw for ``seat``; an empty wall ends the hand as a drawn hand (pending)."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     if r16[O16_FRONT] >= r16[O16_BACK]:
@@ -408,7 +415,7 @@ def _draw(E, b, seat):
 
 @_jit
 def _discard(E, b, t, liang):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_CUR]
@@ -455,7 +462,7 @@ def _discard(E, b, t, liang):
 @_jit
 def _open_window(E, b, t, frm, rob):
     """Find who may claim ``t`` discarded (or added-konged) by ``frm``; scoring of complete hands is pending."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
@@ -491,10 +498,10 @@ def _open_window(E, b, t, frm, rob):
         r8[O8_CLAIM_OPTS + s] = opts
     r8[O8_PHASE] = ROB if rob else CLAIM
     if to_score:
-        if cfg[C_KW_SCORE] != 0 and _kw_window(E, b, t, frm, rob, to_score):
+        if cfg[C_KW_SCORE] != 0 and _kw_window_if(E, b, t, frm, rob, to_score):
             return _next_claimant(E, b)
         if cfg[C_YZ + yzscore.YZ_ON] != 0:
-            _yz_window(E, b, t, to_score)
+            _yz_window_if(E, b, t, to_score)
             return _next_claimant(E, b)
         if cfg[C_LOUHU_WINDOW] != 0:
             _louhu_window(E, b, t, frm, to_score)
@@ -513,7 +520,7 @@ def _kw_window(E, b, t, frm, rob, bits):
     """Kawuxing: judge and value the wins of seats ``bits`` on ``t`` as the engine's P_WINDOW handler does
     (legal → claim bit 1 and the value V_D ≥ 1 the lock keeps).  False (nothing changed) when a value does
     not fit the int16 claim value: the window is then left to Python, which raises as before."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
@@ -546,7 +553,7 @@ def _kw_window(E, b, t, frm, rob, bits):
 def _yz_window(E, b, t, bits):
     """Yangzhou: judge the wins of seats ``bits`` on ``t`` as the engine's P_WINDOW handler does (legal →
     claim bit 1 and the plain lock flag 1 as claim value)."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     yc = cfg[C_YZ : C_YZ + yzscore.N_YZ]
@@ -584,7 +591,7 @@ def _louhu_window(E, b, t, frm, bits):
     """Diedaohu / Liuwei (§7.6, §7.7, ``diedaohu.win_refusal``): a seat of ``bits`` whose hand completes on ``t``
     may win it unless its missed-win lock forbids (大吊车 tile excepted) or the discarder (robbed konger) is
     busted under 园子, as the engine's P_WINDOW handler found (claim bit 1, value 1)."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
@@ -628,7 +635,7 @@ def _next_claimant(E, b):
 
 @_jit
 def _reply(E, b, a):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_ACTOR]
@@ -643,7 +650,7 @@ def _reply(E, b, a):
 
 @_jit
 def _resolve(E, b):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     n = cfg[C_N]
     frm = r8[O8_CLAIM_FROM]
@@ -707,7 +714,7 @@ def _add_meld(r8, s, kind, t, src):
 @_jit
 def _claim_meld(E, b, s, kind, low):
     """Seat ``s`` pongs or chis the tile under claim (meld starting at ``low``) and must discard next."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     t = _take_discard(r8, b16[b])
     frm = r8[O8_CLAIM_FROM]
@@ -737,7 +744,7 @@ def _claim_meld(E, b, s, kind, low):
 
 @_jit
 def _direct_kong(E, b, s):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     t = _take_discard(r8, b16[b])
     frm = r8[O8_CLAIM_FROM]
@@ -765,7 +772,7 @@ def _kong_position(r8, cfg, s, direct):
 
 @_jit
 def _self_kong(E, b, t):
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     s = r8[O8_CUR]
     if r8[O8_HAND + 34 * s + t] == 4:
@@ -783,7 +790,7 @@ def _self_kong(E, b, t):
 @_jit
 def _complete_kong(E, b, s, t, kind, src):
     """Lay down an added kong whose rob window closed without a rob."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r8[O8_HAND + 34 * s + t] -= 1
     for j in range(MAX_MELDS):
@@ -800,7 +807,7 @@ def _complete_kong(E, b, s, t, kind, src):
 @_jit
 def _finish_kong(E, b, s, t, kind, discarder):
     """Kong money at its chain position (pending where the family pays any), then :func:`_kong_tail`."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     pos = _kong_position(r8, cfg, s, kind == DIRECT_KONG)
     if cfg[C_KONG_MONEY] == KONG_MONEY_COMPILED:
@@ -855,7 +862,7 @@ def _bankroll_kong(E, b, s, kind, discarder):
 @_jit
 def _kong_tail(E, b, s, pos):
     """After the kong money: the replacement draw from the back of the wall (or Gejiu's kong-tile pick)."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     r8[O8_KONG_COUNT + s] += 1
@@ -875,7 +882,7 @@ def _kong_tail(E, b, s, pos):
 @_jit
 def _replacement(E, b, s, tile):
     """Seat ``s`` takes its kong replacement ``tile`` and is in AFTER_DRAW with the after-kong flag."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r8[O8_HAND + 34 * s + tile] += 1
     r8[O8_DRAWN] = tile
@@ -888,7 +895,7 @@ def _replacement(E, b, s, tile):
 @_jit
 def _pick(E, b, slot):
     """Gejiu §6.3: the konger takes face-up kong tile ``slot``; the last face-down tile is turned up."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_CUR]
@@ -929,7 +936,7 @@ def _own_turn_mask(E, b, m):
     Returns ``(status, count, last)``: P_MASK_SCORE when the win bit still needs the scorer (then
     ``count`` leaves it out), the number of legal actions and the highest one.
     """
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     s = r8[O8_CUR]
@@ -986,7 +993,7 @@ def _own_turn_mask(E, b, m):
         if win and cfg[C_SELF_DRAW_MINIMUM] != 0:
             if cfg[C_YZ + yzscore.YZ_ON] == 0:
                 return P_MASK_SCORE, count, last
-            win = _yz_self_draw(E, b, s, drawn)
+            win = _yz_self_draw_if(E, b, s, drawn)
         if win:
             m[A_WIN] = True
             count += 1
@@ -1146,7 +1153,7 @@ def _kw_end(E, b, code):
     (kawuxing.settle_win / settle_draw, the claimed tile joining the nearest winner's hand), end the hand and
     return P_ENDED with ``pend[b, 1]`` = END_*.  Transfers are paid in the scorer's order, so the money is
     bit-identical."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
@@ -1267,7 +1274,7 @@ def _gj_end(E, b, code):
     V · b from each other seat on a self-draw, from the discarder / konger to each winner in turn order
     otherwise; the claimed tile joins the nearest winner's hand), end the hand and return P_ENDED with
     ``pend[b, 1]`` = END_*.  Every complete shape is a legal win (§6.8), so no verdict is needed."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
@@ -1316,7 +1323,7 @@ def _draw_end(E, b):
     """End a drawn hand of a family whose drawn hands pay nothing (Gejiu, Diedaohu, Yangzhou, Liuwei) as the
     engine's Python path does (no transfers, phase DONE, window and mask cleared); returns P_ENDED with
     ``pend[b, 1]`` = END_DRAW.  The engine books the session and the result."""
-    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg = E
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r8[O8_PHASE] = DONE
     for x in range(cfg[C_N]):
@@ -1332,65 +1339,148 @@ def _draw_end(E, b):
 MODE_STEP, MODE_ADVANCE, MODE_RESUME, MODE_MASKS = 0, 1, 2, 3
 
 
+# ----------------------------------------------------------------------------------------- one entry per family
+# A cold start compiles only what its family needs.  Every kernel function that takes ``E`` is specialized on
+# the type of its last item, ``fam``: the literal set of compiled scorers (FEAT_*).  The calls that reach a
+# scorer go through a gate (:func:`_gate`) that numba resolves while typing, from that literal: to the scorer
+# when the set holds it, else to a stub, so the scorer is neither typed nor compiled.  The rules keep one
+# source; the cfg flags still decide at run time, and the set only has to include every scorer they switch on.
+FEAT_KW, FEAT_YZ, FEAT_GJ = 1, 2, 4  # kwscore (windows, hand ends), yzscore (windows, self-draws), gjscore (ends)
+FEAT_ALL = FEAT_KW | FEAT_YZ | FEAT_GJ
+
+
+def _compiles(E, feature: int) -> bool:
+    """While typing: whether the kernel being compiled for the tuple type ``E`` holds ``feature``."""
+    fam = E.types[-1]
+    return not isinstance(fam, nb_types.IntegerLiteral) or (fam.literal_value & feature) != 0
+
+
+def _gate(feature: int, on, off):
+    """A function for the kernels that calls ``on`` where the kernel holds ``feature`` and ``off`` (same
+    parameters, ``E`` first) elsewhere, chosen while typing.  ``off`` is only reached if a cfg flag enables what
+    ``fam`` left out.  (Not ``inline="always"``: numba's inlining of it into ``_open_window``'s ``and`` lost the
+    write of ``pend[b, 1]`` on the Python path, tests/test_kernel_ends_4p.py.)"""
+    params = ", ".join(inspect.signature(on.py_func).parameters)
+    ns: dict = {}
+    exec(  # (explicit parameters, as the overload machinery likes them best)
+        f"def gated({params}):\n    raise NotImplementedError('compiled code only')\n"
+        f"def typed({params}):\n    fn = on if compiles(E, feature) else off\n"
+        f"    def impl({params}):\n        return fn({params})\n    return impl\n",
+        {"on": on, "off": off, "compiles": _compiles, "feature": feature, "__name__": __name__},
+        ns,
+    )
+    gated = ns["gated"]
+    gated.__name__ = gated.__qualname__ = on.__name__ + "_if"
+    overload(gated, prefer_literal=True, jit_options={"_nrt": False})(ns["typed"])
+    return gated
+
+
 @_jit
-def run_tables(mode, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, acts, waiting, info):
-    """The one compiled entry point of the state machine (one entry compiles the rules once, not per use).
+def _false(E, *args):
+    return False
 
-    ``mode``:
 
-    * ``MODE_STEP`` — apply ``acts[j]`` at table ``idx[j]`` and advance it (finished tables skipped).  All
-      or nothing: if some live table's action is not legal, nothing changes, ``info[1]`` is its position
-      ``j`` and the result 0; otherwise ``info[0]`` is the number of tables stepped, ``info[1]`` -1.
-    * ``MODE_ADVANCE`` — compute masks and play automatic moves at tables ``idx`` (after a deal).
-    * ``MODE_RESUME`` — resume tables ``idx`` whose pendings the engine handled.
-    * ``MODE_MASKS`` — write the masks of live tables ``idx`` into ``mask`` (pass a spare array) without
-      changing any state, and the status of each (P_MASK_SCORE where the win bit needs the scorer) into
-      ``acts[j]``.
+@_jit
+def _nothing(E, *args):
+    return None
 
-    The tables left with a pending are listed in ``waiting``; returns their number.
-    """
-    E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg)
-    if mode == MODE_MASKS:
-        for j in range(idx.shape[0]):
-            acts[j] = _compute_mask(E, idx[j])[0]
-        return 0
-    if mode == MODE_STEP:
-        live = 0
+
+@_jit
+def _code_unchanged(E, b, code):
+    return code
+
+
+_kw_window_if = _gate(FEAT_KW, _kw_window, _false)
+_kw_end_if = _gate(FEAT_KW, _kw_end, _code_unchanged)
+_yz_window_if = _gate(FEAT_YZ, _yz_window, _nothing)
+_yz_self_draw_if = _gate(FEAT_YZ, _yz_self_draw, _false)
+_gj_end_if = _gate(FEAT_GJ, _gj_end, _code_unchanged)
+
+
+def features(cfg) -> int:
+    """The FEAT_* set the configuration vector ``cfg`` switches on."""
+    return (
+        (FEAT_KW if cfg[C_KW_SCORE] else 0)
+        | (FEAT_YZ if cfg[C_YZ + yzscore.YZ_ON] else 0)
+        | (FEAT_GJ if cfg[C_GJ_SCORE] else 0)
+    )
+
+
+def _entry(fam: int):
+    """The entry point compiled with the scorers of the FEAT_* set ``fam`` (a closure: numba types ``fam`` as its
+    literal and keys the cached code by its value, so the entries of every set share one cache index)."""
+
+    @_jit
+    def run_tables(mode, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, acts, waiting, info):
+        """The compiled entry point of the state machine, holding the scorers of ``fam`` (see :func:`kernel_for`).
+
+        ``mode``:
+
+        * ``MODE_STEP`` — apply ``acts[j]`` at table ``idx[j]`` and advance it (finished tables skipped).  All
+          or nothing: if some live table's action is not legal, nothing changes, ``info[1]`` is its position
+          ``j`` and the result 0; otherwise ``info[0]`` is the number of tables stepped, ``info[1]`` -1.
+        * ``MODE_ADVANCE`` — compute masks and play automatic moves at tables ``idx`` (after a deal).
+        * ``MODE_RESUME`` — resume tables ``idx`` whose pendings the engine handled.
+        * ``MODE_MASKS`` — write the masks of live tables ``idx`` into ``mask`` (pass a spare array) without
+          changing any state, and the status of each (P_MASK_SCORE where the win bit needs the scorer) into
+          ``acts[j]``.
+
+        The tables left with a pending are listed in ``waiting``; returns their number.
+        """
+        E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam)  # fam: typed as its literal
+        if mode == MODE_MASKS:
+            for j in range(idx.shape[0]):
+                acts[j] = _compute_mask(E, idx[j])[0]
+            return 0
+        if mode == MODE_STEP:
+            live = 0
+            for j in range(idx.shape[0]):
+                b = idx[j]
+                if b8[b, O8_PHASE] == DONE:
+                    continue
+                a = acts[j]
+                if a < 0 or a >= N_ACTIONS or not mask[b, a]:
+                    info[0] = 0
+                    info[1] = j
+                    return 0
+                live += 1
+            info[0] = live
+            info[1] = -1
+        k = 0
         for j in range(idx.shape[0]):
             b = idx[j]
-            if b8[b, O8_PHASE] == DONE:
-                continue
-            a = acts[j]
-            if a < 0 or a >= N_ACTIONS or not mask[b, a]:
-                info[0] = 0
-                info[1] = j
-                return 0
-            live += 1
-        info[0] = live
-        info[1] = -1
-    k = 0
-    for j in range(idx.shape[0]):
-        b = idx[j]
-        if mode == MODE_STEP:
-            if b8[b, O8_PHASE] == DONE:
-                continue
-            status = _apply(E, b, acts[j])
-            if status == P_NONE:
+            if mode == MODE_STEP:
+                if b8[b, O8_PHASE] == DONE:
+                    continue
+                status = _apply(E, b, acts[j])
+                if status == P_NONE:
+                    status = _advance(E, b, 0, -1)
+            elif mode == MODE_ADVANCE:
                 status = _advance(E, b, 0, -1)
-        elif mode == MODE_ADVANCE:
-            status = _advance(E, b, 0, -1)
-        else:
-            code = pend[b, 0]
-            pend[b, 0] = P_NONE
-            status = _resume(E, b, code)
-        if status != P_NONE:
-            if cfg[C_KW_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN or status == P_EXHAUSTED):
-                status = _kw_end(E, b, status)
-            elif status == P_EXHAUSTED and cfg[C_DRAW_ENDS] != 0:
-                status = _draw_end(E, b)
-            elif cfg[C_GJ_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN):
-                status = _gj_end(E, b, status)
-            pend[b, 0] = status
-            waiting[k] = b
-            k += 1
-    return k
+            else:
+                code = pend[b, 0]
+                pend[b, 0] = P_NONE
+                status = _resume(E, b, code)
+            if status != P_NONE:
+                if cfg[C_KW_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN or status == P_EXHAUSTED):
+                    status = _kw_end_if(E, b, status)
+                elif status == P_EXHAUSTED and cfg[C_DRAW_ENDS] != 0:
+                    status = _draw_end(E, b)
+                elif cfg[C_GJ_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN):
+                    status = _gj_end_if(E, b, status)
+                pend[b, 0] = status
+                waiting[k] = b
+                k += 1
+        return k
+
+    return run_tables
+
+
+_ENTRIES = {fam: _entry(fam) for fam in range(FEAT_ALL + 1)}  # (compiled on first call only)
+run_tables = _ENTRIES[FEAT_ALL]  # every scorer: any configuration
+
+
+def kernel_for(cfg):
+    """The compiled entry point for the configuration vector ``cfg`` (called as :data:`run_tables`): it holds only
+    the scorers ``cfg`` switches on, so a cold start compiles only its family's code."""
+    return _ENTRIES[features(cfg)]

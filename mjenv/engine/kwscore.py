@@ -23,6 +23,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from mjenv.engine.jit import njit
+
 __all__ = ["config", "N_KW", "best_value", "claim_verdict", "payer_factor", "capped"]
 
 # Indices into the options slice (see :func:`config`).
@@ -93,7 +95,7 @@ def config(opts) -> np.ndarray:
     return kc
 
 
-_jit = numba.njit(cache=True, _nrt=False)
+_jit = njit(cache=True, _nrt=False)
 
 
 @_jit

@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from mjenv.engine import handk
+from mjenv.engine.jit import njit
 
 __all__ = ["config", "N_YZ", "best", "claim_legal", "self_draw_legal"]
 
@@ -99,7 +100,7 @@ def config(opts) -> np.ndarray:
     return yc
 
 
-_jit = numba.njit(cache=True, _nrt=False)
+_jit = njit(cache=True, _nrt=False)
 
 
 @_jit
