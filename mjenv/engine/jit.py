@@ -24,7 +24,11 @@ def njit(fn=None, **options):
     if fn is None:
         return lambda f: njit(f, **options)
     dispatcher = numba.njit(**options)(fn)
-    typed_call = dispatcher.get_call_template
+    # ``get_call_template`` is numba's dispatcher hook for typing calls from compiled code (numba 0.60-0.68
+    # here); a numba without it keeps its own typing: the same behaviour, only a slower cold compile.
+    typed_call = getattr(dispatcher, "get_call_template", None)
+    if typed_call is None:
+        return dispatcher
 
     def get_call_template(args, kws):
         return typed_call(tuple(_plain(a) for a in args), {k: _plain(v) for k, v in kws.items()})
