@@ -17,10 +17,22 @@ the results of searches it would otherwise have to learn to do itself:
 A policy with advice (``train.py --advice``) adds the advice one-hot to its action logits with a learned
 weight (:func:`agents.policy.make_head`), so it starts as the heuristic and learns where to depart from it.
 The features cost one heuristic decision per observation (≈ 0.1 ms a row, batched).
+
+**The advisor's version.**  A checkpoint that reads these rows was trained on one advisor's behaviour, and a
+change to the heuristic changes what the network reads.  :func:`advisor_fingerprint` names that behaviour: the
+advisor plays every seat of :data:`FINGERPRINT_TABLES` fixed deals (one hand each) under the checkpoint's rules,
+and the SHA-256 of every feature row it computes on the way (advice, danger and shanten rows of each decision:
+1,359 of them in Kawuxing, ≈ 1 CPU s) is the fingerprint.  It is computed, not declared, so a change cannot be
+forgotten: any change of the advisor's move, danger or shanten output on those positions changes it, and a change
+of a move also changes the positions that follow.  ``train.py`` records it in the checkpoint and
+:func:`agents.policy.check_payload` refuses a checkpoint whose fingerprint is not this code's.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from typing import Any
 
 import numpy as np
@@ -33,6 +45,9 @@ from mjenv.engine import state as S
 FEATURES_VERSION = "heuristic-advice-v1"
 FEATURE_SETS = {"heuristic-advice-v1": "heuristic", "heuristic-advice-v2": "heuristic-flush"}
 """Feature set name -> the :func:`agents.make_agent` name of the player whose move is the advice."""
+FINGERPRINT_TABLES = 64
+"""Deals (one hand each, wall ids 0..63 of :data:`FINGERPRINT_SEED`, dealer rotating) the fingerprint plays."""
+FINGERPRINT_SEED = 20_261_204
 ADVICE_ROWS = 12
 ROWS = ADVICE_ROWS + 2
 _TILE_FAMILIES = 3  # discard, liang, kong: the action ids 0..101 are three planes of 34
@@ -106,3 +121,42 @@ class AdviceFeatures:
         mask = np.asarray(mask, dtype=bool)
         obs = np.asarray(obs, dtype=np.float32).reshape(len(mask), *self.view.shape)
         return np.concatenate([obs, self.encode(obs, mask)], axis=1)
+
+
+def advisor_fingerprint(variant: str, options: Any, version: str) -> str:
+    """``"sha256:<hex>"`` of the advisor of feature set ``version`` under ``variant`` and ``options`` (a rule options
+    value or the dict a checkpoint stores): see the module docstring.  Cached per process (≈ 1 CPU s to compute)."""
+    from agents.base import resolve_options
+    from mjenv.rules.options import options_to_dict
+
+    if version not in FEATURE_SETS:
+        raise ValueError(f"unknown feature set {version!r}; use one of {', '.join(FEATURE_SETS)}")
+    opts = resolve_options(variant, options)
+    key = json.dumps(options_to_dict(opts, variant), sort_keys=True, default=str)
+    return _fingerprint(variant, key, version)
+
+
+@functools.lru_cache(maxsize=16)
+def _fingerprint(variant: str, options_key: str, version: str) -> str:
+    from agents.base import resolve_options
+    from mjenv.encoding.observation import encoder_for
+    from mjenv.engine.core import Engine
+
+    opts = resolve_options(variant, json.loads(options_key))
+    features = AdviceFeatures(variant, opts, version)
+    engine = Engine(variant, FINGERPRINT_TABLES, options=opts, record_events=False)
+    engine.reset(seed=FINGERPRINT_SEED, dealer=np.arange(FINGERPRINT_TABLES) % engine.n)
+    encoder = encoder_for(engine)
+    digest = hashlib.sha256(f"{version}|{variant}|{options_key}".encode())
+    st = engine.state
+    while True:
+        live = np.flatnonzero(st.phase != S.DONE)
+        if not len(live):
+            break
+        obs = encoder.encode(st, st.actor[live].astype(np.int64), live, engine=engine)
+        mask = engine.mask[live]
+        rows = features.encode(obs, mask)
+        digest.update(live.astype(np.int64).tobytes())
+        digest.update(rows.tobytes())
+        engine.step(advice_vector(rows[:, :ADVICE_ROWS]).argmax(1).astype(np.int64), tables=live)
+    return "sha256:" + digest.hexdigest()

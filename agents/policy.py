@@ -6,11 +6,21 @@ and plain values (so it loads with ``weights_only=True``)::
     {"format": "mjenv-policy-v1", "obs_version": "mjenv-obs-v1", "variant": "kawuxing3",
      "options": {...every rule option...}, "obs_shape": [C, 34], "arch": {"channels": .., "hidden": ..},
      "trunk": state_dict, "head": state_dict, "meta": {...training facts...},
-     "features": "heuristic-advice-v1", "heuristic-advice-v2" or None}
+     "features": "heuristic-advice-v1", "heuristic-advice-v2" or None,
+     "advisor": {"agent": "heuristic-flush", "fingerprint": "sha256:..."} (only with features),
+     "checksum": "sha256:..."}
 
 ``features`` (optional; absent means none) names the extra input rows appended to the observation
 (:mod:`agents.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
 has ``"advice": 1`` (the head adds the advice one-hot with a learned weight, :func:`make_head`).
+
+**Integrity.**  ``checksum`` is the SHA-256 of every trunk and head tensor (name, dtype, shape and bytes,
+:func:`tensor_checksum`); :func:`check_payload` refuses, naming the file, a checkpoint whose tensors do not match
+it (a flipped bit, a truncated or edited file), one with a NaN or infinite weight, and one written before
+checksums existed (``python -m agents.policy stamp FILE`` stamps a file you trust, tensors unchanged).  A
+checkpoint whose network reads a hand-written player's advice records that player's version,
+:func:`agents.advice.advisor_fingerprint` (its outputs on fixed positions), and is refused when the player now
+plays differently: the network's inputs would have changed under it.
 
 A checkpoint only plays the variant, rule options and observation version it was trained on:
 :func:`check_compatible` refuses anything else with a message that lists every difference (a policy that
@@ -22,7 +32,9 @@ only ever loaded with ``weights_only=True`` (no code runs).  Torch is imported o
 
 from __future__ import annotations
 
+import hashlib
 import io
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +154,10 @@ def _advice_modules():
 
 def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, arch: dict, meta: dict | None = None,
                        features: str | None = None) -> dict:
-    """The dict :func:`save_checkpoint` writes (weights copied to CPU); ``features`` names the extra input rows."""
+    """The dict :func:`save_checkpoint` writes (weights copied to CPU, checksummed); ``features`` names the extra
+    input rows (and their advisor's fingerprint is recorded)."""
     opts = resolve_options(variant, options)
-    return {
+    return stamp({
         "format": CHECKPOINT_FORMAT,
         "obs_version": OBS_VERSION,
         "variant": variant,
@@ -155,7 +168,34 @@ def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, ar
         "head": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
         "meta": _plain(meta or {}),
         "features": features,
-    }
+    })
+
+
+def tensor_checksum(ck: dict) -> str:
+    """``"sha256:<hex>"`` over the trunk and head tensors of a payload: each tensor's name, dtype, shape and raw
+    bytes, in name order (so it is the same on every machine and for a copy of the same weights)."""
+    torch = _torch()
+    digest = hashlib.sha256()
+    for part in ("trunk", "head"):
+        for name in sorted(ck[part]):
+            t = ck[part][name].detach().cpu().contiguous()
+            digest.update(f"{part}.{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+            digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return "sha256:" + digest.hexdigest()
+
+
+def stamp(ck: dict) -> dict:
+    """``ck`` with its ``checksum`` and, when its network reads advice, its ``advisor`` record set from the
+    weights and advisor as they are now (tensors untouched).  Returns ``ck``."""
+    from agents.advice import FEATURE_SETS, advisor_fingerprint
+
+    if ck.get("features") in FEATURE_SETS:  # (an unknown set is refused by check_payload)
+        ck["advisor"] = {"agent": FEATURE_SETS[ck["features"]],
+                         "fingerprint": advisor_fingerprint(ck["variant"], ck["options"], ck["features"])}
+    else:
+        ck.pop("advisor", None)
+    ck["checksum"] = tensor_checksum(ck)
+    return ck
 
 
 def _plain(d: dict) -> dict:
@@ -234,6 +274,46 @@ def check_payload(ck: Any, where: str = "checkpoint") -> None:
         problems.append(f"features {ck.get('features')!r} is not one of {KNOWN_FEATURES}")
     if problems:
         raise CheckpointError(f"{where}: bad {CHECKPOINT_FORMAT} checkpoint: " + "; ".join(problems))
+    check_integrity(ck, where)
+    if ck.get("features"):
+        check_advisor(ck, where)
+
+
+def check_integrity(ck: dict, where: str = "checkpoint") -> None:
+    """Raise :class:`CheckpointError` naming ``where`` unless the payload's tensors match its ``checksum`` and
+    every floating-point weight is finite."""
+    torch = _torch()
+    recorded = ck.get("checksum")
+    if not isinstance(recorded, str):
+        raise CheckpointError(f"{where}: carries no tensor checksum (written before checksums were recorded); "
+                              f"`python -m agents.policy stamp {where}` stamps a file you trust")
+    if tensor_checksum(ck) != recorded:
+        raise CheckpointError(f"{where}: damaged checkpoint: its tensors do not match their checksum {recorded[:19]}…")
+    for part in ("trunk", "head"):
+        for name, t in ck[part].items():
+            if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+                raise CheckpointError(f"{where}: damaged checkpoint: tensor {part}.{name} holds NaN or infinite values")
+
+
+def check_advisor(ck: dict, where: str = "checkpoint") -> None:
+    """Raise :class:`CheckpointError` unless the advisor recorded in an advised checkpoint plays as it did when
+    the checkpoint was stamped (:func:`agents.advice.advisor_fingerprint` under the checkpoint's own rules)."""
+    from agents.advice import FEATURE_SETS, advisor_fingerprint
+
+    rec = ck.get("advisor")
+    agent = FEATURE_SETS[ck["features"]]
+    if not (isinstance(rec, dict) and isinstance(rec.get("fingerprint"), str)):
+        raise CheckpointError(f"{where}: its network reads {agent}'s advice ({ck['features']}) but the checkpoint "
+                              f"records no version of {agent}; retrain it, or stamp it if you know the player is unchanged")
+    try:
+        now = advisor_fingerprint(ck["variant"], ck["options"], ck["features"])
+    except Exception as exc:  # options this mjenv cannot load: reported by check_compatible, stated here too
+        raise CheckpointError(f"{where}: cannot compute {agent}'s version under the checkpoint's rules ({exc})") from None
+    if rec.get("agent") != agent or rec["fingerprint"] != now:
+        raise CheckpointError(
+            f"{where}: its network reads {agent}'s advice, and {agent} has changed since the checkpoint was trained "
+            f"(recorded {rec.get('agent')} {rec['fingerprint'][:19]}…, now {now[:19]}…): retrain it, or stamp it "
+            "only if the change does not matter")
 
 
 def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bool = True, where: str = "checkpoint") -> None:
@@ -332,3 +412,43 @@ class PolicyAgent:
             return logits.argmax(1).numpy().astype(np.int64)
         probs = torch.softmax(logits, 1)
         return torch.multinomial(probs, 1, generator=self.generator)[:, 0].numpy().astype(np.int64)
+
+
+def _stamp_main(argv: list[str]) -> int:
+    """``python -m agents.policy stamp FILE [OUT]``: write FILE (or OUT) with its checksum and advisor record set
+    from its tensors and today's advisor; the tensors are copied bit for bit (checked before writing)."""
+    torch = _torch()
+    if len(argv) not in (2, 3) or argv[0] != "stamp":
+        print("usage: python -m agents.policy stamp FILE [OUT]", file=sys.stderr)
+        return 2
+    src = Path(argv[1])
+    out = Path(argv[2]) if len(argv) == 3 else src
+    try:
+        ck = torch.load(src, map_location="cpu", weights_only=True)
+    except Exception as exc:
+        print(f"agents.policy: error: {src}: not a readable checkpoint ({str(exc).splitlines()[0][:200]})", file=sys.stderr)
+        return 2
+    before = {f"{p}.{k}": v.clone() for p in ("trunk", "head") for k, v in ck[p].items()}
+    stamp(ck)
+    try:
+        check_payload(ck, str(src))
+    except CheckpointError as exc:  # e.g. a NaN weight: never stamp a damaged file
+        print(f"agents.policy: error: {exc}", file=sys.stderr)
+        return 2
+    tmp = out.with_name(out.name + ".tmp")
+    torch.save(ck, tmp)
+    again = torch.load(tmp, map_location="cpu", weights_only=True)
+    same = all(torch.equal(before[f"{p}.{k}"], v) and before[f"{p}.{k}"].dtype == v.dtype
+               for p in ("trunk", "head") for k, v in again[p].items()) and len(before) == sum(len(again[p]) for p in ("trunk", "head"))
+    if not same:
+        tmp.unlink()
+        print(f"agents.policy: error: {src}: tensors changed on the way; nothing written", file=sys.stderr)
+        return 1
+    tmp.replace(out)
+    print(f"{out}: checksum {ck['checksum']}" + (f", advisor {ck['advisor']['agent']} {ck['advisor']['fingerprint']}"
+                                                 if ck.get("advisor") else "") + f"; {len(before)} tensors bit-identical")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_stamp_main(sys.argv[1:]))

@@ -19,6 +19,8 @@ from agents.policy import (  # noqa: E402
     make_head,
     make_trunk,
     save_checkpoint,
+    stamp,
+    tensor_checksum,
 )
 from mjenv.encoding.observation import ObservationEncoder  # noqa: E402
 from mjenv.rules.options import load_rules  # noqa: E402
@@ -73,10 +75,93 @@ def test_weights_of_another_architecture_are_named(payload):
     with pytest.raises(CheckpointError, match=r"the trunk weights do not fit arch"):
         PolicyAgent(dict(payload, arch={"channels": 5, "hidden": 8}))
     with pytest.raises(CheckpointError, match=r"the head weights do not fit arch"):
-        PolicyAgent(dict(payload, head={}))
+        PolicyAgent(stamp(dict(payload, head={})))
 
 
 def test_a_good_checkpoint_still_plays(tmp_path, payload):
     path = save_checkpoint(tmp_path / "ok.pt", payload)
     assert load_checkpoint(path)["variant"] == "kawuxing3"
     assert make_agent(str(path)).name == "ok"
+
+
+def _altered(payload, part, name, edit):
+    """A copy of ``payload`` whose tensor ``part.name`` went through ``edit`` (in place), checksum kept."""
+    out = dict(payload, **{p: {k: v.clone() for k, v in payload[p].items()} for p in ("trunk", "head")})
+    edit(out[part][name])
+    return out
+
+
+def test_a_flipped_bit_in_a_tensor_is_refused_naming_the_file(tmp_path, payload):
+    name = next(iter(payload["trunk"]))
+
+    def flip(t):
+        t.reshape(-1).view(torch.int32)[3] ^= 1 << 7  # one bit of the fourth weight
+
+    path = save_checkpoint(tmp_path / "flipped.pt", _altered(payload, "trunk", name, flip))
+    with pytest.raises(CheckpointError, match=f"^{path}: damaged checkpoint: its tensors do not match their checksum"):
+        load_checkpoint(path)
+    with pytest.raises(CheckpointError, match="do not match their checksum"):
+        make_agent(str(path))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_non_finite_weight_is_refused_even_with_a_matching_checksum(tmp_path, payload, value):
+    def poison(t):
+        t.reshape(-1)[0] = value
+
+    bad = stamp(_altered(payload, "head", "bias", poison))  # the checksum matches the poisoned tensors
+    path = save_checkpoint(tmp_path / "nan.pt", bad)
+    with pytest.raises(CheckpointError, match=f"^{path}: damaged checkpoint: tensor head.bias holds NaN or infinite"):
+        load_checkpoint(path)
+
+
+def test_a_checkpoint_without_a_checksum_is_refused_with_the_way_to_stamp_it(tmp_path, payload):
+    path = save_checkpoint(tmp_path / "old.pt", {k: v for k, v in payload.items() if k != "checksum"})
+    with pytest.raises(CheckpointError, match=f"^{path}: carries no tensor checksum .*python -m agents.policy stamp"):
+        load_checkpoint(path)
+
+
+def test_the_checksum_covers_names_shapes_and_values_only(payload):
+    copy = {p: {k: v.clone() for k, v in payload[p].items()} for p in ("trunk", "head")}
+    assert tensor_checksum(copy) == payload["checksum"]
+    copy["head"]["bias"] = copy["head"]["bias"].reshape(1, -1)
+    assert tensor_checksum(copy) != payload["checksum"]
+
+
+def test_the_shipped_checkpoint_is_stamped_and_intact():
+    from pathlib import Path
+
+    ck = load_checkpoint(Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "kawuxing3-default.pt")
+    assert ck["checksum"] == tensor_checksum(ck)
+    assert ck["advisor"]["agent"] == "heuristic-flush" and ck["advisor"]["fingerprint"].startswith("sha256:")
+
+
+def test_an_advised_checkpoint_refuses_to_load_once_its_advisor_plays_differently(tmp_path, monkeypatch):
+    """The network of an advised checkpoint reads heuristic-flush's move; when heuristic-flush changes (here: its
+    danger estimate), the fingerprint changes and the checkpoint is refused instead of playing on other inputs."""
+    import agents.advice as advice
+    from agents.heuristic import HeuristicAgent
+
+    opts = load_rules("kawuxing3")
+    shape = ObservationEncoder("kawuxing3", opts).shape
+    shape = (shape[0] + advice.ROWS, shape[1])
+    ck = checkpoint_payload(make_trunk(shape, 4, 8, advice_row=shape[0] - advice.ROWS), make_head(8, advice=True),
+                            variant="kawuxing3", options=opts, obs_shape=shape, arch={"channels": 4, "hidden": 8, "advice": 1},
+                            features="heuristic-advice-v2")
+    assert ck["advisor"] == {"agent": "heuristic-flush",
+                             "fingerprint": advice.advisor_fingerprint("kawuxing3", opts, "heuristic-advice-v2")}
+    path = save_checkpoint(tmp_path / "advised.pt", ck)
+    assert load_checkpoint(path)["features"] == "heuristic-advice-v2"
+
+    danger = HeuristicAgent.danger
+    monkeypatch.setattr(HeuristicAgent, "danger", lambda self, d, rows: danger(self, d, rows) * 0)
+    advice._fingerprint.cache_clear()
+    try:
+        with pytest.raises(CheckpointError, match=f"^{path}: its network reads heuristic-flush's advice, and "
+                                                  "heuristic-flush has changed since the checkpoint was trained"):
+            load_checkpoint(path)
+        no_record = save_checkpoint(tmp_path / "unrecorded.pt", {k: v for k, v in ck.items() if k != "advisor"})
+        with pytest.raises(CheckpointError, match="records no version of heuristic-flush"):
+            load_checkpoint(no_record)
+    finally:
+        advice._fingerprint.cache_clear()
