@@ -17,6 +17,16 @@ Examples::
     python evaluate.py --agents runs/x/final.pt heuristic --variant kawuxing3
     python evaluate.py --agents heuristic random --compare kwx004 kwx004/simple kwx004/crazy "kwx004:kaikou=none"
     python evaluate.py --walls 2000 --ray --ray-workers 2   # sharded over a local Ray (agents/distributed.py)
+    python evaluate.py --agents "cmd:python examples/simple_bot.py" heuristic   # an outside bot (docs/bots.md)
+    python evaluate.py --resume runs/eval/NAME              # finish a run that stopped part-way
+
+Run folder: ``<out>/<run_name>``, which must be new or empty (a reused name is refused: an earlier run is never
+mixed with or overwritten by a new one).  Every file is written to a temporary name and renamed, so a file is
+whole or absent; run.json (the arguments) comes first and summary.json (compare.json under ``--compare``) last,
+so a folder without it holds a run that did not finish.  A run that stops part-way -- an outside bot fails
+(docs/bots.md), Ray gives up on a shard, Ctrl-C -- prints one line, keeps its finished hands in records.jsonl
+(the hands in play are voided) and exits with status 1; ``--resume FOLDER`` plays the walls not yet complete
+and writes the outputs as one uninterrupted run would.
 
 Ratings need ``openskill``, plots ``matplotlib``, the progress bar ``tqdm`` (``pip install -e .[eval]``);
 without them those parts are skipped with a note.
@@ -25,12 +35,14 @@ without them those parts are skipped with a note.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -43,7 +55,8 @@ for _threads_var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 import numpy as np  # noqa: E402
 
 from agents import make_agent, shipped_checkpoints
-from agents.arena import TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize, table_stats
+from agents.external import BotError
+from agents.arena import GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize, table_stats
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
 from mjenv.rules.options import OptionError, load_rules, n_players, options_to_dict, parse_option_assignments
 from mjenv.rules.scoring.kawuxing import FANS
@@ -98,6 +111,16 @@ class Args:
     a local Ray on this machine's cores, --ray ADDRESS joins a cluster (auto, HOST:6379 or ray://HOST:10001)"""
     ray_workers: int = 0
     """with --ray: worker processes of the local Ray (0 = all cores); on a cluster, shards in flight (0 = its CPUs)"""
+    bot_timeout: float = 10.0
+    """seconds an outside bot (an agent 'cmd:COMMAND', docs/bots.md) may take per decision (> 0)"""
+    resume: str | None = None
+    """finish a run that stopped part-way: its folder (agents, rules, walls and seeds come from its run.json, the
+    walls it completed are kept; how to play -- --ray, --batch_size, --bot_timeout, output switches -- comes from
+    this command line)"""
+
+
+# Fields --resume takes from the command line: how to play and what to print, never what is played.
+RESUME_OWN = ("batch_size", "progress", "quiet", "ray", "ray_workers", "bot_timeout", "plots", "rating", "resume")
 
 
 # ------------------------------------------------------------------------------------------ set-up
@@ -114,6 +137,8 @@ def check_args(args: Args) -> None:
     are built."""
     check_numbers(args, {"walls": (1, None), "seed": (0, None), "first_wall": (0, None), "batch_size": (1, None),
                          "replays": (0, None)})
+    if not (isinstance(args.bot_timeout, (int, float)) and math.isfinite(args.bot_timeout) and args.bot_timeout > 0):
+        raise ArgsError(f"--bot_timeout must be a number of seconds > 0, got {args.bot_timeout}")
     try:
         rule_options(args.variant, args.ruleset, args.preset, args.options)
     except OptionError as exc:
@@ -169,6 +194,8 @@ def build_agents(specs: Sequence[str], variant: str, opts, args: Args) -> list:
         kwargs: dict[str, Any] = {}
         if spec.endswith(".pt") or spec.startswith("policy:"):
             kwargs = {"deterministic": args.deterministic, "strict_options": not args.allow_rules_mismatch}
+        elif spec.startswith("cmd:"):
+            kwargs = {"timeout": args.bot_timeout}
         try:
             agent = make_agent(spec, variant, opts, seed=args.seed * 1000 + i, **kwargs)
         except (ValueError, ModuleNotFoundError) as exc:
@@ -202,29 +229,111 @@ class _Progress:
             self.bar.close()
 
 
-def play_all(jobs: Sequence[tuple], args: Args) -> list[TournamentResult]:
+class RunStopped(Exception):
+    """A run stopped part-way (an outside bot failed, Ray gave up, Ctrl-C); ``finished`` holds every hand that
+    ended, per configuration label, for :func:`run` to keep."""
+
+    def __init__(self, message: str, finished: dict[str, list[GameRecord]]):
+        super().__init__(message)
+        self.finished = finished
+
+
+def _wall_ranges(walls: Sequence[int]) -> list[tuple[int, int]]:
+    """``(first_wall, count)`` runs of consecutive wall ids."""
+    out: list[tuple[int, int]] = []
+    for w in sorted(walls):
+        if out and out[-1][0] + out[-1][1] == w:
+            out[-1] = (out[-1][0], out[-1][1] + 1)
+        else:
+            out.append((w, 1))
+    return out
+
+
+def complete_walls(records: Sequence[GameRecord], n_seatings: int) -> set[int]:
+    """Walls every seating of which has a finished hand among ``records``."""
+    count = Counter(r.wall for r in records)
+    return {w for w, c in count.items() if c >= n_seatings}
+
+
+def play_all(jobs: Sequence[tuple], args: Args, kept: dict[str, list[GameRecord]] | None = None) -> list[TournamentResult]:
     """Play ``(label, agents, opts, replay_dir)`` tournaments: one after another in this process, or, with
-    ``--ray``, all at once sharded over Ray workers (:mod:`agents.distributed`; Ray is imported only then)."""
-    if args.ray is None:
-        return [play(agents, args.variant, opts, args, label, replay_dir) for label, agents, opts, replay_dir in jobs]
+    ``--ray``, all at once sharded over Ray workers (:mod:`agents.distributed`; Ray is imported only then).
+
+    ``kept`` holds hands of an earlier, stopped attempt (``--resume``) per label: their complete walls are not
+    played again.  A failure part-way raises :class:`RunStopped` with every hand finished so far."""
+    kept = kept or {}
+    finished: dict[str, list[GameRecord]] = {}
+    tasks = []  # (label, agents, opts, replay_dir, first_wall, walls)
+    for label, agents, opts, replay_dir in jobs:
+        n_plan = len(seatings(len(agents), n_players(args.variant)))
+        done = complete_walls(kept.get(label, []), n_plan)
+        finished[label] = [r for r in kept.get(label, []) if r.wall in done]
+        todo = [w for w in range(args.first_wall, args.first_wall + args.walls) if w not in done]
+        for first, count in _wall_ranges(todo):
+            # replay files are numbered by game from the first wall: only a range starting there writes them
+            tasks.append((label, agents, opts, replay_dir if first == args.first_wall else None, first, count))
+    timing = {label: [0.0, 0, 0.0] for label in finished}  # seconds, decisions, CPU seconds
+    try:
+        if args.ray is None:
+            for label, agents, opts, replay_dir, first, count in tasks:
+                res = play(agents, args.variant, opts, args, label, replay_dir, first, count, finished[label].append)
+                timing[label] = [t + x for t, x in zip(timing[label], (res.seconds, res.decisions, res.cpu_seconds))]
+        elif tasks:
+            _play_ray(tasks, args, finished, timing)
+    except BotError as exc:
+        raise RunStopped(str(exc), finished) from None
+    except KeyboardInterrupt:
+        raise RunStopped("interrupted (Ctrl-C)", finished) from None
+    results = []
+    for label, agents, _, _ in jobs:
+        plan = seatings(len(agents), n_players(args.variant))
+        index = {p: i for i, p in enumerate(plan)}
+        for r in finished[label]:
+            r.game = (r.wall - args.first_wall) * len(plan) + index[tuple(r.seating)]
+        records = sorted(finished[label], key=lambda r: r.game)
+        seconds, decisions, cpu = timing[label]
+        results.append(TournamentResult(records, [a.name for a in agents], n_players(args.variant), seconds, decisions,
+                                        label, cpu))
+    return results
+
+
+def _play_ray(tasks: list[tuple], args: Args, finished: dict[str, list[GameRecord]], timing: dict) -> None:
+    """The tasks of :func:`play_all` as Ray jobs; each finished shard's hands land in ``finished`` at once, so
+    a Ray failure (a worker lost past its retries) keeps them."""
     from agents.distributed import Job, RayUnavailable, play_on_ray
 
+    jobs = [Job(label, agents, args.variant, opts, count, args.seed, first, args.batch_size, replay_dir,
+                args.replays if replay_dir is not None else 0) for label, agents, opts, replay_dir, first, count in tasks]
+
+    def on_shard(shard, part: dict) -> None:
+        finished[jobs[shard.job].label].extend(part["records"])
+
     try:
-        return play_on_ray([Job(label, agents, args.variant, opts, args.walls, args.seed, args.first_wall, args.batch_size,
-                                replay_dir, args.replays) for label, agents, opts, replay_dir in jobs],
-                           address=args.ray, workers=args.ray_workers, progress=args.progress and not args.quiet)
+        results = play_on_ray(jobs, address=args.ray, workers=args.ray_workers,
+                              progress=args.progress and not args.quiet, on_shard=on_shard)
     except (RayUnavailable, ValueError) as exc:  # one line and exit status 2 through main
         raise ArgsError(str(exc)) from None
+    except (BotError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # Ray gave up (a task failed past its retries, a worker died, a node left)
+        cause = getattr(exc, "cause", None) or exc
+        lines = [x.strip() for x in str(cause).splitlines() if x.strip()]
+        raise RunStopped(f"Ray failed: {type(cause).__name__}: {lines[-1] if lines else ''}", finished) from None
+    for job, res in zip(jobs, results):
+        timing[job.label] = [t + x for t, x in zip(timing[job.label], (res.seconds, res.decisions, res.cpu_seconds))]
 
 
-def play(agents, variant: str, opts, args: Args, label: str, replay_dir: Path | None) -> TournamentResult:
-    """One tournament of ``args.walls`` walls with a progress bar."""
+def play(agents, variant: str, opts, args: Args, label: str, replay_dir: Path | None, first_wall: int | None = None,
+         walls: int | None = None, on_record=None) -> TournamentResult:
+    """One tournament of ``walls`` walls from ``first_wall`` (default: the run's) with a progress bar."""
+    first_wall = args.first_wall if first_wall is None else first_wall
+    walls = args.walls if walls is None else walls
     plan = seatings(len(agents), n_players(variant))
-    bar = _Progress(args.walls * len(plan), label, args.progress and not args.quiet)
+    bar = _Progress(walls * len(plan), label, args.progress and not args.quiet)
     try:
-        return play_duplicate(agents, variant, opts, walls=args.walls, seed=args.seed, first_wall=args.first_wall,
+        return play_duplicate(agents, variant, opts, walls=walls, seed=args.seed, first_wall=first_wall,
                               batch_size=args.batch_size, replay_dir=replay_dir, n_replays=args.replays,
-                              progress=bar, config=label)
+                              progress=bar, config=label, on_record=on_record)
     finally:
         bar.close()
 
@@ -291,35 +400,78 @@ def pairwise_text(pairs: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_outputs(folder: Path, args: Args, result: TournamentResult, stats, pairs, ratings, tstats, opts) -> None:
-    """leaderboard.csv, pairwise.csv, hands.csv and summary.json in ``folder``."""
+def _write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it: a reader (or a run killed while
+    writing) sees the whole file or none of it, never a cut one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _csv_text(header: Sequence[str], rows) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def save_records(folder: Path, records: Sequence[GameRecord]) -> Path:
+    """records.jsonl: every finished hand as one JSON object (the fields of :class:`~agents.arena.GameRecord`);
+    what ``--resume`` reads back."""
+    path = folder / "records.jsonl"
+    _write_atomic(path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records))
+    return path
+
+
+def load_records(folder: Path) -> list[GameRecord]:
+    """The hands of a run folder's records.jsonl (none when it has no such file)."""
+    path = folder / "records.jsonl"
+    if not path.exists():
+        return []
+    out = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        try:
+            d = json.loads(line)
+            d["seating"] = tuple(d["seating"])
+            out.append(GameRecord(**d))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise ArgsError(f"--resume: {path} line {i} is not a hand record ({exc})") from None
+    return out
+
+
+def write_outputs(folder: Path, args: Args, result: TournamentResult, stats, pairs, ratings, tstats, opts) -> dict:
+    """records.jsonl, hands.csv, leaderboard.csv and pairwise.csv in ``folder``, each written atomically;
+    returns the summary for summary.json, which :func:`run` writes last (a folder without it is incomplete)."""
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "leaderboard.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["agent", "hands", "mean", "ci95", "win_rate", "deal_in_rate", "self_draw_rate", "liang_rate",
-                    "baohu_paid_hands", "baohu_paid", "kong_money", "mean_win_value", "rating_mu", "rating_sigma"])
-        for s in stats:
-            rt = (ratings or {}).get(s["agent"], {})
-            w.writerow([s["agent"], s["hands"], s["mean"], s["ci95"], s["win_rate"], s["deal_in_rate"], s["self_draw_rate"],
-                        s["liang_rate"], s["baohu_paid_hands"], s["baohu_paid"], s["kong_money"], s["mean_win_value"],
-                        rt.get("mu", ""), rt.get("sigma", "")])
-    with open(folder / "pairwise.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=["a", "b", "margin", "ci95", "walls"])
-        w.writeheader()
-        w.writerows(pairs)
-    with open(folder / "hands.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["config", "game", "wall", "wall_digest", "seat", "agent", "dealer", "delta", "how", "won", "dealt_in",
-                    "revealed", "baohu_paid", "kong_money", "value", "fans", "discards"])
-        for r in result.records:
-            for s, a in enumerate(r.seating):
-                won = s in r.winners
-                value = r.values[r.winners.index(s)] if won else ""
-                fans = " ".join(r.fans[r.winners.index(s)]) if won else ""
-                w.writerow([r.config, r.game, r.wall, r.wall_digest, s, result.names[a], r.dealer, r.deltas[s], r.how, int(won),
-                            int(r.discarder == s and r.how in ("discard", "rob")), int(r.revealed[s]), r.baohu_paid[s],
-                            r.kong_money[s], value, fans, r.discards])
-    summary = {
+    save_records(folder, result.records)
+    hand_rows = []
+    for r in result.records:
+        for s, a in enumerate(r.seating):
+            won = s in r.winners
+            value = r.values[r.winners.index(s)] if won else ""
+            fans = " ".join(r.fans[r.winners.index(s)]) if won else ""
+            hand_rows.append([r.config, r.game, r.wall, r.wall_digest, s, result.names[a], r.dealer, r.deltas[s], r.how,
+                              int(won), int(r.discarder == s and r.how in ("discard", "rob")), int(r.revealed[s]),
+                              r.baohu_paid[s], r.kong_money[s], value, fans, r.discards])
+    _write_atomic(folder / "hands.csv", _csv_text(
+        ["config", "game", "wall", "wall_digest", "seat", "agent", "dealer", "delta", "how", "won", "dealt_in",
+         "revealed", "baohu_paid", "kong_money", "value", "fans", "discards"], hand_rows))
+    board = []
+    for s in stats:
+        rt = (ratings or {}).get(s["agent"], {})
+        board.append([s["agent"], s["hands"], s["mean"], s["ci95"], s["win_rate"], s["deal_in_rate"], s["self_draw_rate"],
+                      s["liang_rate"], s["baohu_paid_hands"], s["baohu_paid"], s["kong_money"], s["mean_win_value"],
+                      rt.get("mu", ""), rt.get("sigma", "")])
+    _write_atomic(folder / "leaderboard.csv", _csv_text(
+        ["agent", "hands", "mean", "ci95", "win_rate", "deal_in_rate", "self_draw_rate", "liang_rate",
+         "baohu_paid_hands", "baohu_paid", "kong_money", "mean_win_value", "rating_mu", "rating_sigma"], board))
+    _write_atomic(folder / "pairwise.csv", _csv_text(["a", "b", "margin", "ci95", "walls"],
+                                                     [[p["a"], p["b"], p["margin"], p["ci95"], p["walls"]] for p in pairs]))
+    return {
         "args": asdict(args),
         "variant": args.variant,
         "options": options_to_dict(opts, args.variant),
@@ -333,7 +485,14 @@ def write_outputs(folder: Path, args: Args, result: TournamentResult, stats, pai
         "ratings": ratings,
         "table": tstats,
     }
-    (folder / "summary.json").write_text(json_text(summary), encoding="utf-8")
+
+
+def _savefig(fig, path: Path) -> Path:
+    """Save a figure atomically (temporary file, then rename)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png")
+    os.replace(tmp, path)
+    return path
 
 
 def _pyplot():
@@ -364,8 +523,7 @@ def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
     ax.set_ylabel("money per hand (base stakes)")
     ax.set_title("mean score per hand, 95% CI over walls")
     fig.tight_layout()
-    paths.append(folder / "scores.png")
-    fig.savefig(paths[-1], dpi=110)
+    paths.append(_savefig(fig, folder / "scores.png"))
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(max(5, 2 * len(names)), 3.5))
@@ -378,8 +536,7 @@ def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
     ax.legend(fontsize=8)
     ax.set_title("rates per hand")
     fig.tight_layout()
-    paths.append(folder / "rates.png")
-    fig.savefig(paths[-1], dpi=110)
+    paths.append(_savefig(fig, folder / "rates.png"))
     plt.close(fig)
 
     fans = sorted({f for s in stats for f in s["fans"]}, key=lambda f: list(FANS).index(f) if f in FANS else 99)
@@ -394,8 +551,7 @@ def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
         ax.legend(fontsize=8)
         ax.set_title("fan frequencies")
         fig.tight_layout()
-        paths.append(folder / "fans.png")
-        fig.savefig(paths[-1], dpi=110)
+        paths.append(_savefig(fig, folder / "fans.png"))
         plt.close(fig)
     return paths
 
@@ -449,8 +605,7 @@ def compare_plot(folder: Path, rows: list[dict], names: list[str]) -> Path | Non
     for ax in axes.flat:
         ax.set_xticks(x, labels, rotation=20, ha="right", fontsize=8)
     fig.tight_layout()
-    path = folder / "compare.png"
-    fig.savefig(path, dpi=110)
+    path = _savefig(fig, folder / "compare.png")
     plt.close(fig)
     return path
 
@@ -461,44 +616,51 @@ def compare_plot(folder: Path, rows: list[dict], names: list[str]) -> Path | Non
 def run(args: Args) -> dict:
     """Run the tournament (or the comparison) described by ``args``; returns what summary.json holds.
 
-    Bad arguments raise :class:`~agents.script_args.ArgsError` before anything is played or written."""
+    Bad arguments raise :class:`~agents.script_args.ArgsError` before anything is played or written.  A run
+    that stops part-way (an outside bot fails, Ray gives up, Ctrl-C) keeps its finished hands in the run folder's
+    records.jsonl, writes no summary, and raises :class:`RunStopped` saying how to finish it (``--resume``)."""
+    folder, kept = None, {}
+    if args.resume:
+        args, folder, kept = _resume_args(args)
     check_args(args)
     specs = list(args.agents) or default_agents(args.variant, rule_options(args.variant, args.ruleset, args.preset, args.options))
-    run_name = args.run_name or f"{args.variant}__{args.seed}__{int(time.time())}"
-    folder = Path(args.out) / run_name
+    args.agents = specs  # a resumed run plays the very agents this one chose
+    if folder is None:
+        run_name = args.run_name or f"{args.variant}__{args.seed}__{int(time.time())}"
+        folder = Path(args.out) / run_name
+        if folder.is_dir() and any(folder.iterdir()):
+            raise ArgsError(f"--run_name {run_name!r}: {folder} already holds a run; choose another name, or finish "
+                            f"a stopped run with --resume {folder}")
     say = (lambda *a: None) if args.quiet else print
 
     if args.compare:
         configs = [parse_compare(c, args.variant) for c in args.compare]
         teams = [(label, build_agents(specs, args.variant, opts, args), opts, None) for label, opts in configs]
-        _make_folder(folder)
-        results = play_all(teams, args)
+        _start_folder(folder, args)
+        results = _play_or_keep(folder, teams, args, kept)
         for res in results:
             say(f"{res.config}: {len(res.records)} hands in {res.seconds:.1f} s ({res.hands_per_second:.1f} hands/s, "
                 f"{res.hands_per_cpu_second:.1f} per CPU second)")
         names = results[0].names
         rows = compare_rows(results)
         print(compare_text(rows, names))
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / "compare.csv", "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
-        (folder / "compare.json").write_text(json_text({"args": asdict(args), "rows": rows}), encoding="utf-8")
+        save_records(folder, [r for res in results for r in res.records])
+        _write_atomic(folder / "compare.csv", _csv_text(list(rows[0]), [list(r.values()) for r in rows]))
         if args.plots:
             p = compare_plot(folder, rows, names)
             if p:
                 say(f"plot: {p}")
+        _write_atomic(folder / "compare.json", json_text({"args": asdict(args), "rows": rows}))  # last: the run is whole
         say(f"wrote {folder}")
         return {"rows": rows, "folder": str(folder)}
 
     opts = rule_options(args.variant, args.ruleset, args.preset, args.options)
     agents = build_agents(specs, args.variant, opts, args)
-    _make_folder(folder)
+    _start_folder(folder, args)
     plan = seatings(len(agents), n_players(args.variant))
     say(f"{args.variant}, {args.walls} walls × {len(plan)} seatings = {args.walls * len(plan)} hands; agents: {', '.join(a.name for a in agents)}")
     replay_dir = folder / "replays" if args.replays > 0 else None
-    (result,) = play_all([("tournament", agents, opts, replay_dir)], args)
+    (result,) = _play_or_keep(folder, [("tournament", agents, opts, replay_dir)], args, kept)
     stats = summarize(result)
     pairs = pairwise(result)
     ratings = openskill_ratings(result) if args.rating else None
@@ -509,14 +671,60 @@ def run(args: Args) -> dict:
     say(pairwise_text(pairs))
     say(f"table: draw {_pct(tstats['draw_rate'])}%, mean winning value {tstats['mean_hand_value']:.2f}, "
         f"{tstats['mean_discards']:.1f} discards per hand")
-    print(f"throughput: {len(result.records)} hands in {result.seconds:.1f} s = {result.hands_per_second:.1f} hands/s "
-          f"({result.decisions / result.seconds:.0f} decisions/s; {result.hands_per_cpu_second:.1f} hands per CPU second)")
-    write_outputs(folder, args, result, stats, pairs, ratings, tstats, opts)
+    if result.seconds > 0:
+        print(f"throughput: {len(result.records)} hands in {result.seconds:.1f} s = {result.hands_per_second:.1f} hands/s "
+              f"({result.decisions / result.seconds:.0f} decisions/s; {result.hands_per_cpu_second:.1f} hands per CPU second)")
+    summary = write_outputs(folder, args, result, stats, pairs, ratings, tstats, opts)
     if args.plots:
         for p in write_plots(folder, stats):
             say(f"plot: {p}")
+    _write_atomic(folder / "summary.json", json_text(summary))  # last: a folder without it is incomplete
     say(f"wrote {folder}")
     return json.loads((folder / "summary.json").read_text(encoding="utf-8")) | {"folder": str(folder)}
+
+
+def _start_folder(folder: Path, args: Args) -> None:
+    """Create the run folder and write run.json (the arguments, what ``--resume`` reads back)."""
+    _make_folder(folder)
+    _write_atomic(folder / "run.json", json_text({"args": asdict(args)}))
+
+
+def _play_or_keep(folder: Path, jobs: Sequence[tuple], args: Args, kept: dict) -> list[TournamentResult]:
+    """:func:`play_all`, and when it stops part-way: the finished hands saved to records.jsonl and
+    :class:`RunStopped` raised with the one line to print."""
+    try:
+        return play_all(jobs, args, kept)
+    except RunStopped as exc:
+        records = [r for recs in exc.finished.values() for r in recs]
+        path = save_records(folder, records)
+        hint = f"python evaluate.py --resume {folder}"
+        raise RunStopped(f"{exc}; the run stopped: its {len(records)} finished hands are kept in {path} (hands in play "
+                         f"were voided; no summary.json), finish it with: {hint}", exc.finished) from None
+    finally:
+        for _, agents, _, _ in jobs:
+            for a in agents:
+                if hasattr(a, "close"):
+                    a.close()
+
+
+def _resume_args(args: Args) -> tuple[Args, Path, dict]:
+    """The arguments, folder and kept hands (per configuration) of the stopped run ``args.resume``."""
+    folder = Path(args.resume)
+    try:
+        saved = json.loads((folder / "run.json").read_text(encoding="utf-8"))["args"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ArgsError(f"--resume {folder}: not a run folder of evaluate.py (no readable run.json: {exc})") from None
+    for done in ("summary.json", "compare.json"):
+        if (folder / done).exists():
+            raise ArgsError(f"--resume {folder}: that run is complete ({done} exists)")
+    known = {f.name for f in fields(Args)}
+    merged = {k: v for k, v in saved.items() if k in known and k not in RESUME_OWN}
+    merged.update({k: getattr(args, k) for k in RESUME_OWN})
+    new = Args(**merged)
+    kept: dict[str, list[GameRecord]] = {}
+    for r in load_records(folder):
+        kept.setdefault(r.config, []).append(r)
+    return new, folder, kept
 
 
 def ray_problem(args: Args) -> str | None:
@@ -539,14 +747,18 @@ def _make_folder(folder: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry point; returns the exit status: 0, or 2 after one ``evaluate.py: error: ...`` line on
-    stderr for bad input (nothing is played or written then)."""
+    """Command-line entry point; returns the exit status: 0; 2 after one ``evaluate.py: error: ...`` line on
+    stderr for bad input (nothing is played or written then); 1 after one such line when the run stopped part-way
+    (its finished hands kept, see :func:`run`)."""
     try:
         with usage_errors("evaluate.py"):
             args, _ = parse_args(Args, argv)
             run(args)
     except SystemExit as exc:  # a usage error (2) or --help (0)
         return exc.code if isinstance(exc.code, int) else 0
+    except RunStopped as exc:
+        print(f"evaluate.py: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -12,8 +12,9 @@ Built-in names for :func:`make_agent`:
 | ``heuristic`` | :class:`agents.heuristic.HeuristicAgent`: shanten/ukeire discards under per-family hand plans (flush, all triplets, 烂牌), 亮倒, 包胡 and 包牌 aware, deal-in exposure and 园子 balances in Diedaohu/Liuwei |
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``; elsewhere identical to ``heuristic``); docs/training.md measures it |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.policy.PolicyAgent` on a ``train.py`` checkpoint |
+| ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
 
-Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random),
+Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random), :mod:`agents.external` (outside bots),
 :mod:`agents.heuristic`, :mod:`agents.plans` (烂牌, flush and all-triplets plans), :mod:`agents.shanten` (batched shanten and ukeire),
 :mod:`agents.clone` (behaviour cloning, the warm start of ``train.py``), :mod:`agents.arena` (batched
 duplicate tournaments on the engine), :mod:`agents.policy` (network and checkpoint format; imports torch on
@@ -63,6 +64,10 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
         from agents.heuristic import HeuristicAgent, flush_variant_kwargs
 
         return HeuristicAgent(variant, opts, **{**flush_variant_kwargs(variant), "name": spec, **kwargs})
+    if spec.startswith("cmd:"):
+        from agents.external import ExternalAgent
+
+        return ExternalAgent(spec[len("cmd:"):], variant, opts, **kwargs)
     path_text = spec[len("policy:"):] if spec.startswith("policy:") else spec
     path = Path(path_text)
     if path.suffix == ".pt" or spec.startswith("policy:"):
@@ -73,4 +78,4 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
         from agents.policy import PolicyAgent
 
         return PolicyAgent(path, variant, opts, seed=seed, **kwargs)
-    raise ValueError(f"unknown agent {spec!r}; use one of {', '.join(BUILTIN)} or a checkpoint path (*.pt)")
+    raise ValueError(f"unknown agent {spec!r}; use one of {', '.join(BUILTIN)}, a checkpoint path (*.pt) or cmd:COMMAND (an outside bot)")

@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from agents.external import BotError
 from agents.keyrng import decision_keys, seating_code, table_keys
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine, IllegalActionError
@@ -136,6 +137,7 @@ def play_duplicate(
     n_replays: int = 0,
     progress: Callable[[int], None] | None = None,
     config: str = "",
+    on_record: Callable[[GameRecord], None] | None = None,
 ) -> TournamentResult:
     """Play every wall ``first_wall .. first_wall + walls - 1`` under every seating; one record per hand.
 
@@ -144,7 +146,10 @@ def play_duplicate(
     the seed, wall, seating and decision number, so its random draws — and the hands — do not depend on
     ``batch_size`` or on how the walls and seatings are split between calls or processes).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
     played ``batch_size`` at a time.  ``progress(k)`` is called with the number of hands just finished.
-    With ``n_replays > 0`` the first hands are written to ``replay_dir`` with :func:`mjenv.replay.write_replay`.
+    With ``n_replays > 0`` the first hands are written to ``replay_dir`` with :func:`mjenv.replay.write_replay`
+    (each to a temporary name, then renamed: a replay file is whole or absent).  ``on_record(record)`` sees
+    each hand as it finishes, so a caller keeps the finished hands when a later one fails (an outside bot's
+    :class:`~agents.external.BotError`, which leaves here naming the wall and seat of the failed decision).
     """
     probe = Engine(variant, 1, options=options, record_events=False)
     n = probe.n
@@ -209,10 +214,15 @@ def play_duplicate(
         if record_events and g < n_replays and replay_dir is not None:
             from mjenv.replay import write_replay
 
-            write_replay(Path(replay_dir) / f"hand_{g:05d}.jsonl", eng, b, header_extra={
+            path = Path(replay_dir) / f"hand_{g:05d}.jsonl"
+            tmp = path.with_name(f".{path.name}.tmp")
+            write_replay(tmp, eng, b, header_extra={
                 "seed": seed, "table_id": int(w), "agents": [names[a] for a in plan_s], "config": config,
             })
+            tmp.replace(path)
         table_game[b] = -1
+        if on_record is not None:
+            on_record(records[g])
 
     start = time.perf_counter()
     cpu_start = time.process_time()
@@ -238,10 +248,17 @@ def play_duplicate(
             rows = live[who == a]
             agent = agents[a]
             obs = enc.encode(st, st.actor[rows], rows) if getattr(agent, "uses_obs", True) else None
-            if getattr(agent, "takes_keys", False):
-                acts = np.asarray(agent.act(obs, eng.mask[rows], keys=keys[rows])).reshape(-1)
-            else:
-                acts = np.asarray(agent.act(obs, eng.mask[rows])).reshape(-1)
+            try:
+                if getattr(agent, "takes_keys", False):
+                    acts = np.asarray(agent.act(obs, eng.mask[rows], keys=keys[rows])).reshape(-1)
+                else:
+                    acts = np.asarray(agent.act(obs, eng.mask[rows])).reshape(-1)
+            except BotError as exc:
+                if exc.row is not None and 0 <= exc.row < len(rows):
+                    t = int(rows[exc.row])
+                    exc.where = (f"wall {games[table_game[t]][0]}, seat {'ABCD'[int(st.actor[t])]}, "
+                                 f"step {int(hand_step[t]) + 1} of the hand")
+                raise
             ok = eng.mask[rows, np.clip(acts, 0, eng.mask.shape[1] - 1)] & (acts >= 0) & (acts < eng.mask.shape[1])
             if not ok.all():
                 j = int(np.flatnonzero(~ok)[0])

@@ -135,8 +135,11 @@ def add_play_subcommand(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="a rule option, applied last")
     p.add_argument("--seat", default="0", help="your seat: 0..n-1 or A..D (default 0 = A, the dealer)")
     p.add_argument(
-        "--opponents", default="heuristic", help="heuristic (default), random, or a checkpoint file (*.pt)"
+        "--opponents", default="heuristic",
+        help="heuristic (default), random, a checkpoint file (*.pt), or an outside bot 'cmd:COMMAND' (docs/bots.md)",
     )
+    p.add_argument("--bot-timeout", type=float, default=10.0, metavar="S",
+                   help="seconds an outside bot (cmd:...) may take per decision (default 10)")
     p.add_argument("--seed", type=int, default=0, help="wall seed (the same seed deals the same wall)")
     p.add_argument(
         "--save", default=None, metavar="FILE", help="replay file to write (default: play_<variant>_<seed>.jsonl)"
@@ -154,7 +157,8 @@ def _seat(text: str, n: int) -> int:
 
 
 def play_main(args: argparse.Namespace, inp: TextIO | None = None, out: TextIO | None = None) -> int:
-    """Run ``mjenv play``: 0 when the hand was played to its end and saved, 1 when the player gave up.
+    """Run ``mjenv play``: 0 when the hand was played to its end and saved, 1 when the player gave up or an
+    outside bot failed (one line naming it and the decision; the hand is void, nothing is written).
 
     Bad arguments (variant, rules, seat, opponents) raise ``ValueError`` naming the flag (exit 2 in the CLI).
     """
@@ -166,7 +170,7 @@ def play_main(args: argparse.Namespace, inp: TextIO | None = None, out: TextIO |
     opts = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.option))
     n = n_players(args.variant)
     me = _seat(args.seat, n)
-    bot = _opponent(args.opponents, args.variant, opts, args.seed)
+    bot = _opponent(args.opponents, args.variant, opts, args.seed, getattr(args, "bot_timeout", 10.0))
     save = Path(args.save or f"play_{args.variant}_{args.seed}.jsonl")
     eng = Engine(args.variant, 1, options=opts, record_events=True)
     eng.reset(seed=args.seed)
@@ -175,11 +179,19 @@ def play_main(args: argparse.Namespace, inp: TextIO | None = None, out: TextIO |
           file=out)
     print("Answer with a number, an action name, or e.g. 'd 3p', 'liang 5s', 'pong', 'hu', 'pass'; "
           "'?' lists the actions, 't' the table, 'q' gives up.", file=out)
+    from agents.external import BotError
+
     try:
         decisions = _loop(eng, me, bot, names, inp, out)
     except GaveUp as exc:
         print(f"mjenv play: {exc}; no replay written.", file=out)
         return 1
+    except BotError as exc:  # the hand cannot go on without that seat: it is voided
+        print(f"mjenv play: error: {exc}; the hand is void, no replay written", file=sys.stderr)
+        return 1
+    finally:
+        if hasattr(bot, "close"):
+            bot.close()
     res = eng.results[0]
     print("\n== the hand is over", file=out)
     mine = res["deltas"][me]
@@ -197,11 +209,16 @@ def play_main(args: argparse.Namespace, inp: TextIO | None = None, out: TextIO |
     return 0
 
 
-def _opponent(spec: str, variant: str, opts, seed: int):
+def _opponent(spec: str, variant: str, opts, seed: int, bot_timeout: float = 10.0):
     from agents import make_agent
 
+    kwargs = {}
+    if spec.startswith("cmd:"):
+        if not bot_timeout > 0:
+            raise ValueError(f"--bot-timeout must be > 0 seconds, got {bot_timeout}")
+        kwargs["timeout"] = bot_timeout
     try:
-        return make_agent(spec, variant, opts, seed=seed)
+        return make_agent(spec, variant, opts, seed=seed, **kwargs)
     except ImportError as exc:
         raise ValueError(f"--opponents {spec!r} needs an optional dependency: {exc}") from None
     except ValueError as exc:
