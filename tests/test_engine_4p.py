@@ -7,7 +7,8 @@ import zlib
 import numpy as np
 import pytest
 
-from mjenv.engine.core import Engine
+from mjenv.encoding.actions import PASS
+from mjenv.engine.core import CLAIM, ROB, Engine
 from mjenv.engine.validate import validate
 from tests.engine_script import legal_names, make_wall, play, transfers
 from tests.test_engine import play_random
@@ -190,6 +191,8 @@ def test_sessions_and_bankrolls_under_random_play(variant, opts):
         for b in done:
             hands += 1
             assert e.results[b]["session_over"] == bool(e.session_over[b])
+            if opts is not None and ((e.balance[b] + e.state.money[b]) <= 1e-9).sum() >= 2:
+                assert e.session_over[b]
         fresh = [b for b in done if e.session_over[b]]
         cont = [b for b in done if not e.session_over[b]]
         if cont:
@@ -198,3 +201,53 @@ def test_sessions_and_bankrolls_under_random_play(variant, opts):
         if fresh:
             e.reset(seed=hands, tables=fresh)
             assert np.allclose(e.balance[fresh], e.family.starting_balance())
+
+
+# 园子: kong money busts players in a hand that then ends drawn (RULES §7.7 "the session ends after the hand in which
+# a second player is busted", source "有兩家都輸光，則這操牌結束"; docs/rules-notes.md D11).  A (dealer) holds
+# 555p 777s; B discards 5p and A kongs it (B pays), then C discards 7s and A may kong again (C pays).
+BUSTING = {
+    "A": "1m2m3m4m9m5p5p5p7s7s7s1z2z3z",
+    "B": "5p2p8p9p3s6s9s5m7m4z5z6z1s",
+    "C": "7s1p3p6p2s4s8s6m8m2m7z1z9s",
+    "D": "4p7p1s5s3m9m2z3z6z4m6m8m4z",
+}
+
+
+def _busting_hand(variant: str, options, balances, second_kong: bool) -> Engine:
+    e = deal(variant, BUSTING, front="1m2m3m", back="1p2p", options=options)
+    if balances is not None:  # a session already under way: these are the balances this hand starts from
+        e.balance[0] = balances
+    play(e, ["A discard:1z", "B discard:5p", "A kong", "A discard:2z", "B discard:1m", "C discard:7s"])
+    play(e, ["A kong" if second_kong else "A pass"])
+    while not e.done[0]:  # everybody discards the tile just drawn and passes every claim: a drawn hand
+        e.step(np.array([PASS if e.state.phase[0] in (CLAIM, ROB) else int(e.state.drawn[0])]))
+        validate(e)
+    assert e.results[0]["how"] == "draw"
+    return e
+
+
+@pytest.mark.parametrize(
+    "variant, options, balances, second_kong, busted, over",
+    [
+        ("diedaohu", {"bankroll": 1}, None, True, [1, 2], True),  # B busted by the first kong, C by the second
+        ("diedaohu", {"bankroll": 1}, None, False, [1], False),  # one busted player does not end the session
+        ("diedaohu", {"bankroll": 1, "draw_dealer": "stay"}, None, True, [1, 2], True),
+        ("diedaohu", {"bankroll": "none"}, None, True, None, False),  # 紧淌: no balances, nobody is busted
+        ("liuwei", None, [50.0, 0.5, 50.0, 0.3], False, [1, 3], True),  # one kong (each of three owes 2) busts B and D
+        ("liuwei", None, [50.0, 2.5, 50.0, 0.3], False, [3], False),
+    ],
+)
+def test_kong_money_busting_a_second_player_ends_the_session_after_a_drawn_hand(
+    variant, options, balances, second_kong, busted, over
+):
+    e = _busting_hand(variant, options, balances, second_kong)
+    if busted is not None:
+        assert np.flatnonzero(e.balance[0] + e.state.money[0] <= 1e-9).tolist() == busted
+    assert bool(e.session_over[0]) is over
+    assert e.results[0]["session_over"] is over and e.sessions[0].over is over
+    if over:
+        with pytest.raises(ValueError, match=r"tables \[0\] finished their session"):
+            e.next_hand(seed=1)
+    else:
+        e.next_hand(seed=1)

@@ -611,8 +611,8 @@ class Engine:
         self._pend[idx, :2] = 0
         self.match_money[idx] += self.state.money[idx]
         if self._has_sessions:
-            # Only drawn hands end in the kernel in the families with sessions: no winners, and a drawn hand's
-            # settlement never ends a session (advance_session reads no settlement then).
+            # Only drawn hands end in the kernel in the families with sessions: no winners and no settlement, but
+            # the rounds, or kong money that left two players busted (园子), may end the session.
             self.session_over[idx] = self.family.advance_drawn(idx)
         else:  # Kawuxing and Gejiu have no sessions: advance_session keeps None and never ends one
             self.session_over[idx] = False

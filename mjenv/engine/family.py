@@ -293,8 +293,17 @@ class DiedaohuFamily(Family):
         bankroll = getattr(self.opts, "bankroll", None)
         return 0.0 if bankroll is None else float(bankroll) * float(self.opts.base)
 
+    def _two_busted(self, idx) -> np.ndarray:
+        """bool per table of ``idx``: under 园子 two seats end the hand busted (§7.7), which ends the session."""
+        if getattr(self.opts, "bankroll", None) is None:
+            return np.zeros(len(idx), bool)
+        eng = self.engine
+        return D.two_busted(eng.balance[idx] + eng.state.money[idx])
+
     def advance_session(self, b, winners, settlement):
-        ended = bool(getattr(settlement, "session_over", False))
+        # A win's settlement says whether it ended the session; a drawn hand's (no bankroll bookkeeping) does not,
+        # yet kong money may have busted a second player in it.
+        ended = bool(getattr(settlement, "session_over", False)) or bool(self._two_busted([b])[0])
         session = self.scorer.next_hand(self.engine.sessions[b], winners, self.opts, ended)
         return session, session.over
 
@@ -302,9 +311,9 @@ class DiedaohuFamily(Family):
         return self.opts.draw_dealer == "stay"
 
     def advance_drawn(self, idx):
-        """``diedaohu.advance_session`` of a drawn hand (no winners, not ended by the bankroll) on the engine's
-        session rows, in one batch: the dealer stays or passes per ``draw_dealer`` (Liuwei: stays), a pass
-        counts, the session is over after 4 · rounds passes."""
+        """``diedaohu.advance_session`` of a drawn hand (no winners) on the engine's session rows, in one batch:
+        the dealer stays or passes per ``draw_dealer`` (Liuwei: stays), a pass counts, the session is over after
+        4 · rounds passes, or under 园子 when kong money left two players busted (§7.7)."""
         rows = self.engine._ses
         r = rows[idx]  # dealer, rounds, passes, hands, over
         if r[:, 4].any():
@@ -313,7 +322,7 @@ class DiedaohuFamily(Family):
             r[:, 0] = (r[:, 0] + 1) % D.N_PLAYERS
             r[:, 2] += 1
         r[:, 3] += 1
-        over = r[:, 2] >= D.N_PLAYERS * r[:, 1]
+        over = (r[:, 2] >= D.N_PLAYERS * r[:, 1]) | self._two_busted(idx)
         r[:, 4] = over
         rows[idx] = r
         self.engine.sessions._stale(idx.tolist())

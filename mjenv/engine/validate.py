@@ -3,7 +3,8 @@
 :func:`validate` raises :class:`InvariantError` describing the first broken invariant:
 tile conservation (hands + melds + rivers + live wall = the variant's tile multiset), zero-sum
 money, hand sizes per phase, declared melds equal to their tile counts, the cached legal mask
-equal to a from-scratch recomputation, and no empty mask at a live table.
+equal to a from-scratch recomputation, no empty mask at a live table, and under 园子 no balance below 0 and no
+session going on after a hand that left two players busted.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ def validate(engine) -> None:
     drawn = np.maximum(st.drawn, 0).astype(np.int64)
     fail(turn & ((st.drawn < 0) | (st.hand[rows, st.cur.astype(np.int64), drawn] < 1)), "the drawn tile is not in the hand")
     fail((st.hidden & ((st.hand < 3) | ~st.revealed[:, :, None])).any((1, 2)), "a face-down triplet is not held")
+
+    if getattr(engine.opts, "bankroll", None) is not None:  # 园子 (§7.7)
+        bal = engine.balance + st.money
+        fail((bal < -1e-9).any(1), "a 园子 balance is below 0")
+        ended = ~live & np.array([list.__getitem__(engine.results, b) is not None for b in range(B)])
+        fail(ended & ((bal <= 1e-9).sum(1) >= 2) & ~engine.session_over, "a hand left two players busted, yet the session goes on")
 
     fresh = np.zeros_like(engine.mask)
     idx = np.flatnonzero(live)

@@ -11,7 +11,8 @@ This module owns, for Diedaohu:
 * the money modes 紧淌 and 园子 (§7.7): one pure function that applies owed transfers to balances, limits each
   payment by the payer's balance (several payees in turn order from the payer's next player), pays "whole
   balance" debts, reports busted players and ends the session on a second bust or a self-drawn 风清 (站起来) —
-  :func:`apply_bankroll`, :class:`BankrollSettlement`, :data:`WHOLE_BALANCE`;
+  :func:`apply_bankroll`, :class:`BankrollSettlement`, :data:`WHOLE_BALANCE`; whether a hand, drawn ones
+  included, ended with two players busted — :func:`two_busted`;
 * dealer, rounds and session (§7.8) — :func:`next_dealer`, :class:`Session`, :func:`new_session`,
   :func:`next_hand`, :func:`advance_session`, and the winners of one discard (§1.8) — :func:`winners_in_order`.
 
@@ -95,6 +96,7 @@ __all__ = [
     "apply_bankroll",
     "apply_win",
     "winners_in_order",
+    "two_busted",
     "next_dealer",
     "new_session",
     "advance_session",
@@ -409,6 +411,13 @@ def apply_bankroll(
     newly = tuple(p for p in busted if p not in before)
     over = limit and (stand_up or len(busted) >= 2)
     return BankrollSettlement(s.transfers, s.deltas, tuple(bal), busted, newly, over, tuple(unpaid))
+
+
+def two_busted(balances) -> np.ndarray:
+    """Whether two or more seats are busted (balance 0 within 1e-9, §7.7) — a hand that ends so ends the session
+    ("有兩家都輸光，則這操牌結束"), however it ended: by a win, or drawn after kong money busted them (a drawn
+    hand moves no other money).  ``balances``: ``[4]`` (gives a 0-d bool array) or ``[K, 4]`` (gives ``[K]``)."""
+    return (np.asarray(balances, dtype=np.float64) <= _EPS).sum(axis=-1) >= 2
 
 
 def winners_in_order(discarder: int, claimants: Sequence[int], multi_win: str) -> tuple[int, ...]:
