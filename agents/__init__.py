@@ -11,11 +11,14 @@ Built-in names for :func:`make_agent`:
 | ``random`` | :class:`agents.simple.RandomAgent`: uniform over legal actions, seeded |
 | ``heuristic`` | :class:`agents.heuristic.HeuristicAgent`: shanten/ukeire discards under per-family hand plans (flush, all triplets, 烂牌), 亮倒, 包胡 and 包牌 aware, deal-in exposure and 园子 balances in Diedaohu/Liuwei |
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``; elsewhere identical to ``heuristic``); docs/training.md measures it |
+| ``fast`` | :class:`agents.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.fastplay` |
+| ``search`` | :class:`agents.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.policy.PolicyAgent` on a ``train.py`` checkpoint |
 | ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
 
 Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random), :mod:`agents.external` (outside bots),
 :mod:`agents.heuristic`, :mod:`agents.plans` (烂牌, flush and all-triplets plans), :mod:`agents.shanten` (batched shanten and ukeire),
+:mod:`agents.fastplay` (the compiled rollout player), :mod:`agents.search` (the search agent),
 :mod:`agents.clone` (behaviour cloning, the warm start of ``train.py``), :mod:`agents.arena` (batched
 duplicate tournaments on the engine), :mod:`agents.policy` (network and checkpoint format; imports torch on
 use only), :mod:`agents.script_args` (the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``).
@@ -31,7 +34,7 @@ from agents.base import Agent, ObsView, resolve_options
 
 __all__ = ["Agent", "ObsView", "BUILTIN", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
 
-BUILTIN = ("random", "heuristic", "heuristic-flush")
+BUILTIN = ("random", "heuristic", "heuristic-flush", "fast", "search")
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 
 
@@ -68,6 +71,14 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
         from agents.external import ExternalAgent
 
         return ExternalAgent(spec[len("cmd:"):], variant, opts, **kwargs)
+    if spec == "fast":
+        from agents.fastplay import FastAgent
+
+        return FastAgent(variant, opts, **kwargs)
+    if spec == "search" or spec.startswith("search:"):
+        from agents.search import SearchAgent, parse_spec
+
+        return SearchAgent(variant, opts, seed=seed, name=spec, **{**parse_spec(spec), **kwargs})
     path_text = spec[len("policy:"):] if spec.startswith("policy:") else spec
     path = Path(path_text)
     if path.suffix == ".pt" or spec.startswith("policy:"):

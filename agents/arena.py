@@ -28,6 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from agents.base import agent_act
 from agents.external import BotError
 from agents.keyrng import decision_keys, seating_code, table_keys
 from mjenv.encoding.observation import encoder_for
@@ -144,7 +145,8 @@ def play_duplicate(
     ``agents`` are objects with ``name`` and ``act(obs, mask)`` (an agent with ``uses_obs = False`` gets
     ``obs=None``; one with ``takes_keys = True`` also gets ``keys=``, one :mod:`agents.keyrng` key per row naming
     the seed, wall, seating and decision number, so its random draws — and the hands — do not depend on
-    ``batch_size`` or on how the walls and seatings are split between calls or processes).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
+    ``batch_size`` or on how the walls and seatings are split between calls or processes; one with ``uses_engine =
+    True`` also gets ``engine=`` and ``tables=``, see :func:`agents.base.agent_act`).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
     played ``batch_size`` at a time.  ``progress(k)`` is called with the number of hands just finished.
     With ``n_replays > 0`` the first hands are written to ``replay_dir`` with :func:`mjenv.replay.write_replay`
     (each to a temporary name, then renamed: a replay file is whole or absent).  ``on_record(record)`` sees
@@ -249,10 +251,7 @@ def play_duplicate(
             agent = agents[a]
             obs = enc.encode(st, st.actor[rows], rows) if getattr(agent, "uses_obs", True) else None
             try:
-                if getattr(agent, "takes_keys", False):
-                    acts = np.asarray(agent.act(obs, eng.mask[rows], keys=keys[rows])).reshape(-1)
-                else:
-                    acts = np.asarray(agent.act(obs, eng.mask[rows])).reshape(-1)
+                acts = agent_act(agent, obs, eng.mask[rows], engine=eng, tables=rows, keys=keys[rows])
             except BotError as exc:
                 if exc.row is not None and 0 <= exc.row < len(rows):
                     t = int(rows[exc.row])

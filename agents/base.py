@@ -30,6 +30,22 @@ class Agent(Protocol):
         ...
 
 
+def agent_act(agent, obs, mask: np.ndarray, *, engine=None, tables=None, keys=None) -> np.ndarray:
+    """``agent.act`` with what the agent declares it takes: ``keys=`` when ``takes_keys``, and ``engine=`` /
+    ``tables=`` (the engine and the table of each row, whose acting seat decides) when ``uses_engine`` — the
+    players that read the engine's packed state or sample worlds from it (:mod:`agents.fastplay`,
+    :mod:`agents.search`)."""
+    kw = {}
+    if getattr(agent, "takes_keys", False):
+        kw["keys"] = keys
+    if getattr(agent, "uses_engine", False):
+        if engine is None or tables is None:
+            raise ValueError(f"agent {agent.name!r} plays on the engine's tables; this caller has no engine to give it")
+        kw["engine"] = engine
+        kw["tables"] = tables
+    return np.asarray(agent.act(obs, mask, **kw)).reshape(-1)
+
+
 def resolve_options(variant: str, options: Any = None):
     """A rule options value from ``None`` (the variant's default ruleset), a mapping, or an options value."""
     if options is None or isinstance(options, Mapping):

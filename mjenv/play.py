@@ -227,6 +227,7 @@ def _opponent(spec: str, variant: str, opts, seed: int, bot_timeout: float = 10.
 
 def _loop(eng, me: int, bot, names: list[str], inp: TextIO, out: TextIO) -> list[dict]:
     """Play the hand to its end; returns the decisions (``{"at", "seat", "action"}``) for the replay."""
+    from agents.base import agent_act
     from mjenv.encoding.observation import encoder_for
     from mjenv.render import render_table
 
@@ -248,7 +249,7 @@ def _loop(eng, me: int, bot, names: list[str], inp: TextIO, out: TextIO) -> list
             a = _ask(table, [int(x) for x in np.flatnonzero(eng.mask[0])], inp, out)
         else:
             obs = enc.encode(st, st.actor[rows], rows, engine=eng) if getattr(bot, "uses_obs", True) else None
-            a = int(np.asarray(bot.act(obs, eng.mask[rows])).reshape(-1)[0])
+            a = int(agent_act(bot, obs, eng.mask[rows], engine=eng, tables=rows)[0])
             if not eng.mask[0, a]:
                 raise RuntimeError(f"opponent {bot.name!r} chose the illegal action {A.action_name(a)}")
         decisions.append({"at": eng.event_count(0), "seat": actor, "action": a})

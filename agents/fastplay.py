@@ -1,0 +1,958 @@
+"""The compiled rollout player: the heuristic's core decisions in numba, over the engine's packed state.
+
+This module owns :class:`FastPlayer` (decide for a batch of engine tables in one compiled call, or play them
+to the end of the hand: :meth:`FastPlayer.rollout`) and :class:`FastAgent`, the registered agent ``fast``.
+The search agent (:mod:`agents.search`) rolls its candidate actions out with it.
+
+What it keeps of :class:`agents.heuristic.HeuristicAgent` (the ``heuristic-flush`` settings of each family):
+
+* **win** whenever the mask offers it;
+* **discard** by plan, then shanten, then ukeire: the plain hand (standard shape, seven pairs where it wins, 烂牌
+  in Gejiu), a one-suit **flush** (with honors outside Kawuxing) credited the family's steps (Kawuxing 2 as in
+  ``heuristic-flush``, Yangzhou 3, the others 1) and **all triplets** (Yangzhou 3, Liuwei 1); the plan whose best
+  discard has the lowest credited shanten wins, ties to the plain hand; among the discards of the lowest plan
+  shanten the most live improving tiles (under the plan: off-plan tiles go first), then the least connected
+  tile, then the most visible one;
+* **never feed** a revealed (亮倒) player's waits, nor a 包牌 liability (Yangzhou's third chi of the next player's
+  flush, a fourth honor set of a 风清 in Yangzhou/Diedaohu ``fengqing_baopai``/Liuwei) while a safe discard exists;
+* **亮倒** (Kawuxing) with the chosen ready discard when its waits have at least ``liang_min_live`` live copies and
+  at least ``liang_min_wall`` tiles are left;
+* **kongs** on its own turn when the hand is not worse for it (shanten, and 60 % of the ukeire), always once
+  revealed; a **direct kong** of a discard on the same terms; **pong / chi** only when the best plan cost after
+  it is lower (pong first on a tie); in Gejiu the **face-up kong tile** whose plan cost is lowest.
+
+What it leaves out: Kawuxing's weighting of ready waits by the hand value each would score (and the 1×-hand
+亮倒 rule under ``kaikou: hard``), the seven-pairs research plan, the deal-in exposure of Diedaohu/Liuwei and
+the 园子 balances (a busted player's liabilities).  ``python evaluate.py --agents fast heuristic-flush``
+measures what that costs (docs/search.md).
+
+It reads, for the acting seat, only what that seat sees: its own concealed tiles, every seat's melds and
+discards, the face-up tiles of revealed players (concealed hand less the face-down triplets), the wall count
+and the tile under claim — the blocks of ``mjenv-obs-v1`` — never another seat's concealed tiles or the wall.
+
+Shanten is the one of :mod:`agents.shanten` (its per-suit tables, combined by a max-plus convolution); a
+hand's four components are combined once and each one-tile change (a discard, a draw) costs one more table
+lookup and one convolution with the other three components' product.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+from agents.plans import _BEST as _LANPAI_BEST, _GAIN as _LANPAI_GAIN
+from agents.shanten import NEG, tables as _shanten_tables
+from mjenv.encoding import actions as A
+from mjenv.engine import handk
+from mjenv.engine import state as S
+from mjenv.engine.state import (O8_ACTOR, O8_CLAIM_TILE, O8_HAND, O8_HIDDEN, O8_KONG_TILES, O8_MELD_KIND, O8_MELDED,
+                                O8_N_MELDS, O8_PHASE, O8_REVEALED, O8_RIVER, O16_BACK, O16_FRONT, O16_RIVER_LEN)
+from mjenv.rules.options import get_variant, n_players, tile_kinds
+
+__all__ = ["FastPlayer", "FastAgent", "player_config"]
+
+# Player configuration vector (int64), built by :func:`player_config`.
+PC_N, PC_SP, PC_LANPAI, PC_FLUSH, PC_FLUSH_HONORS, PC_TRIP, PC_LIANG, PC_LIANG_LIVE, PC_LIANG_WALL = range(9)
+PC_BAO_FLUSH, PC_BAO_FENGQING, PC_KINDS, PC_CHI = 9, 10, 11, 12
+N_PC = 13
+
+_FLUSH_BONUS = {"kawuxing": 2, "yangzhou": 3, "liuwei": 1, "diedaohu": 1, "gejiu": 1}  # heuristic-flush's credits
+_TRIPLETS_BONUS = {"kawuxing": 0, "gejiu": 0, "yangzhou": 3, "diedaohu": 0, "liuwei": 1}
+
+_BIG = 1e6
+_SHANTEN_W = 1e4
+_OFF_PLAN_W = 100.0
+_MAX_K = 8  # candidates a decision can list for the search agent
+
+
+def player_config(variant: str, opts, *, flush_bonus: int | None = None, triplets_bonus: int | None = None,
+                  liang_min_live: int = 2, liang_min_wall: int = 4) -> np.ndarray:
+    """int64 [N_PC]: the compiled player's settings for ``variant`` under rule options ``opts`` (the family's
+    ``heuristic-flush`` credits unless given)."""
+    family = get_variant(variant).family
+    cfg = np.zeros(N_PC, np.int64)
+    cfg[PC_N] = n_players(variant)
+    cfg[PC_SP] = family in ("kawuxing", "gejiu")
+    cfg[PC_LANPAI] = family == "gejiu"
+    fb = _FLUSH_BONUS.get(family) if flush_bonus is None else flush_bonus
+    cfg[PC_FLUSH] = -1 if fb is None else int(fb)
+    cfg[PC_FLUSH_HONORS] = family != "kawuxing"
+    cfg[PC_TRIP] = _TRIPLETS_BONUS.get(family, 0) if triplets_bonus is None else int(triplets_bonus)
+    cfg[PC_LIANG] = family == "kawuxing"
+    cfg[PC_LIANG_LIVE] = int(liang_min_live)
+    cfg[PC_LIANG_WALL] = int(liang_min_wall)
+    bao_flush = family == "yangzhou" and getattr(opts, "baopai", "off") == "on"
+    cfg[PC_BAO_FLUSH] = bao_flush
+    cfg[PC_BAO_FENGQING] = bao_flush or getattr(opts, "fengqing_baopai", "off") == "on" or family == "liuwei"
+    cfg[PC_KINDS] = handk.kinds_bits(tile_kinds(variant, opts))
+    cfg[PC_CHI] = family == "yangzhou"
+    return cfg
+
+
+# ------------------------------------------------------------------------------------------- shanten
+
+
+@numba.njit(cache=True, inline="always")
+def _conv(a, b, out):
+    """Max-plus product of two (head, sets) -> partial-sets arrays ``[2, 5]`` into ``out``."""
+    for h in range(2):
+        for m in range(5):
+            out[h, m] = NEG
+    for h1 in range(2):
+        for m1 in range(5):
+            x = a[h1, m1]
+            if x <= NEG:
+                continue
+            for h2 in range(2 - h1):
+                for m2 in range(5 - m1):
+                    y = b[h2, m2]
+                    if y <= NEG:
+                        continue
+                    v = x + y
+                    if v > out[h1 + h2, m1 + m2]:
+                        out[h1 + h2, m1 + m2] = v
+
+
+@numba.njit(cache=True, inline="always")
+def _final(a, b, k):
+    """Standard shanten of the hand whose components' product is ``a ⊗ b`` with ``k`` sets to make."""
+    best = -1000
+    for h1 in range(2):
+        for m1 in range(5):
+            x = a[h1, m1]
+            if x <= NEG:
+                continue
+            for h2 in range(2 - h1):
+                for m2 in range(min(k, 4) + 1 - m1):
+                    y = b[h2, m2]
+                    if y <= NEG:
+                        continue
+                    m = m1 + m2
+                    t = x + y
+                    s = 2 * m + min(t, k - m) + h1 + h2
+                    if s > best:
+                        best = s
+    return 2 * k - best
+
+
+@numba.njit(cache=True)
+def _code(h, j):
+    size = 7 if j == 3 else 9
+    code = 0
+    for x in range(size - 1, -1, -1):
+        code = code * 5 + h[9 * j + x]
+    return code
+
+
+@numba.njit(cache=True)
+def _part(code, j, suit, honor):
+    return honor[code] if j == 3 else suit[code]
+
+
+@numba.njit(cache=True)
+def _prepare(h, suit, honor, codes, excl, tmp):
+    """Component codes of ``h`` and, per component j, the product of the other three (``excl[j]``)."""
+    for j in range(4):
+        codes[j] = _code(h, j)
+    p0 = _part(codes[0], 0, suit, honor)
+    p1 = _part(codes[1], 1, suit, honor)
+    p2 = _part(codes[2], 2, suit, honor)
+    p3 = _part(codes[3], 3, suit, honor)
+    _conv(p0, p1, tmp[0])  # L
+    _conv(p2, p3, tmp[1])  # R
+    _conv(p1, tmp[1], excl[0])
+    _conv(p0, tmp[1], excl[1])
+    _conv(tmp[0], p3, excl[2])
+    _conv(tmp[0], p2, excl[3])
+
+
+@numba.njit(cache=True)
+def _pairs(h):
+    p = 0
+    for t in range(34):
+        p += h[t] // 2
+    return p
+
+
+@numba.njit(cache=True)
+def _shanten_delta(h, nm, sp, t, d, codes, excl, pairs, suit, honor):
+    """Shanten (standard, and seven pairs where ``sp`` and no melds) of ``h`` with one tile ``t`` added (d = 1)
+    or removed (d = -1), from :func:`_prepare`'s ``codes``/``excl`` of ``h`` and its pair count."""
+    j = 3 if t >= 27 else t // 9
+    step = 5 ** (t - 9 * j)
+    part = _part(codes[j] + d * step, j, suit, honor)
+    s = _final(excl[j], part, 4 - nm)
+    if sp and nm == 0:
+        c = h[t]
+        p = pairs
+        if d > 0 and c % 2 == 1:
+            p += 1
+        elif d < 0 and c % 2 == 0:
+            p -= 1
+        s7 = 6 - min(p, 7)
+        if s7 < s:
+            s = s7
+    return s
+
+
+@numba.njit(cache=True)
+def _shanten(h, nm, sp, suit, honor, tmp):
+    """Shanten of ``h`` (standard, and seven pairs where ``sp`` and no melds)."""
+    a = tmp[2]
+    b = tmp[3]
+    _conv(_part(_code(h, 0), 0, suit, honor), _part(_code(h, 1), 1, suit, honor), a)
+    _conv(_part(_code(h, 2), 2, suit, honor), _part(_code(h, 3), 3, suit, honor), b)
+    s = _final(a, b, 4 - nm)
+    if sp and nm == 0:
+        s7 = 6 - min(_pairs(h), 7)
+        if s7 < s:
+            s = s7
+    return s
+
+
+@numba.njit(cache=True)
+def _near(h, x):
+    """Drawing ``x`` can matter: a held tile of its kind or a suited neighbour within two ranks."""
+    if h[x] > 0:
+        return True
+    if x >= 27:
+        return False
+    r = x % 9
+    for dr in (-2, -1, 1, 2):
+        if 0 <= r + dr <= 8 and h[x + dr] > 0:
+            return True
+    return False
+
+
+@numba.njit(cache=True)
+def _ukeire(h, nm, sp, live, allowed, suit, honor, codes, excl, tmp):
+    """(shanten, live improving tiles, improving bits) of the 3k+1 hand ``h`` over kinds ``allowed`` (bits)."""
+    _prepare(h, suit, honor, codes, excl, tmp)
+    pairs = _pairs(h)
+    base = _final(excl[0], _part(codes[0], 0, suit, honor), 4 - nm)
+    if sp and nm == 0:
+        s7 = 6 - min(pairs, 7)
+        if s7 < base:
+            base = s7
+    acc = 0
+    bits = np.int64(0)
+    for x in range(34):
+        if (allowed >> x) & 1 == 0 or h[x] >= 4 or live[x] <= 0 or not _near(h, x):
+            continue
+        if _shanten_delta(h, nm, sp, x, 1, codes, excl, pairs, suit, honor) < base:
+            acc += live[x]
+            bits |= np.int64(1) << x
+    return base, acc, bits
+
+
+# ------------------------------------------------------------------------------------------- plans
+
+
+@numba.njit(cache=True)
+def _lanpai_shanten(h, nm, best):
+    if nm != 0:
+        return 99
+    cnt = 0
+    for s in range(3):
+        m = 0
+        for r in range(9):
+            if h[9 * s + r] > 0:
+                m |= 1 << r
+        cnt += best[m]
+    for t in range(27, 34):
+        if h[t] > 0:
+            cnt += 1
+    return 13 - cnt
+
+
+@numba.njit(cache=True)
+def _lanpai_ukeire(h, live, gain):
+    acc = 0
+    for s in range(3):
+        m = 0
+        for r in range(9):
+            if h[9 * s + r] > 0:
+                m |= 1 << r
+        for r in range(9):
+            if h[9 * s + r] == 0 and gain[m, r]:
+                acc += live[9 * s + r]
+    for t in range(27, 34):
+        if h[t] == 0:
+            acc += live[t]
+    return acc
+
+
+@numba.njit(cache=True)
+def _triplets_shanten(h, nm, nchi):
+    if nchi > 0:
+        return 99
+    s = min(max(4 - nm, 0), 4)
+    top = np.zeros(5, np.int64)  # the five largest min(count, 3), descending
+    for t in range(34):
+        c = min(h[t], 3)
+        if c <= top[4]:
+            continue
+        i = 4
+        while i > 0 and top[i - 1] < c:
+            top[i] = top[i - 1]
+            i -= 1
+        top[i] = c
+    used = 0
+    for i in range(s + 1):
+        used += top[i]
+    if top[s] == 3:
+        used -= 1
+    return 3 * s + 1 - used
+
+
+@numba.njit(cache=True)
+def _triplets_ukeire(h, nm, nchi, live):
+    base = _triplets_shanten(h, nm, nchi)
+    acc = 0
+    for t in range(34):
+        if h[t] == 1 or h[t] == 2:
+            h[t] += 1
+            if _triplets_shanten(h, nm, nchi) < base:
+                acc += live[t]
+            h[t] -= 1
+    return acc
+
+
+@numba.njit(cache=True)
+def _allowed_bits(p, cfg):
+    """Kinds plan ``p`` keeps (0-2 a flush in that suit, else everything), as bits."""
+    if p >= 3:
+        return (np.int64(1) << 34) - 1
+    bits = ((np.int64(1) << 9) - 1) << (9 * p)
+    if cfg[PC_FLUSH_HONORS]:
+        bits |= ((np.int64(1) << 7) - 1) << 27
+    return bits
+
+
+@numba.njit(cache=True)
+def _flush_feasible(mt, p, cfg):
+    bits = _allowed_bits(p, cfg)
+    for t in range(34):
+        if mt[t] > 0 and (bits >> t) & 1 == 0:
+            return False
+    return True
+
+
+@numba.njit(cache=True)
+def _plan_shanten(h, nm, p, cfg, suit, honor, tmp, kept):
+    """Shanten of ``h`` restricted to flush plan ``p``'s kinds, never below the off-plan tiles still to go."""
+    bits = _allowed_bits(p, cfg)
+    off = 0
+    total = 0
+    for t in range(34):
+        total += h[t]
+        if (bits >> t) & 1:
+            kept[t] = h[t]
+        else:
+            kept[t] = 0
+            off += h[t]
+    s = _shanten(kept, nm, cfg[PC_SP] != 0, suit, honor, tmp)
+    discarding = 1 if (total + 3 * nm) % 3 == 2 else 0
+    return max(s, off - discarding)
+
+
+@numba.njit(cache=True)
+def _plan_costs(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, out):
+    """Shanten of ``h`` under each plan (0-2 flush, 3 plain, 4 unused, 5 triplets; 99 = not available)."""
+    for p in range(6):
+        out[p] = 99
+    out[3] = _shanten(h, nm, cfg[PC_SP] != 0, suit, honor, tmp)
+    if cfg[PC_LANPAI]:
+        out[3] = min(out[3], _lanpai_shanten(h, nm, best))
+    if cfg[PC_FLUSH] >= 0:
+        for p in range(3):
+            if _flush_feasible(mt, p, cfg):
+                out[p] = _plan_shanten(h, nm, p, cfg, suit, honor, tmp, kept)
+    if cfg[PC_TRIP] > 0:
+        out[5] = _triplets_shanten(h, nm, nchi)
+
+
+@numba.njit(cache=True)
+def _discard_costs(h, nm, mt, nchi, m, cfg, suit, honor, best_tab, ws, kept, after, codes, costs):
+    """``costs[t, p]``: :func:`_plan_costs` of the hand after each legal discard t (rows of ``costs``), by one-tile
+    deltas from the hand's (and each flush's kept tiles') combined components."""
+    sp = cfg[PC_SP] != 0
+    excl = ws[4:8]
+    _prepare(h, suit, honor, codes, excl, ws)
+    pairs = _pairs(h)
+    for t in range(34):
+        if not (m[t] or m[A.LIANG + t]):
+            continue
+        for p in range(6):
+            costs[t, p] = 99
+        costs[t, 3] = _shanten_delta(h, nm, sp, t, -1, codes, excl, pairs, suit, honor)
+        if cfg[PC_LANPAI] or cfg[PC_TRIP] > 0:
+            h[t] -= 1
+            if cfg[PC_LANPAI]:
+                costs[t, 3] = min(costs[t, 3], _lanpai_shanten(h, nm, best_tab))
+            if cfg[PC_TRIP] > 0:
+                costs[t, 5] = _triplets_shanten(h, nm, nchi)
+            h[t] += 1
+    if cfg[PC_FLUSH] < 0:
+        return
+    for p in range(3):
+        if not _flush_feasible(mt, p, cfg):
+            continue
+        bits = _allowed_bits(p, cfg)
+        off = 0
+        for x in range(34):
+            if (bits >> x) & 1:
+                kept[x] = h[x]
+            else:
+                kept[x] = 0
+                off += h[x]
+        _prepare(kept, suit, honor, codes, excl, ws)
+        kp = _pairs(kept)
+        base = _final(excl[0], _part(codes[0], 0, suit, honor), 4 - nm)
+        if sp and nm == 0:
+            base = min(base, 6 - min(kp, 7))
+        for t in range(34):
+            if not (m[t] or m[A.LIANG + t]):
+                continue
+            if (bits >> t) & 1:
+                costs[t, p] = max(_shanten_delta(kept, nm, sp, t, -1, codes, excl, kp, suit, honor), off)
+            else:
+                costs[t, p] = max(base, off - 1)
+
+
+@numba.njit(cache=True)
+def _bonus(p, cfg):
+    if p < 3:
+        return max(cfg[PC_FLUSH], 0)
+    if p == 5:
+        return cfg[PC_TRIP]
+    return 0
+
+
+@numba.njit(cache=True)
+def _value_cost(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, costs):
+    _plan_costs(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, costs)
+    v = 999
+    for p in range(6):
+        if costs[p] < 99:
+            c = costs[p] - _bonus(p, cfg)
+            if c < v:
+                v = c
+    return v
+
+
+# ------------------------------------------------------------------------------------------- reading a table
+
+
+@numba.njit(cache=True)
+def _read_seat(r8, r16, s, cfg, h, mt, live):
+    """Seat ``s``'s concealed counts ``h``, its meld tiles ``mt`` and the copies it has not seen ``live``;
+    returns (melds, chi melds)."""
+    n = cfg[PC_N]
+    kinds = cfg[PC_KINDS]
+    for t in range(34):
+        h[t] = r8[O8_HAND + 34 * s + t]
+        mt[t] = r8[O8_MELDED + 34 * s + t]
+        live[t] = 4 - h[t]
+    for a in range(n):
+        for t in range(34):
+            live[t] -= r8[O8_MELDED + 34 * a + t]
+        for i in range(r16[O16_RIVER_LEN + a]):
+            t = r8[O8_RIVER + S.MAX_RIVER * a + i]
+            if t >= 0:
+                live[t] -= 1
+        if a != s and r8[O8_REVEALED + a] != 0:
+            for t in range(34):
+                shown = r8[O8_HAND + 34 * a + t]
+                if r8[O8_HIDDEN + 34 * a + t] != 0:
+                    shown -= 3
+                live[t] -= shown
+    for t in range(34):
+        if (kinds >> t) & 1 == 0 or live[t] < 0:
+            live[t] = 0
+        elif live[t] > 4:
+            live[t] = 4
+    nchi = 0
+    for i in range(r8[O8_N_MELDS + s]):
+        if r8[O8_MELD_KIND + S.MAX_MELDS * s + i] == S.CHI_MELD:
+            nchi += 1
+    return r8[O8_N_MELDS + s], nchi
+
+
+@numba.njit(cache=True)
+def _danger(r8, s, cfg, tabs, shown, danger):
+    """Per tile: how many revealed opponents wait on it, plus the 包牌 liabilities (see the module docstring)."""
+    n = cfg[PC_N]
+    kinds = cfg[PC_KINDS]
+    sp = cfg[PC_SP] != 0
+    for t in range(34):
+        danger[t] = 0
+    for a in range(n):
+        if a == s or r8[O8_REVEALED + a] == 0:
+            continue
+        n_hidden = 0
+        owned_bits = np.int64(0)
+        for t in range(34):
+            x = r8[O8_HAND + 34 * a + t]
+            if r8[O8_HIDDEN + 34 * a + t] != 0:
+                x -= 3
+                n_hidden += 1
+            shown[t] = x
+            if x + r8[O8_MELDED + 34 * a + t] < 4:
+                owned_bits |= np.int64(1) << t
+        sp_a = sp and r8[O8_N_MELDS + a] == 0 and n_hidden == 0
+        bits = handk.wait_bits(shown, sp_a, tabs) & kinds & owned_bits
+        for t in range(34):
+            if (bits >> t) & 1:
+                danger[t] += 1
+    if cfg[PC_BAO_FLUSH]:
+        a = (s + 1) % n
+        nm = r8[O8_N_MELDS + a]
+        nchi = 0
+        suit_mask = 0
+        for i in range(nm):
+            k = r8[O8_MELD_KIND + S.MAX_MELDS * a + i]
+            t = r8[S.O8_MELD_TILE + S.MAX_MELDS * a + i]
+            if k == S.CHI_MELD:
+                nchi += 1
+            suit_mask |= 1 << (3 if t >= 27 else t // 9)
+        if nchi == 2 and (suit_mask == 1 or suit_mask == 2 or suit_mask == 4):
+            su = 0 if suit_mask == 1 else (1 if suit_mask == 2 else 2)
+            for t in range(9 * su, 9 * su + 9):
+                danger[t] += 1
+    if cfg[PC_BAO_FENGQING]:
+        for a in range(n):
+            if a == s or r8[O8_N_MELDS + a] != 3:
+                continue
+            honors = True
+            for i in range(3):
+                if r8[S.O8_MELD_TILE + S.MAX_MELDS * a + i] < 27:
+                    honors = False
+            if honors:
+                for t in range(27, 34):
+                    danger[t] += 1
+
+
+@numba.njit(cache=True)
+def _conn(h, t):
+    c = 1.5 * max(h[t] - 1, 0)
+    if t < 27:
+        r = t % 9
+        for dr, w in ((1, 1.0), (2, 0.5)):
+            if r + dr <= 8:
+                c += w * h[t + dr]
+            if r - dr >= 0:
+                c += w * h[t - dr]
+        if r == 0 or r == 8:
+            c -= 0.3
+    else:
+        c -= 0.2
+    return c
+
+
+# ------------------------------------------------------------------------------------------- decisions
+
+
+@numba.njit(cache=True)
+def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire):
+    """The acting seat's move on its own turn; fills ranked candidates ``cand_a``/``cand_v``, returns their count
+    (the first is the choice)."""
+    h = wi[0]
+    mt = wi[1]
+    live = wi[2]
+    after = wi[3]
+    kept = wi[4]
+    danger = wi[5]
+    shown = wi[6]
+    liv_k = wi[7]
+    codes = wi[8]
+    costs_all = wi[9:43]  # [34, 6] in rows 9..42 (first 6 columns)
+    s_after = wi[43]
+    elig = wi[44]
+    acc_t = wi[45]
+    tmp = ws
+    nm, nchi = _read_seat(r8, r16, s, cfg, h, mt, live)
+    sp = cfg[PC_SP] != 0
+    _danger(r8, s, cfg, tabs, shown, danger)
+    excl = tmp[4:8]
+    any_safe = False
+    n_legal = 0
+    for t in range(34):
+        legal = m[t] or m[A.LIANG + t]
+        elig[t] = 1 if legal else 0
+        if legal:
+            n_legal += 1
+            if danger[t] == 0:
+                any_safe = True
+    if any_safe:
+        for t in range(34):
+            if elig[t] and danger[t] > 0:
+                elig[t] = 0
+    _discard_costs(h, nm, mt, nchi, m, cfg, suit, honor, best_tab, tmp, kept, after, codes, costs_all)
+    plan = 3
+    best_c = 999
+    for p in (3, 0, 1, 2, 5):
+        for t in range(34):
+            if elig[t] and costs_all[t, p] < 99:
+                c = costs_all[t, p] - _bonus(p, cfg)
+                if c < best_c:
+                    best_c = c
+                    plan = p
+    allowed = _allowed_bits(plan, cfg)
+    best_s = 99
+    for t in range(34):
+        if m[t] or m[A.LIANG + t]:
+            s_after[t] = min(costs_all[t, plan], 50)
+            if elig[t] and s_after[t] < best_s:
+                best_s = s_after[t]
+    # ukeire of the best discards (every legal one for the search's candidate list)
+    k = 0
+    best_score = -1e300
+    best_t = -1
+    for t in range(34):
+        if not (m[t] or m[A.LIANG + t]):
+            continue
+        is_cand = elig[t] and s_after[t] == best_s
+        acc_t[t] = 0
+        metric = 0.0
+        if is_cand or all_ukeire:
+            for x in range(34):
+                after[x] = h[x]
+                kept[x] = h[x] if (allowed >> x) & 1 else 0
+                liv_k[x] = live[x] if (allowed >> x) & 1 else 0
+            after[t] -= 1
+            if (allowed >> t) & 1:
+                kept[t] -= 1
+            if plan == 5:
+                acc = _triplets_ukeire(after, nm, nchi, live)
+            else:
+                _, acc, _ = _ukeire(kept, nm, sp, liv_k, allowed, suit, honor, codes, excl, tmp)
+                if cfg[PC_LANPAI] and plan == 3:
+                    if _lanpai_shanten(after, nm, best_tab) < _shanten(after, nm, sp, suit, honor, tmp):
+                        acc = _lanpai_ukeire(after, live, gain_tab)
+            acc_t[t] = acc
+            metric = acc + (_OFF_PLAN_W if (allowed >> t) & 1 == 0 else 0.0)
+        score = (-_BIG * (1 if (not elig[t]) or danger[t] > 0 else 0) * max(danger[t], 1) - _SHANTEN_W * s_after[t]
+                 + metric - 0.01 * _conn(h, t) - 0.001 * live[t])
+        # the choice is the best among the candidates (heuristic); the rest are ranked for the search
+        if is_cand and score > best_score:
+            best_score = score
+            best_t = t
+        a = t if m[t] else A.LIANG + t
+        cand_a[k] = a
+        cand_v[k] = score + (1e9 if is_cand else 0.0)
+        k += 1
+    # 亮倒 with the chosen discard
+    revealed = r8[O8_REVEALED + s] != 0
+    choice = best_t
+    if best_t >= 0:
+        choice = best_t if m[best_t] else A.LIANG + best_t
+        wall_left = np.int64(r16[O16_BACK]) - np.int64(r16[O16_FRONT])
+        if (cfg[PC_LIANG] and not revealed and m[A.LIANG + best_t] and wall_left >= cfg[PC_LIANG_WALL]
+                and s_after[best_t] == 0 and acc_t[best_t] >= cfg[PC_LIANG_LIVE]):
+            choice = A.LIANG + best_t
+            # the plain discard stays a candidate next to the 亮倒
+            for i in range(k):
+                if cand_a[i] == best_t:
+                    cand_v[i] = cand_v[i] - 0.5
+            cand_a[k] = choice
+            cand_v[k] = best_score + 1e9 + 1.0
+            k += 1
+    # kongs on one's own turn
+    for t in range(34):
+        if not m[A.KONG_SELF + t]:
+            continue
+        take = revealed
+        if not take:
+            for x in range(34):
+                after[x] = h[x]
+            nmk = nm
+            if h[t] == 4:
+                after[t] -= 4
+                nmk = nm + 1
+            else:
+                after[t] -= 1
+            s_k, acc_k, _ = _ukeire(after, nmk, sp, live, (np.int64(1) << 34) - 1, suit, honor, codes, excl, tmp)
+            acc_best = acc_t[best_t] if best_t >= 0 else 0
+            sb = best_s if best_t >= 0 else 99
+            take = s_k < sb or (s_k == sb and acc_k >= 0.6 * acc_best)
+        cand_a[k] = A.KONG_SELF + t
+        cand_v[k] = (best_score + 1e9 + 2.0) if take else -1e300
+        k += 1
+        if take and choice < A.KONG_SELF:
+            choice = A.KONG_SELF + t
+    # rank: the choice first, then by value
+    _rank(cand_a, cand_v, k, choice)
+    return k
+
+
+@numba.njit(cache=True)
+def _rank(cand_a, cand_v, k, choice):
+    """Sort candidates by value, descending, with ``choice`` first (insertion sort: k is small)."""
+    for i in range(k):
+        if cand_a[i] == choice:
+            cand_v[i] = 1e300
+    for i in range(1, k):
+        a = cand_a[i]
+        v = cand_v[i]
+        j = i - 1
+        while j >= 0 and cand_v[j] < v:
+            cand_a[j + 1] = cand_a[j]
+            cand_v[j + 1] = cand_v[j]
+            j -= 1
+        cand_a[j + 1] = a
+        cand_v[j + 1] = v
+
+
+@numba.njit(cache=True)
+def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand_v):
+    """Reply in a claim window: direct kong, pong, chi or pass; ranked candidates, returns their count."""
+    h = wi[0]
+    mt = wi[1]
+    live = wi[2]
+    after = wi[3]
+    kept = wi[4]
+    mtm = wi[5]
+    codes = wi[8]
+    costs = wi[9]
+    tmp = ws
+    excl = tmp[4:8]
+    nm, nchi = _read_seat(r8, r16, s, cfg, h, mt, live)
+    sp = cfg[PC_SP] != 0
+    c = np.int64(r8[O8_CLAIM_TILE])
+    revealed = r8[O8_REVEALED + s] != 0
+    k = 0
+    choice = A.PASS
+    if m[A.PASS]:
+        cand_a[k] = A.PASS
+        cand_v[k] = 0.0
+        k += 1
+    if c < 0:
+        return k
+    if m[A.KONG_CLAIM]:
+        s_now = _shanten(h, nm, sp, suit, honor, tmp)
+        for x in range(34):
+            after[x] = h[x]
+        after[c] -= 3
+        s_k, acc_k, _ = _ukeire(after, nm + 1, sp, live, (np.int64(1) << 34) - 1, suit, honor, codes, excl, tmp)
+        ok = revealed or s_k < s_now or (s_k == s_now and (s_now > 0 or acc_k > 0))
+        cand_a[k] = A.KONG_CLAIM
+        cand_v[k] = 1.0 if ok else -1.0
+        k += 1
+        if ok:
+            choice = A.KONG_CLAIM
+    now = _value_cost(h, nm, mt, nchi, cfg, suit, honor, best_tab, tmp, kept, costs)
+    best = now
+    for action in (A.PONG, A.CHI_LOW, A.CHI_MID, A.CHI_HIGH):
+        if not m[action]:
+            continue
+        for x in range(34):
+            after[x] = h[x]
+            mtm[x] = mt[x]
+        if action == A.PONG:
+            after[c] -= 2
+            mtm[c] += 3
+            lo = c
+        else:
+            lo = c - (action - A.CHI_LOW)
+            for x in range(lo, lo + 3):
+                if x != c:
+                    after[x] -= 1
+                mtm[x] += 1
+        cost = _value_cost(after, nm + 1, mtm, nchi + (1 if action != A.PONG else 0), cfg, suit, honor, best_tab, tmp,
+                           kept, costs)
+        cand_a[k] = action
+        cand_v[k] = float(now - cost)
+        k += 1
+        if cost < best and choice != A.KONG_CLAIM:
+            best = cost
+            choice = action
+    _rank(cand_a, cand_v, k, choice)
+    return k
+
+
+@numba.njit(cache=True)
+def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
+    """Gejiu: the face-up kong tile leaving the lowest plan cost (a completed hand is the lowest)."""
+    h = wi[0]
+    mt = wi[1]
+    live = wi[2]
+    kept = wi[4]
+    costs = wi[9]
+    nm, nchi = _read_seat(r8, r16, s, cfg, h, mt, live)
+    k = 0
+    best = 999
+    choice = -1
+    for slot in range(2):
+        action = A.KONGTILE_0 + slot
+        t = r8[O8_KONG_TILES + slot]
+        if not m[action] or t < 0:
+            continue
+        h[t] += 1
+        cost = _value_cost(h, nm, mt, nchi, cfg, suit, honor, best_tab, ws, kept, costs)
+        h[t] -= 1
+        cand_a[k] = action
+        cand_v[k] = -float(cost)
+        k += 1
+        if cost < best:
+            best = cost
+            choice = action
+    if choice >= 0:
+        _rank(cand_a, cand_v, k, choice)
+    return k
+
+
+@numba.njit(cache=True)
+def _decide_one(r8, r16, m, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire):
+    """Ranked candidate actions of the acting seat of one table (count returned; the first is the choice)."""
+    s = np.int64(r8[O8_ACTOR])
+    ph = r8[O8_PHASE]
+    if m[A.WIN]:
+        cand_a[0] = A.WIN
+        cand_v[0] = 1e300
+        return 1
+    k = 0
+    if ph == S.TURN or ph == S.CLAIMED:
+        k = _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire)
+    elif ph == S.PICK:
+        k = _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v)
+    elif ph == S.CLAIM or ph == S.ROB:
+        k = _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand_v)
+    if k == 0 or not m[cand_a[0]]:  # a phase this player does not model: the first legal action
+        for a in range(m.shape[0]):
+            if m[a]:
+                cand_a[0] = a
+                cand_v[0] = 0.0
+                return 1
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def decide_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab, out):
+    """``out[b]`` = the player's action at every table ``b`` in ``idx`` whose hand is live (others: untouched)."""
+    ws = np.empty((8, 2, 5), np.int16)
+    wi = np.zeros((46, 34), np.int64)
+    cand_a = np.empty(160, np.int64)
+    cand_v = np.empty(160, np.float64)
+    n = 0
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        if b8[b, O8_PHASE] == S.DONE:
+            continue
+        _decide_one(b8[b], b16[b], mask[b], cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, False)
+        out[b] = cand_a[0]
+        n += 1
+    return n
+
+
+@numba.njit(cache=True, nogil=True)
+def candidates_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab, out_a, out_n):
+    """Ranked candidate actions (``out_a [len(idx), K]``, count ``out_n``; -1 padded) of each table ``idx[j]``."""
+    ws = np.empty((8, 2, 5), np.int16)
+    wi = np.zeros((46, 34), np.int64)
+    cand_a = np.empty(160, np.int64)
+    cand_v = np.empty(160, np.float64)
+    K = out_a.shape[1]
+    for j in range(idx.shape[0]):
+        b = idx[j]
+        for i in range(K):
+            out_a[j, i] = -1
+        out_n[j] = 0
+        if b8[b, O8_PHASE] == S.DONE:
+            continue
+        k = _decide_one(b8[b], b16[b], mask[b], cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v,
+                        True)
+        kk = 0
+        for i in range(k):
+            if kk < K and mask[b, cand_a[i]] and cand_v[i] > -1e299:
+                out_a[j, kk] = cand_a[i]
+                kk += 1
+        out_n[j] = kk
+
+
+# ------------------------------------------------------------------------------------------- Python side
+
+
+class FastPlayer:
+    """The compiled player for one variant and rule set: decisions, candidate lists and whole rollouts over the
+    tables of an :class:`~mjenv.engine.core.Engine` (see the module docstring)."""
+
+    def __init__(self, variant: str = "kawuxing3", options: Any = None, **settings):
+        from agents.base import resolve_options
+
+        self.variant = variant
+        self.opts = resolve_options(variant, options)
+        self.cfg = player_config(variant, self.opts, **settings)
+        tb = _shanten_tables()
+        self._suit, self._honor = tb["suit"], tb["honor"]
+        self._tabs = handk.tables()
+        self._best = _LANPAI_BEST.astype(np.int64)
+        self._gain = _LANPAI_GAIN.astype(np.bool_)
+
+    def _check(self, engine) -> None:
+        if engine.variant != self.variant:
+            raise ValueError(f"engine: variant {engine.variant!r}, this player plays {self.variant!r}")
+
+    def decide(self, engine, tables=None, out: np.ndarray | None = None) -> np.ndarray:
+        """int64 [B]: the action of every live table's acting seat (``tables``: only those; others keep ``out``'s
+        entries, default -1)."""
+        self._check(engine)
+        idx = engine._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
+        if out is None:
+            out = np.full(engine.batch_size, -1, np.int64)
+        decide_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self._suit, self._honor, self._tabs,
+                      self._best, self._gain, out)
+        return out
+
+    def candidates(self, engine, tables, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions int64 [len(tables), k], count int64 [len(tables)])``: each table's legal actions ranked by
+        the player (its choice first; -1 padded); a win offered is the only candidate."""
+        self._check(engine)
+        idx = np.asarray(tables, dtype=np.int64).reshape(-1)
+        out_a = np.full((len(idx), k), -1, np.int64)
+        out_n = np.zeros(len(idx), np.int64)
+        candidates_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self._suit, self._honor, self._tabs,
+                          self._best, self._gain, out_a, out_n)
+        return out_a, out_n
+
+    def rollout(self, engine, max_steps: int = 10_000) -> int:
+        """Play every live table of ``engine`` to the end of its hand with this player in every seat; returns the
+        number of decisions made."""
+        self._check(engine)
+        acts = np.zeros(engine.batch_size, np.int64)
+        args = (engine._b8, engine._b16, engine.mask, engine._all, self.cfg, self._suit, self._honor, self._tabs,
+                self._best, self._gain, acts)
+        total = 0
+        for _ in range(max_steps):
+            k = decide_tables(*args)
+            if not k:
+                return total
+            total += k
+            engine.step(acts)
+        raise RuntimeError(f"rollout: hands still live after {max_steps} steps")
+
+
+class FastAgent:
+    """The registered agent ``fast``: :class:`FastPlayer` deciding for the arena's tables.
+
+    It reads the engine's tables directly (``uses_engine = True``: callers pass ``engine=`` and ``tables=``), only
+    the parts the acting seat sees; it has no use for the observation (``uses_obs = False``)."""
+
+    uses_obs = False
+    uses_engine = True
+
+    def __init__(self, variant: str = "kawuxing3", options: Any = None, *, name: str = "fast", **settings):
+        self.name = name
+        self.player = FastPlayer(variant, options, **settings)
+
+    def act(self, obs, mask, *, engine=None, tables=None) -> np.ndarray:
+        """One action per row: the acting seats of ``engine``'s ``tables`` (``mask`` is their legal mask)."""
+        if engine is None or tables is None:
+            raise ValueError("agent 'fast' plays on the engine's tables: call act(obs, mask, engine=, tables=)")
+        tables = np.asarray(tables, dtype=np.int64).reshape(-1)
+        out = self.player.decide(engine, tables)
+        return out[tables]
+
+    __call__ = act
