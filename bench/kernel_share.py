@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from mjenv.engine import kernels as K
+from mjenv.engine import entry
 from mjenv.engine.core import Engine
 from mjenv.engine.sampling import ActionSampler
 
@@ -24,7 +24,7 @@ VARIANTS = "kawuxing3,kawuxing4,gejiu,diedaohu,yangzhou,yangzhou_new,liuwei"
 def measure(variant: str, batch: int, seconds: float) -> tuple[float, float]:
     """(decisions per CPU second, share of CPU inside the kernels) of ``variant`` at ``batch`` tables."""
     inside = [0.0]
-    original = K.kernel_for
+    original = entry.kernel_for
 
     def kernel_for(cfg):
         kernel = original(cfg)
@@ -38,7 +38,7 @@ def measure(variant: str, batch: int, seconds: float) -> tuple[float, float]:
 
         return timed
 
-    K.kernel_for = kernel_for
+    entry.kernel_for = kernel_for
     try:
         eng = Engine(variant, batch, record_events=False)
         eng.reset(seed=0)
@@ -60,7 +60,7 @@ def measure(variant: str, batch: int, seconds: float) -> tuple[float, float]:
                 eng.reset(seed=decisions, tables=done)
         total = time.process_time() - t0
     finally:
-        K.kernel_for = original
+        entry.kernel_for = original
     return decisions / total, inside[0] / total
 
 

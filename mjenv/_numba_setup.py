@@ -1,6 +1,6 @@
 """Where numba keeps mjenv's compiled code: a cache directory that works for read-only installs too.
 
-The compiled pieces (:mod:`mjenv.engine.kernels`, :mod:`mjenv.engine.handk`,
+The compiled pieces (the kernels under :mod:`mjenv.engine.entry`, :mod:`mjenv.engine.handk`,
 :mod:`mjenv.engine.sampling`, :mod:`mjenv.encoding.observation`) use ``numba.njit(cache=True)``: the first
 start compiles them (tens of seconds) and writes the machine code to disk, later starts load it (about a
 second).  By default numba writes beside the source, in the package's ``__pycache__`` folders.  When those

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mjenv.engine import kernels as K
+from mjenv.engine import codes as K
+from mjenv.engine import entry
 from tests.differential import CONFIGS, _valid_config, config_id, play_both
 
 VALID = [c for c in CONFIGS if _valid_config(c)]
@@ -29,7 +30,7 @@ def test_the_comparison_has_teeth(monkeypatch):
     """A one-line rule change in the compiled core (no chi from the discarder's next player) is caught."""
     cfg = ("gejiu", None, None, {})
     cfg_vector = []
-    original = K.kernel_for
+    original = entry.kernel_for
 
     def kernel_for(cfg_arr):
         kernel = original(cfg_arr)
@@ -41,7 +42,7 @@ def test_the_comparison_has_teeth(monkeypatch):
 
         return no_chi
 
-    monkeypatch.setattr(K, "kernel_for", kernel_for)
+    monkeypatch.setattr(entry, "kernel_for", kernel_for)
     with pytest.raises(AssertionError, match="differs"):
         play_both(cfg, hands=64, batch=16, seed=3)
     assert cfg_vector and cfg_vector[0] == 1

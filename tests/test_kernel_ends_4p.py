@@ -16,7 +16,7 @@ import pytest
 
 from mjenv.encoding import actions as A
 from mjenv.engine import core
-from mjenv.engine import kernels as K
+from mjenv.engine import codes as K
 from mjenv.engine.core import Engine
 
 

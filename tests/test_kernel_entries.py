@@ -1,4 +1,4 @@
-"""One compiled entry point per set of scorers (mjenv.engine.kernels.kernel_for): which entry each variant gets,
+"""One compiled entry point per set of scorers (mjenv.engine.entry.kernel_for): which entry each variant gets,
 and that the entries of two sets, compiled from one closure, are each loaded back from numba's cache."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mjenv.engine import kernels as K
+from mjenv.engine import codes
+from mjenv.engine import entry as K
 from mjenv.engine.core import Engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,14 +41,13 @@ def test_the_python_path_keeps_its_scorers_entry():
     """A configuration cleared after the engine was built (as the tests of the Python paths do) still runs: the
     flags decide at run time, the entry only has to hold every scorer they switch on."""
     eng = Engine("gejiu", 2)
-    eng._cfg[K.C_GJ_SCORE] = 0
+    eng._cfg[codes.C_GJ_SCORE] = 0
     eng.reset(seed=1)
     assert eng._kernel is K._ENTRIES[0]
 
 
 _CHILD = """
 import hashlib, json, numpy as np
-from mjenv.engine import kernels as K
 from mjenv.engine.core import Engine
 from mjenv.engine.sampling import ActionSampler
 out = {}

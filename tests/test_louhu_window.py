@@ -1,4 +1,4 @@
-"""Diedaohu and Liuwei claim windows judged in the kernel (kernels._louhu_window) equal the Python scorer's legality.
+"""Diedaohu and Liuwei claim windows judged in the kernel (ddend._louhu_window) equal the Python scorer's legality.
 
 Whole games with a shape-greedy player (hands complete often; passing a win locks the player), sessions with small
 bankrolls (园子) so that discarders go bust, and ``louhu`` on and off: at the opening of each claim or rob window,

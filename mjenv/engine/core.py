@@ -6,15 +6,15 @@ the engine applies it, then advances every table through the moves nobody has to
 (draws, claim windows nobody can use, a revealed player's automatic discard, any state with a
 single legal action) until every live table waits for a real decision.
 
-The state machine runs compiled (:mod:`mjenv.engine.kernels`, numba) table by table over the packed
-state of :func:`mjenv.engine.state.allocate_packed`; the same code serves one table (the AEC env)
-and thousands.  What needs the pure scoring library — judging and valuing wins, settlements — runs
-here in Python through the family adapter (:mod:`mjenv.engine.family`) when a kernel stops a table
-with a pending code, after which the kernel resumes it; the kernels' module docstring lists what
-they settle themselves (Kawuxing's windows and hand ends, Gejiu's windows and wins, every drawn hand
-that pays nothing, kong money).  A hand a kernel ended is only booked here in a batch (match money,
-sessions kept as rows); its ``results`` entry is built when read.  Events are kept as compact records
-and become dicts only when read.
+The state machine runs compiled (the kernels, numba: :mod:`mjenv.engine.entry` and the modules it calls)
+table by table over the packed state of :func:`mjenv.engine.state.allocate_packed`; the same code serves
+one table (the AEC env) and thousands.  What needs the pure scoring library — judging and valuing wins,
+settlements — runs here in Python through the family adapter (:mod:`mjenv.engine.family`) when a kernel
+stops a table with a pending code, after which the kernel resumes it; :mod:`mjenv.engine.codes` lists
+the pendings and what the kernels settle themselves (Kawuxing's windows and hand ends, Gejiu's windows
+and wins, every drawn hand that pays nothing, kong money).  A hand a kernel ended is only booked here in
+a batch (match money, sessions kept as rows); its ``results`` entry is built when read.  Events are kept
+as compact records and become dicts only when read.
 
 Seeded walls: table ``i`` of ``reset(seed=s)`` gets the wall :func:`seeded_wall` ``(s, i, tiles)``,
 a SplitMix64-driven Fisher–Yates shuffle of the variant's tiles in ascending id order, so a batch
@@ -31,12 +31,14 @@ import numpy as np
 
 from mjenv.encoding import actions as A
 from mjenv.engine import handk
-from mjenv.engine import kernels as K
+from mjenv.engine import codes as K
+from mjenv.engine import entry
 from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
 from mjenv.engine import gjscore, kwscore, yzscore
 from mjenv.engine.family import Family, GejiuFamily, KawuxingFamily, YangzhouFamily, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
+from mjenv.engine import table as T
 from mjenv.rules import hand as H
 from mjenv.rules.options import load_rules, n_players, tile_kinds
 from mjenv.tiles import Meld, NotationError, format_counts, parse_tiles, tile_name
@@ -313,11 +315,11 @@ class Engine:
         self._info = np.zeros(2, np.int64)
         self._ever_dealt = False
         self._none = np.zeros(0, np.int64)
-        # The compiled entry point (kernels.kernel_for: only this family's scorers), chosen at the first deal from
+        # The compiled entry point (entry.kernel_for: only this family's scorers), chosen at the first deal from
         # the configuration vector as it is then, and its direct entry for the common step (_direct_entry).
         self._kernel = None
         self._step_kernel = None
-        # The arrays every kernel call takes, in their order (see mjenv.engine.kernels.run_tables).
+        # The arrays every kernel call takes, in their order (see mjenv.engine.entry.run_tables).
         self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
 
     def _config(self) -> np.ndarray:
@@ -446,7 +448,7 @@ class Engine:
                 if self._py_events[b]:
                     self._py_events[b] = []
         self._ever_dealt = True
-        K.deal_tables(
+        T.deal_tables(
             self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers,
             self._cfg, self._ev, self._evn, self.mask,
         )
@@ -463,14 +465,14 @@ class Engine:
     def _entry(self):
         """The kernels' entry point for this engine's configuration (chosen on the first call)."""
         if self._kernel is None:
-            self._kernel = K.kernel_for(self._cfg)
+            self._kernel = entry.kernel_for(self._cfg)
         return self._kernel
 
     def seeded_walls(self, seed: int, table_ids) -> np.ndarray:
         """int8 [k, W]: the walls :func:`seeded_wall` gives table ids ``table_ids`` under ``seed``."""
         ids = np.asarray(table_ids, dtype=np.int64).reshape(-1)
         out = np.empty((len(ids), self.wall_size), np.int8)
-        K.seeded_walls(np.uint64(int(seed) & _MASK64), ids.astype(np.uint64), self.tiles, out)
+        T.seeded_walls(np.uint64(int(seed) & _MASK64), ids.astype(np.uint64), self.tiles, out)
         return out
 
     def next_hand(self, seed: int | None = None, *, walls=None, tables=None, table_ids=None) -> None:
@@ -646,7 +648,7 @@ class Engine:
         return self._result(b, self.family.settle_win(b, scored, how, frm), scored, how, frm, t)
 
     def _handle(self, b: int, code: int) -> None:
-        """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.kernels`)."""
+        """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.codes`)."""
         st = self.state
         p = self._pend[b]
         if code == K.P_WINDOW:

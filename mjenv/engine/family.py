@@ -104,7 +104,7 @@ class KawuxingFamily(Family):
     liang = True
     value_lock = True
     pays_kong_money = True
-    draw_pays_nothing = False  # §3.11 penalties and 讲听头 (compiled in kernels._kw_end)
+    draw_pays_nothing = False  # §3.11 penalties and 讲听头 (compiled in kwend._kw_end)
 
     @property
     def rob_added_kong(self) -> bool:  # type: ignore[override]
@@ -219,7 +219,7 @@ class DiedaohuFamily(Family):
 
     @property
     def louhu_window(self) -> int:  # type: ignore[override]
-        """A complete shape wins a claimed tile unless the lock or a busted discarder refuses it (kernels.LOUHU_* bits:
+        """A complete shape wins a claimed tile unless the lock or a busted discarder refuses it (codes.LOUHU_* bits:
         judged in the kernel, ``louhu`` on, a bankroll)."""
         return 1 | (2 if self.opts.louhu == "on" else 0) | (4 if getattr(self.opts, "bankroll", None) is not None else 0)
 

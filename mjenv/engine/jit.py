@@ -6,7 +6,7 @@ constants, with all of its own callees again.  The kernels pass constants a lot 
 ``rob`` flags, the scorers' ``how``), so a cold start compiled ``_event`` 20 times, ``kwscore.best_value`` 4
 times and ``_advance`` twice.  :func:`njit` compiles such calls for the plain types (a literal's base type:
 int64, bool) instead; the values, hence the behaviour, are the same.  A literal inside a tuple is kept: that
-is how the kernels' ``E`` carries the compiled family (:func:`mjenv.engine.kernels.kernel_for`).
+is how the kernels' ``E`` carries the compiled family (:func:`mjenv.engine.entry.kernel_for`).
 """
 
 from __future__ import annotations

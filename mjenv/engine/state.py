@@ -9,7 +9,7 @@ buffer ``[B, ROW8]``, every int16 field in one row of an int16 buffer ``[B, ROW1
 float64 ``[B, 4]``, at the fixed column offsets ``O8_*`` / ``O16_*`` below (room for 4 seats and the
 largest wall whatever the variant).  :func:`allocate_packed` returns the three buffers and a
 :class:`State` whose fields are numpy *views* into them, so Python code reads and writes the usual
-named arrays while the compiled kernels (:mod:`mjenv.engine.kernels`) receive just three arrays — a
+named arrays while the compiled kernels (:mod:`mjenv.engine.entry`) receive just three arrays — a
 compiled call pays per argument, and 36 arrays would cost ~6 µs a call.
 """
 

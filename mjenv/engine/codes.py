@@ -1,0 +1,113 @@
+"""The codes of the compiled game core: action ids, pending codes, event records, the configuration vectors.
+
+The kernels (:mod:`mjenv.engine.table`, :mod:`mjenv.engine.claims`, :mod:`mjenv.engine.masks`,
+:mod:`mjenv.engine.flow`, the family pieces and :mod:`mjenv.engine.entry`) and the engine
+(:mod:`mjenv.engine.core`) speak through the plain ints defined here; they are module constants so that
+numba folds them into the compiled code.
+
+What needs the pure scoring library (:mod:`mjenv.rules.scoring`) is not compiled: the kernel stops
+that table with a *pending* code in ``pend[b, 0]`` (and its arguments in ``pend[b, 1:]``), the
+engine (:mod:`mjenv.engine.core`) does that piece in Python through the family adapter and calls
+the entry point in ``MODE_RESUME``, which carries on exactly where the table stopped.  Pendings:
+
+========================  ===================================================================
+``P_WINDOW``              score the seats (bits in ``pend[b,1]``) that complete on the claimed tile
+                          (not for Kawuxing: :mod:`mjenv.engine.kwend` judges and values them with
+                          :mod:`mjenv.engine.kwscore`; not for Yangzhou: :mod:`mjenv.engine.yzend`
+                          judges them with :mod:`mjenv.engine.yzscore`; not for Gejiu, where every
+                          complete shape wins: ``gjend._shape_window``; not for Diedaohu / Liuwei,
+                          where the lock and a busted discarder decide: ``ddend._louhu_window``)
+``P_KONG``                kong money in Python (``KONG_MONEY_PYTHON``; no family uses it now: Kawuxing's
+                          is compiled, Diedaohu's and Liuwei's, limited by the bankrolls, too:
+                          ``ddend._bankroll_kong``)
+``P_MASK_SCORE``          a self-draw's minimum value for the win mask (no longer raised: Yangzhou's
+                          is judged by :mod:`mjenv.engine.yzend`; kept for a family that needs it)
+``P_SELF_DRAW``           settle a self-drawn win (ends the hand; not for Gejiu: ``gjend._gj_end``)
+``P_CLAIM_WIN``           settle a won discard or rob (ends the hand; not for Gejiu: ``gjend._gj_end``)
+``P_EXHAUSTED``           settle a drawn hand (ends the hand); no family stops for it now (below)
+``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``): every
+                          Kawuxing hand end (``kwend._kw_end``), every Gejiu hand end (wins valued by
+                          :mod:`mjenv.engine.gjscore`: ``gjend._gj_end``) and the drawn hands of the
+                          families whose drawn hands pay nothing (``table._draw_end``: Gejiu, Diedaohu,
+                          Yangzhou, Liuwei); the engine only books it (match money, the session, a
+                          ``results`` entry built when read)
+========================  ===================================================================
+
+Yangzhou's judging needs the round wind, which the session (kept by the engine) decides: the engine writes it
+into the spare column ``pend[b, PEND_ROUND_WIND]`` when it deals a hand, and no pending overwrites it.
+
+Events are written as int16 records ``ev[b, k] = (type, a, b, c, d)`` (``EV_*``); the engine turns
+them into the documented dicts only when they are read.
+"""
+
+from __future__ import annotations
+
+from mjenv.engine import kwscore, yzscore
+
+
+# Action ids (mjenv.encoding.actions; repeated as plain ints so that they compile as constants).
+A_LIANG, A_KONG_SELF, A_PONG, A_KONG_CLAIM = 34, 68, 102, 103
+A_CHI_LOW, A_CHI_HIGH, A_WIN, A_PASS, A_KONGTILE_0, A_KONGTILE_1 = 104, 106, 107, 108, 109, 110
+N_ACTIONS = 111
+
+# Pending codes (see the module docstring).
+P_NONE, P_WINDOW, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(8)
+PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
+PEND_WIDTH = 7
+# How a hand settled in the kernel ended (``pend[b, 1]`` with P_ENDED, ``a`` of its EV_END record).
+END_DRAW, END_SELF_DRAW, END_DISCARD, END_ROB = 1, 2, 3, 4
+
+# Event record types.
+EV_DEAL, EV_DRAW, EV_DISCARD, EV_REPLY, EV_PONG, EV_CHI, EV_ADD_KONG, EV_KONG, EV_PICK, EV_REVEAL, EV_PY, EV_COUNTS, EV_END = range(1, 14)
+# EV_REVEAL is followed by two EV_COUNTS records holding the shown hand, 6 counts per field in base 5.
+EV_WIDTH = 5
+EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each, kongs, the end
+
+# The configuration vector (one int64 per entry), built by the engine from the family and the options.
+(
+    C_N,
+    C_WALL,
+    C_SEVEN_PAIRS,
+    C_LIANG,
+    C_CHI,
+    C_ROB_ADDED,
+    C_ROB_REPLACEMENT,
+    C_KONG_TILES,
+    C_SELF_DRAW_MINIMUM,
+    C_LIANG_KONG,
+    C_ANGANG_IMMEDIATE,
+    C_KONG_LINK,
+    C_HIDE_TRIPLETS,
+    C_KONG_MONEY,
+    C_RECORD,
+    C_KINDS_BITS,
+    C_SPECIAL,
+    C_KW_SCORE,  # Kawuxing: claim-window wins judged and valued, hand ends settled here (mjenv.engine.kwscore)
+) = range(18)
+C_KW = 18  # first of the kwscore.N_KW option entries (kwscore.config)
+C_YZ = C_KW + kwscore.N_KW  # first of the yzscore.N_YZ entries (yzscore.config; all 0 unless Yangzhou)
+# The other 4-player families (after Yangzhou's entries; see table._draw_end, ddend, claims._open_window, gjend):
+C_DRAW_ENDS = C_YZ + yzscore.N_YZ  # a drawn hand pays nothing: it is ended here (P_ENDED, END_DRAW)
+C_WIN_ON_SHAPE = C_DRAW_ENDS + 1  # Gejiu: every complete shape on a claimed or robbed tile is a legal win
+C_KONG_ALL_PAY = C_DRAW_ENDS + 2  # KONG_MONEY_BANKROLL: a direct kong is paid by every other seat (Liuwei)
+C_KONG_LIMIT = C_DRAW_ENDS + 3  # KONG_MONEY_BANKROLL: payments limited by the balances (园子)
+C_GJ_SCORE = C_DRAW_ENDS + 4  # Gejiu: wins valued (mjenv.engine.gjscore) and settled here (_gj_end)
+C_GJ_COMBINE = C_DRAW_ENDS + 5  # Gejiu: gejiu_combine (gjscore.COMBINE)
+C_SINGLE_WINNER = C_DRAW_ENDS + 6  # Gejiu: multi_win off (only the nearest claimant wins)
+C_LOUHU_WINDOW = C_DRAW_ENDS + 7  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window), LOUHU_* bits
+LOUHU_JUDGE, LOUHU_ON, LOUHU_BANKROLL = 1, 2, 4  # judged here; ``louhu`` on; a bankroll (园子): busted discarders
+N_CONFIG = C_DRAW_ENDS + 8
+LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
+LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
+KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON, KONG_MONEY_BANKROLL = 0, 1, 2, 3
+# The float configuration vector: the kong money per payer by meld kind code (Kawuxing: at chain position 1,
+# in units of b; KONG_MONEY_BANKROLL: the amount owed, b included).
+F_KONG_DIRECT, F_KONG_ADDED, F_KONG_CONCEALED, F_KONG_DOUBLING = 0, 1, 2, 3
+N_FCONFIG = 5  # ... and the base stake b at F_KONG_DOUBLING + 1 (F_BASE; Kawuxing and Gejiu)
+F_BASE = F_KONG_DOUBLING + 1
+# After the N_FCONFIG entries the engine's float vector holds every table's bankroll balance at the start of
+# the hand (``Engine.balance`` is a view of it): seat p of table b at N_FCONFIG + C_N * b + p.
+F_BALANCE = N_FCONFIG
+
+# Modes of the entry point (mjenv.engine.entry).
+MODE_STEP, MODE_ADVANCE, MODE_RESUME, MODE_MASKS = 0, 1, 2, 3

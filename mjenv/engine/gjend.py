@@ -1,0 +1,139 @@
+"""Gejiu in the compiled game core: its claim windows and its wins, valued and settled here.
+
+Beside :mod:`mjenv.engine.gjscore` (the compiled twin of :mod:`mjenv.rules.scoring.gejiu`'s valuing), this
+module owns where the state machine asks it: :func:`_shape_window` opens the win on every complete shape
+(§6.4, §6.8: no minimum, no missed-win lock), :func:`_gj_end` values and settles a self-draw or a won
+discard / rob as ``gejiu.settle_win`` does.  Drawn Gejiu hands pay nothing (``table._draw_end``).  The gated
+entry (:data:`gj_end_if`) is what the rest of the kernels call, so that only an entry holding ``FEAT_GJ``
+compiles the scorer.
+"""
+
+from __future__ import annotations
+
+from mjenv.engine import gjscore
+from mjenv.engine.codes import (
+    A_WIN,
+    C_GJ_COMBINE,
+    C_N,
+    C_SINGLE_WINNER,
+    END_DISCARD,
+    END_ROB,
+    END_SELF_DRAW,
+    EV_END,
+    F_BASE,
+    N_ACTIONS,
+    P_ENDED,
+    P_SELF_DRAW,
+)
+from mjenv.engine.gates import (
+    FEAT_GJ,
+    code_unchanged,
+    gate,
+    kernel,
+)
+from mjenv.engine.state import (
+    DONE,
+    MAX_MELDS,
+    MAX_RIVER,
+    O16_CLAIM_VALUE,
+    O16_RIVER_LEN,
+    O8_AFTER_KONG,
+    O8_CLAIM_FROM,
+    O8_CLAIM_OPTS,
+    O8_CLAIM_REPLY,
+    O8_CLAIM_TILE,
+    O8_CUR,
+    O8_DRAWN,
+    O8_HAND,
+    O8_MELD_KIND,
+    O8_MELD_TILE,
+    O8_N_MELDS,
+    O8_PHASE,
+    O8_RIVER,
+    ROB,
+)
+from mjenv.engine.table import _event, _hand, _pay
+
+
+@kernel
+def _shape_window(E, b, bits):
+    """Gejiu (§6.4, §6.8: no minimum, no missed-win lock, a rob of the allowed kind): every seat of ``bits``
+    whose hand completes on the tile may win it, as the engine's P_WINDOW handler found (claim bit 1, value 1)."""
+    r8 = E[0][b]
+    r16 = E[1][b]
+    for s in range(E[7][C_N]):
+        if (bits >> s) & 1:
+            r8[O8_CLAIM_OPTS + s] |= 1
+            r16[O16_CLAIM_VALUE + s] = 1
+
+
+@kernel
+def _gj_value(E, b, s, w, add, after_kong, rob):
+    """Gejiu V of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when ``add``)."""
+    r8 = E[0][b]
+    scr = E[9]
+    full = scr[0]
+    h = _hand(r8, s)
+    for x in range(34):
+        full[x] = h[x]
+    if add:
+        full[w] += 1
+    return gjscore.hand_value(
+        full, scr[1],
+        r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_N_MELDS + s], after_kong, rob, E[7][C_GJ_COMBINE],
+    )
+
+
+@kernel
+def _gj_end(E, b, code):
+    """Settle a Gejiu win (P_SELF_DRAW or P_CLAIM_WIN) as the engine's Python path does (``gejiu.settle_win``:
+    V · b from each other seat on a self-draw, from the discarder / konger to each winner in turn order
+    otherwise; the claimed tile joins the nearest winner's hand), end the hand and return P_ENDED with
+    ``pend[b, 1]`` = END_*.  Every complete shape is a legal win (§6.8), so no verdict is needed."""
+    b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[C_N]
+    base = fcfg[F_BASE]
+    if code == P_SELF_DRAW:
+        s = r8[O8_CUR]
+        amount = float(_gj_value(E, b, s, r8[O8_DRAWN], False, r8[O8_AFTER_KONG] > 0, False)) * base
+        for p in range(n):
+            if p != s:
+                _pay(money, b, p, s, amount)
+        kind = END_SELF_DRAW
+    else:
+        frm = r8[O8_CLAIM_FROM]
+        t = r8[O8_CLAIM_TILE]
+        rob = r8[O8_PHASE] == ROB
+        first = -1
+        for k in range(1, n):
+            s = (frm + k) % n
+            if r8[O8_CLAIM_REPLY + s] != A_WIN:
+                continue
+            if first >= 0 and cfg[C_SINGLE_WINNER] != 0:
+                break
+            if first < 0:
+                first = s
+            # valued before the tile moves (only the nearest winner's hand changes, after every value)
+            _pay(money, b, frm, s, float(_gj_value(E, b, s, t, True, False, rob)) * base)
+        if rob:
+            r8[O8_HAND + 34 * frm + t] -= 1
+        else:
+            r16[O16_RIVER_LEN + frm] -= 1
+            r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
+        r8[O8_HAND + 34 * first + t] += 1
+        kind = END_ROB if rob else END_DISCARD
+    r8[O8_PHASE] = DONE
+    for x in range(n):
+        r8[O8_CLAIM_OPTS + x] = 0
+    for a in range(N_ACTIONS):
+        mask[b, a] = False
+    pend[b, 1] = kind
+    _event(ev, evn, cfg, b, EV_END, kind, 0, 0, 0)
+    return P_ENDED
+
+
+gj_end_if = gate(FEAT_GJ, _gj_end, code_unchanged)
