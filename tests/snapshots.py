@@ -29,6 +29,24 @@ def env_snapshot(env) -> dict:
     return snap
 
 
+def learner_snapshot(env) -> dict:
+    """An env over :class:`~mjenv.envs.vector.LearnerTables` (vector, SB3 or single-agent): its tables' engine, the
+    tables' own bookkeeping (seats, episodes, reward marks, seed, opponent, broken flag) and the env's."""
+    core = env.core
+    snap = engine_snapshot(core.engine)
+    for key in ("seat", "episode", "mark"):
+        snap["core." + key] = getattr(core, key).copy()
+    for key in ("seed", "skipped_hands", "_next_episode", "broken", "closed", "opponent", "_default_opponent"):
+        snap["core." + key] = getattr(core, key)
+    for key in ("_over", "_fresh", "_seeds", "_actions"):
+        if hasattr(env, key):
+            value = getattr(env, key)
+            snap[key] = value.copy() if isinstance(value, np.ndarray) else copy.copy(value)
+    rng = getattr(env, "_np_random", None)
+    snap["np_random"] = repr(rng.bit_generator.state) if rng is not None else None
+    return snap
+
+
 def assert_same(before: dict, after: dict) -> None:
     """Fail naming the first entry that differs."""
     assert before.keys() == after.keys()

@@ -3,6 +3,8 @@ a message naming the argument, and the engine is left exactly as it was."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -73,8 +75,10 @@ RESET_ERRORS = [
     (dict(dealer=-1), ValueError, "dealer must be a seat 0..2, got -1"),
     (dict(dealer=[0, 1]), ValueError, "dealer has 2 entries for 3 tables"),
     (dict(dealer=[0, 1, 0.5]), ValueError, "dealer must be integers"),
-    (dict(seed=1.5), ValueError, "seed must be an integer or None, got 1.5"),
-    (dict(seed="3"), ValueError, "seed must be an integer or None"),
+    (dict(seed=1.5), ValueError, "seed must be an integer 0..2**64-1 or None, got 1.5"),
+    (dict(seed="3"), ValueError, "seed must be an integer 0..2**64-1 or None"),
+    (dict(seed=2**64), ValueError, "seed must be an integer 0..2**64-1 or None, got 18446744073709551616"),  # seed 0's walls
+    (dict(seed=-1), ValueError, "seed must be an integer 0..2**64-1 or None, got -1"),  # seed 2**64-1's walls
     (dict(tables=[0, 0]), ValueError, "tables lists table 0 more than once"),
     (dict(tables=[5]), ValueError, "tables must be indices 0..2, got 5"),
     (dict(tables=[1.0]), ValueError, "tables must be integers"),
@@ -92,7 +96,7 @@ RESET_ERRORS = [
 def test_bad_reset_arguments_change_nothing(eng, kwargs, error, message):
     eng.step(_legal(eng, [0, 1, 2]))
     before = engine_snapshot(eng)
-    with pytest.raises(error, match=message.replace("(", r"\(").replace("[", r"\[")):
+    with pytest.raises(error, match=re.escape(message)):
         eng.reset(**kwargs)
     assert_same(before, engine_snapshot(eng))
 
@@ -107,3 +111,29 @@ def test_good_arguments_in_numpy_and_python_types_still_work():
     assert np.array_equal(f.state.wall, e.state.wall)
     f.reset(walls=[list(map(int, walls[0]))], tables=[0], dealer=np.int8(1))
     f.step(_legal(f, [1, 0]), tables=np.array([1, 0], dtype=np.int32))
+
+
+def test_continue_match_refuses_tables_whose_session_is_over_before_changing_any():
+    from mjenv.engine.validate import validate
+
+    eng = Engine("diedaohu", 6, options={"bankroll": 0.5}, record_events=False)  # any kong money busts its payers
+    eng.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for hand in range(40):
+        while not eng.done.all():
+            eng.step((rng.random(eng.mask.shape) * eng.mask).argmax(1))
+        validate(eng)
+        if eng.session_over.any() and not eng.session_over.all():
+            break
+        eng.reset(seed=hand + 1, tables=np.flatnonzero(eng.session_over))
+        eng.next_hand(seed=hand + 1, tables=np.flatnonzero(~eng.session_over))
+    over = np.flatnonzero(eng.session_over).tolist()
+    assert over and len(over) < 6
+    before = engine_snapshot(eng)
+    with pytest.raises(ValueError, match=re.escape(f"continue_match: tables {over} finished their session")):
+        eng.reset(seed=5, continue_match=True)
+    with pytest.raises(ValueError, match=re.escape(f"continue_match: tables {over[-1:]} finished")):
+        eng.reset(seed=5, continue_match=True, tables=np.array([over[-1]]), dealer=np.array([0]))  # the fast path
+    assert_same(before, engine_snapshot(eng))
+    going = np.flatnonzero(~eng.session_over)
+    eng.reset(seed=5, continue_match=True, tables=going, dealer=np.zeros(len(going), np.int64))

@@ -11,8 +11,8 @@ hand notation          ``NotationError``                           a parsed hand
 replay reader          ``ReplayError`` (``FILE:LINE:``)            showing and verifying never crash
 ``Engine.reset/step``  ``ValueError`` (``WallError``,              engine state unchanged
                        ``IllegalActionError``), ``RuntimeError``
-env ``reset/step``     ``ValueError`` (``WallError``,              env and engine state unchanged
-                       ``IllegalActionError``)
+env ``reset/step``     ``ValueError`` (``WallError``,              env and engine state unchanged, in
+                       ``IllegalActionError``), ``RuntimeError``   the AEC, vector, SB3, single-agent envs
 checkpoint loader      ``CheckpointError``, ``CheckpointMismatch``  never the torch advice to unpickle
 script arguments       ``ArgsError``; exit 2, one line             nothing written
 =====================  ==========================================  =====================================
@@ -290,6 +290,77 @@ def test_env_reset_and_step_work_or_change_nothing(data):
     except ValueError as exc:
         assert str(exc)
         assert_same(before, env_snapshot(env))
+
+
+def _learner_env(kind: str):
+    from mjenv.envs.single import MahjongSingleEnv
+    from mjenv.envs.vector import MahjongVectorEnv
+
+    if kind == "single":
+        return MahjongSingleEnv()
+    if kind == "sb3":
+        pytest.importorskip("stable_baselines3")
+        from mjenv.envs.sb3 import MahjongSB3VecEnv
+
+        return MahjongSB3VecEnv("kawuxing3", 2, seed=1)
+    return MahjongVectorEnv("kawuxing3", 2, seed=1)
+
+
+ACTIONS = JUNK | st.lists(st.integers(-2, 115) | st.floats() | st.booleans() | st.text(max_size=2), max_size=4) | st.builds(
+    lambda shape, dtype, fill: np.full(shape, fill).astype(dtype, casting="unsafe"),
+    st.sampled_from([(), (1,), (2,), (1, 2), (2, 1), (4,)]), st.sampled_from(["int64", "int32", "uint8", "float64", "bool", "U2"]),
+    st.integers(0, 110) | st.just(float("nan")),
+)
+
+
+@FUZZ
+@given(data=st.data(), kind=st.sampled_from(["vector", "sb3", "single"]))
+def test_learner_env_reset_and_step_work_or_change_nothing(data, kind):
+    """The vector, SB3 and single-agent envs: any seed and any action either works or raises ``ValueError`` (the
+    action errors are ``IllegalActionError``s) or ``RuntimeError`` with the env as it was."""
+    from tests.snapshots import learner_snapshot
+
+    env = _learner_env(kind)
+    sb3 = kind == "sb3"
+    env.reset() if sb3 else env.reset(seed=2)
+    seed = data.draw(st.none() | st.integers(-3, 2**65) | JUNK)
+    before = learner_snapshot(env)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy cast warnings on the way either
+        try:
+            if sb3:
+                env.seed(seed)
+                env.reset()
+            else:
+                env.reset(seed=seed)
+        except ValueError as exc:
+            assert str(exc) and "\n" not in str(exc)
+            assert_same(before, learner_snapshot(env))
+    masks = np.atleast_2d(env.action_masks())
+    if data.draw(st.booleans()):
+        legal = [int(np.flatnonzero(m)[0]) for m in masks]
+        action = legal[0] if kind == "single" else legal
+    else:
+        action = data.draw(ACTIONS)
+    before = learner_snapshot(env)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            if sb3:
+                env.step_async(action)
+                env.step_wait()
+            else:
+                env.step(action)
+        except (ValueError, RuntimeError) as exc:
+            assert str(exc) and "\n" not in str(exc)
+            if sb3:
+                env._actions = before["_actions"]
+            assert_same(before, learner_snapshot(env))
+            return
+    if kind == "single" and not isinstance(action, (int, np.integer)):
+        assert np.asarray(action).dtype.kind in "iu"  # only integer ids are ever played
+    elif kind != "single":
+        assert np.asarray(action).shape == (2,) and np.asarray(action).dtype.kind in "iu"
 
 
 # ------------------------------------------------------------------------------------------ checkpoint loader

@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_BATCH_SIZE", "check_batch_size", "check_reset_args", "check_step_args"]
+__all__ = ["MAX_BATCH_SIZE", "MAX_SEED", "check_batch_size", "check_seed", "check_reset_args", "check_step_args"]
 
 MAX_BATCH_SIZE = 1 << 20
 """The most tables one engine holds (about 8 KB each with events recorded: 8 GB at the limit)."""
+
+MAX_SEED = (1 << 64) - 1
+"""The largest seed: walls are drawn from 64-bit SplitMix64 state, so a larger one would replay ``seed mod 2**64``."""
 
 
 def _is_int(x: Any) -> bool:
@@ -51,6 +54,16 @@ def _int_array(value: Any, name: str) -> np.ndarray:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_seed(seed: Any, name: str = "seed") -> int | None:
+    """``seed`` as an int in ``0..MAX_SEED`` or None; ``ValueError`` naming ``name`` for anything else (a float,
+    a bool, a negative number or one of 2**64 or more, which would wrap onto another seed's walls)."""
+    if seed is None:
+        return None
+    if not _is_int(seed) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"{name} must be an integer 0..2**64-1 or None, got {_show(seed)}")
+    return int(seed)
 
 
 def check_batch_size(batch_size: Any) -> int:
@@ -88,7 +101,9 @@ def _fast_reset_args(engine, seed: Any, walls: Any, dealer: Any, tables: Any, ta
     when the call is anything else or fails a test (:func:`check_reset_args` then finds and names the problem).
 
     A B = 1 env deals every 30-odd decisions; the full checks cost 48 µs a deal, about 2 µs a decision."""
-    if walls is not None or type(continue_match) is not bool or (seed is not None and type(seed) is not int):
+    if walls is not None or type(continue_match) is not bool:
+        return None
+    if seed is not None and (type(seed) is not int or not 0 <= seed <= MAX_SEED):
         return None
     n, B = engine.n, engine.batch_size
     if tables is None:
@@ -120,20 +135,23 @@ def _fast_reset_args(engine, seed: Any, walls: Any, dealer: Any, tables: Any, ta
 def check_reset_args(engine, seed: Any, walls: Any, dealer: Any, tables: Any, table_ids: Any, continue_match: Any):
     """``(seed, walls, dealer, tables, table_ids)`` of ``Engine.reset`` checked and normalized.
 
-    ``seed`` is None or an integer; ``walls`` None, one notation string, or one wall per table (a notation string
+    ``seed`` is None or an integer 0..2**64-1; ``continue_match`` refuses tables whose session is over; ``walls`` None, one notation string, or one wall per table (a notation string
     or integer tile ids 0..33; whether it is the variant's tile set is checked by the engine); ``dealer`` one seat
     or one seat per table; ``tables`` distinct indices; ``table_ids`` non-negative integers, one per table.
     """
     fast = _fast_reset_args(engine, seed, walls, dealer, tables, table_ids, continue_match)
     if fast is not None:
+        if continue_match:
+            _check_sessions_go_on(engine, fast[3])
         return fast
     from mjenv.engine.core import WallError
 
-    if seed is not None and not _is_int(seed):
-        raise ValueError(f"seed must be an integer or None, got {seed!r}")
+    seed = check_seed(seed)
     if not isinstance(continue_match, (bool, np.bool_)):
         raise ValueError(f"continue_match must be True or False, got {continue_match!r}")
     idx = _check_tables(engine, tables)
+    if continue_match:
+        _check_sessions_go_on(engine, idx)
     k = engine.batch_size if idx is None else len(idx)
     if walls is not None and not isinstance(walls, str):
         if isinstance(walls, np.ndarray) and walls.ndim == 2:
@@ -174,6 +192,16 @@ def check_reset_args(engine, seed: Any, walls: Any, dealer: Any, tables: Any, ta
         if walls is None and table_ids.size != k:
             raise ValueError(f"table_ids has {table_ids.size} entries for {k} tables")
     return seed, walls, dealer, idx, table_ids
+
+
+def _check_sessions_go_on(engine, idx: np.ndarray | None) -> None:
+    """``continue_match=True`` continues each table's session: refused, naming the tables, where it is over."""
+    over = engine.session_over if idx is None else engine.session_over[idx]
+    if over.any():
+        rows = np.flatnonzero(over) if idx is None else idx[over]
+        raise ValueError(
+            f"continue_match: tables {rows.tolist()} finished their session; start a new one with continue_match=False"
+        )
 
 
 def check_step_args(engine, actions: Any, tables: Any):

@@ -123,6 +123,7 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
+from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.state import DONE
 from mjenv.render import render_table
@@ -202,6 +203,7 @@ class raw_env(AECEnv):
         self._to_act = -1
         self._paid = False  # the last step moved money (rewards hold non-zero entries)
         self._has_reset = False
+        self._closed = False
 
     @property
     def _rng(self) -> np.random.Generator:
@@ -239,6 +241,8 @@ class raw_env(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Deal a new hand: seeded, or an explicit ``options={"wall": ..., "dealer": d}``."""
+        if self._closed:
+            raise RuntimeError("reset() after close(): this env is closed; make a new one")
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be a dict (keys {', '.join(RESET_OPTION_KEYS)}), got {options!r}")
         options = dict(options or {})
@@ -249,8 +253,7 @@ class raw_env(AECEnv):
         n = self.engine.n
         if not isinstance(dealer, (int, np.integer)) or isinstance(dealer, (bool, np.bool_)) or not 0 <= dealer < n:
             raise ValueError(f"options['dealer'] must be a seat 0..{n - 1}, got {dealer!r}")
-        if seed is not None and (not isinstance(seed, (int, np.integer)) or isinstance(seed, (bool, np.bool_)) or seed < 0):
-            raise ValueError(f"seed must be an integer >= 0 or None, got {seed!r}")
+        check_seed(seed)
         wall = options.get("wall")
         if wall is not None and not isinstance(wall, (str, list, tuple, np.ndarray)):
             raise ValueError(f"options['wall'] must be a notation string or a list of tile ids, got {wall!r}")
@@ -287,6 +290,8 @@ class raw_env(AECEnv):
         :class:`~mjenv.engine.core.IllegalActionError`; a step before ``reset`` or after every agent's hand
         is over raises ``RuntimeError``; in every case nothing changes."""
         if not self._has_reset:
+            if self._closed:
+                raise RuntimeError("step() after close(): this env is closed; make a new one")
             raise RuntimeError("step before reset(); call reset() first")
         if not self.agents:
             raise RuntimeError("step after the hand is over and every agent has left; call reset() for a new hand")
@@ -377,7 +382,9 @@ class raw_env(AECEnv):
         return text
 
     def close(self) -> None:
-        """Nothing to release (the engine holds only numpy arrays)."""
+        """Nothing to release (the engine holds only numpy arrays); later ``reset`` and ``step`` calls are refused."""
+        self._closed = True
+        self._has_reset = False
 
 
 class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
@@ -399,8 +406,17 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
         """Reset the raw env (see :meth:`raw_env.reset`)."""
+        try:
+            super().reset(seed=seed, options=options)
+        except BaseException:  # refused: as before (the raw env is unchanged, or closed)
+            self._has_reset = self.env._has_reset
+            raise
         self._terminated = False
-        super().reset(seed=seed, options=options)
+
+    def close(self) -> None:
+        """Close the raw env; later ``reset`` and ``step`` calls are refused."""
+        self._has_reset = False  # off the fast path of step
+        super().close()
 
     def agent_iter(self, max_iter: int = 2**63) -> "_AgentIterable":
         """Iterate over the agent to act until the hand is over (``max_iter`` steps at most)."""
@@ -428,6 +444,8 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
                 raw._step(agent, action)
                 return
         if not self._has_reset:
+            if raw._closed:
+                raw.step(action)  # refused, naming close()
             EnvLogger.error_step_before_reset()
         if not raw.agents:
             self._has_updated = True

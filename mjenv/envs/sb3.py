@@ -25,14 +25,16 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from mjenv.encoding.actions import N_ACTIONS
-from mjenv.envs.vector import LearnerTables, Policy
+from mjenv.engine.arguments import check_seed
+from mjenv.envs.vector import LearnerEnvCore, Policy
 
 
-class MahjongSB3VecEnv(VecEnv):
+class MahjongSB3VecEnv(LearnerEnvCore, VecEnv):
     """SB3 ``VecEnv`` with ``action_masks()``; episodes end per table and tables re-deal at once.
 
     ``step_wait`` returns per-env infos with ``action_mask``; an ended episode's info also carries
-    ``terminal_observation`` (SB3's convention) and ``result`` (the engine's hand result).
+    ``terminal_observation`` (SB3's convention) and ``result`` (the engine's hand result).  Actions, seeds and
+    calls after ``close()`` or after a step that failed half-way are refused as in :mod:`mjenv.envs.vector`.
     """
 
     def __init__(
@@ -49,26 +51,18 @@ class MahjongSB3VecEnv(VecEnv):
         oracle: bool = False,
         seed: int | None = None,
     ):
-        self.core = LearnerTables(
-            variant,
-            num_envs,
-            ruleset=ruleset,
-            preset=preset,
-            options=options,
-            learner_seats=learner_seats,
-            opponent=opponent,
-            oracle=oracle,
-            seed=seed,
+        space = self._build_core(
+            variant, num_envs, flatten, ruleset=ruleset, preset=preset, options=options,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed,
         )
-        self.flatten = flatten
         self.render_mode = None
-        enc = self.core.encoder
-        low, high = (enc.low.reshape(-1), enc.high.reshape(-1)) if flatten else (enc.low, enc.high)
-        super().__init__(num_envs, spaces.Box(low, high, dtype=np.float32), spaces.Discrete(N_ACTIONS))
+        super().__init__(num_envs, space, spaces.Discrete(N_ACTIONS))
         self._actions: np.ndarray | None = None
 
-    def _obs(self, obs: np.ndarray) -> np.ndarray:
-        return obs.reshape(obs.shape[0], -1) if self.flatten else obs
+    def seed(self, seed: int | None = None) -> list:
+        """The seed of the next ``reset`` (an integer 0..2**64-1; ``None``: a random one), as SB3's ``VecEnv.seed``;
+        anything else is refused with ``ValueError`` and the pending seed kept."""
+        return super().seed(check_seed(seed))
 
     def reset(self) -> np.ndarray:
         """Deal every table: from the seed given to ``seed()`` if any (SB3 applies it at the next reset),
@@ -98,7 +92,8 @@ class MahjongSB3VecEnv(VecEnv):
         return self.core.action_masks()
 
     def close(self) -> None:
-        """Nothing to release."""
+        """Nothing to release; later ``reset`` and ``step`` calls are refused."""
+        self.core.close()
 
     # The VecEnv attribute protocol, answered for the one batch: "sub-env" i is table i.
     def _indices(self, indices) -> list[int]:

@@ -9,7 +9,9 @@ latter).
 
 An illegal action ends the episode with reward ``illegal_reward`` (default -1) and
 ``info["illegal_action"] = True``; the hand is abandoned and the next ``reset`` deals a new one
-(``illegal_action="raise"`` raises :class:`~mjenv.engine.core.IllegalActionError` instead).
+(``illegal_action="raise"`` raises :class:`~mjenv.engine.core.IllegalActionError` instead).  An action that is
+not one integer id is always refused, changing nothing; so are a bad seed and any call after ``close()``, and a
+step after one that failed half-way (see :mod:`mjenv.envs.vector`) until ``reset``.
 ``reset(seed=s)`` makes the run reproducible: it fixes this and every later hand's wall and re-seeds
 the default opponent.
 """
@@ -23,11 +25,12 @@ import numpy as np
 from gymnasium import spaces
 
 from mjenv.encoding.actions import N_ACTIONS
+from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import IllegalActionError
-from mjenv.envs.vector import LearnerTables, Policy
+from mjenv.envs.vector import LearnerEnvCore, Policy
 
 
-class MahjongSingleEnv(gym.Env):
+class MahjongSingleEnv(LearnerEnvCore, gym.Env):
     """One learner seat against fixed opponents (see the module docstring)."""
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
@@ -51,41 +54,33 @@ class MahjongSingleEnv(gym.Env):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use one of {self.metadata['render_modes']}")
-        self.core = LearnerTables(
-            variant,
-            1,
-            ruleset=ruleset,
-            preset=preset,
-            options=options,
-            learner_seats=learner_seats,
-            opponent=opponent,
-            oracle=oracle,
+        self.observation_space = self._build_core(
+            variant, 1, flatten, ruleset=ruleset, preset=preset, options=options,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle,
         )
-        self.flatten = flatten
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode
-        enc = self.core.encoder
-        low, high = (enc.low.reshape(-1), enc.high.reshape(-1)) if flatten else (enc.low, enc.high)
-        self.observation_space = spaces.Box(low, high, dtype=np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
         self._over = True
         self._fresh = False  # True once an ended hand has been followed by a dealt one
 
     def _obs(self, obs: np.ndarray) -> np.ndarray:
-        return obs[0].reshape(-1) if self.flatten else obs[0]
+        return super()._obs(obs)[0]
 
     def _info(self) -> dict:
         return {"action_mask": self.core.action_masks()[0], "seat": int(self.core.seat[0])}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Deal a hand and play opponents up to the agent's first decision; returns ``(obs, info)``."""
-        super().reset(seed=seed)
+        self.core._check_open("reset()")
         if options:
             raise ValueError(f"MahjongSingleEnv.reset takes no options, got {sorted(options)}")
+        seed = check_seed(seed)
+        super().reset(seed=seed)
         if seed is not None:
             self.core.reset(seed)
-        elif not self._fresh:
+        elif not self._fresh or self.core.broken is not None:
             self.core.redeal()
         self._fresh = False
         self._over = False
@@ -95,6 +90,7 @@ class MahjongSingleEnv(gym.Env):
 
     def step(self, action):
         """One decision of the agent; returns ``(obs, reward, terminated, truncated, info)``."""
+        self.core._check_can_step()
         if self._over:
             raise RuntimeError("step() after the episode ended; call reset()")
         arr = np.asarray(action)
@@ -133,3 +129,7 @@ class MahjongSingleEnv(gym.Env):
             print(text, end="\n\n")
             return None
         return text
+
+    def close(self) -> None:
+        """Nothing to release; later ``reset`` and ``step`` calls are refused."""
+        self.core.close()

@@ -30,6 +30,14 @@ Opponent policy: any callable ``(obs float32 [K, C, 34], mask bool [K, 111]) -> 
 called once per round with every table whose non-learner seat must act.  A policy with attribute
 ``uses_obs = False`` receives ``obs=None`` (no encoding cost).  For self-play pass the learner's own
 policy (e.g. :func:`mjenv.envs.sb3.model_policy`).
+
+What a step refuses, changing nothing: learner actions that are not exactly ``B`` integer ids 0..110 (a float,
+a string, NaN, a bool or an array of another shape is never rounded or flattened into one) and illegal ones
+(:class:`~mjenv.engine.core.IllegalActionError`), a bad seed (``ValueError``), and any call after ``close()``
+(``RuntimeError``).  A step that fails half-way — the opponent policy raised, or chose an illegal action,
+after the learners' actions were applied — leaves the tables mid-round; every later ``step`` is then refused
+(``RuntimeError`` naming the first failure) until ``reset``, so that a learner's action never plays an
+opponent's seat.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from gymnasium.vector.utils import batch_space
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
+from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.sampling import ActionSampler
 from mjenv.engine.state import DONE
@@ -72,6 +81,43 @@ def _step_tables(engine: Engine, tables: np.ndarray, actions: np.ndarray) -> Non
         raise IllegalActionError(f"opponent policy chose an illegal action: {exc}") from None
 
 
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_learner_actions(actions: Any, B: int) -> np.ndarray:
+    """``actions`` as int64 ``[B]`` when it is exactly ``B`` integer action ids 0..110 (a list, or an integer array of
+    shape ``(B,)``); otherwise :class:`~mjenv.engine.core.IllegalActionError` naming ``actions``: 11.7 is not
+    action 11, ``"11"`` is text, NaN has no id, ``True`` is not 1, and a ``(2, B/2)`` array is not flattened."""
+
+    if type(actions) is np.ndarray and actions.dtype == np.int64 and actions.shape == (B,):
+        return actions  # the common call (ids out of range are illegal: the engine refuses them, naming the table)
+
+    def refuse(what: str):
+        raise IllegalActionError(f"actions must be {B} integer ids 0..{N_ACTIONS - 1}, one per table; got {what}")
+
+    if isinstance(actions, (str, bytes)):
+        refuse(_show(actions))
+    try:
+        arr = np.asarray(actions)
+    except (TypeError, ValueError):
+        refuse(_show(actions))
+    if arr.dtype.kind == "O" and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in arr.flat):
+        arr = np.asarray([x if 0 <= x < N_ACTIONS else -1 for x in arr.flat]).reshape(arr.shape)  # no int64 overflow
+        if arr.dtype.kind == "O":  # (an empty object array)
+            arr = arr.astype(np.int64)
+    if arr.dtype.kind not in "iu":
+        refuse(f"{arr.dtype} values {_show(actions)}")
+    if arr.shape != (B,):
+        refuse(f"shape {arr.shape}")
+    bad = np.flatnonzero((arr < 0) | (arr >= N_ACTIONS))
+    if len(bad):
+        b = int(bad[0])
+        refuse(f"{actions[b] if isinstance(actions, (list, tuple)) else arr[b]} for table {b}")
+    return arr.astype(np.int64)
+
+
 class LearnerTables:
     """``B`` tables, one learner seat each, opponents auto-played (see the module docstring)."""
 
@@ -99,24 +145,52 @@ class LearnerTables:
         if not seats or any(not 0 <= s < self.n for s in seats):
             raise ValueError(f"learner_seats must be seats 0..{self.n - 1}, got {learner_seats!r}")
         self.learner_seats = seats
+        seed = check_seed(seed)
         self._default_opponent = random_policy(seed)
         self.opponent = opponent if opponent is not None else self._default_opponent
         # Unseeded: a random seed, so that two unseeded envs do not play the same hands.
-        self.seed = int(np.random.SeedSequence().entropy % 2**63) if seed is None else int(seed)
+        self.seed = int(np.random.SeedSequence().entropy % 2**63) if seed is None else seed
         self.seat = np.zeros(num_tables, np.int64)
         self.episode = np.zeros(num_tables, np.int64)
         self.mark = np.zeros(num_tables)
         self.skipped_hands = 0
         self._next_episode = 0
+        self.closed = False
+        self.broken: str | None = None
+        """Why the last step or deal stopped half-way (the tables are mid-round until a reset), or None."""
+
+    def observation_space(self, flatten: bool = False) -> spaces.Box:
+        """The Box of one learner's observation: ``[C, 34]``, or ``[C*34]`` with ``flatten``."""
+        enc = self.encoder
+        low, high = (enc.low.reshape(-1), enc.high.reshape(-1)) if flatten else (enc.low, enc.high)
+        return spaces.Box(low, high, dtype=np.float32)
+
+    def close(self) -> None:
+        """Refuse every later ``reset`` and ``step`` (the tables hold only numpy arrays: nothing to release)."""
+        self.closed = True
+
+    def _check_open(self, call: str) -> None:
+        if self.closed:
+            raise RuntimeError(f"{call} after close(): this env is closed; make a new one")
+
+    def _check_can_step(self) -> None:
+        self._check_open("step()")
+        if self.broken is not None:
+            raise RuntimeError(
+                f"step() refused: an earlier step or deal stopped half-way ({self.broken}), leaving opponent seats to "
+                "play; call reset()"
+            )
 
     def reset(self, seed: int | None = None) -> None:
         """Deal every table afresh.
 
-        With ``seed`` the run restarts from episode 0 of that seed (and the default opponent is
-        re-seeded), so equal seeds give equal runs; without it the episode counter continues.
+        With ``seed`` (an integer 0..2**64-1) the run restarts from episode 0 of that seed (and the default opponent
+        is re-seeded), so equal seeds give equal runs; without it the episode counter continues.
         """
+        self._check_open("reset()")
+        seed = check_seed(seed)
         if seed is not None:
-            self.seed = int(seed)
+            self.seed = seed
             if self.opponent is self._default_opponent:  # not one the caller installed since
                 self.opponent = self._default_opponent = random_policy(seed)
             self._next_episode = 0
@@ -125,8 +199,18 @@ class LearnerTables:
 
     def redeal(self) -> None:
         """Deal the next hand on every table (episode counter continues) and play up to the learners."""
+        self._check_open("reset()")
+        self.broken = None
         self._deal(np.arange(self.B))
-        self._run_opponents(np.zeros(self.B, bool))
+        self._guarded(self._run_opponents, np.zeros(self.B, bool))
+
+    def _guarded(self, run, *args):
+        """``run(*args)``, remembering in ``broken`` why it raised: the tables are then mid-round."""
+        try:
+            return run(*args)
+        except BaseException as exc:  # KeyboardInterrupt included: it stops the round half-way as well
+            self.broken = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+            raise
 
     def _deal(self, tables: np.ndarray) -> None:
         k = len(tables)
@@ -192,11 +276,9 @@ class LearnerTables:
         Returns ``(reward [B], terminated [B], final_info list)``; the final observations of ended
         episodes are in ``last_final_obs``.
         """
-        actions = np.asarray(actions).reshape(-1)
-        if actions.shape[0] != self.B:
-            raise ValueError(f"expected {self.B} actions, got {actions.shape[0]}")
-        self.engine.step(actions.astype(np.int64))
-        ended, final_reward, final_info = self._run_opponents(np.ones(self.B, bool))
+        self._check_can_step()
+        self.engine.step(check_learner_actions(actions, self.B))  # an illegal action changes nothing
+        ended, final_reward, final_info = self._guarded(self._run_opponents, np.ones(self.B, bool))
         st = self.engine.state
         money = st.money[np.arange(self.B), self.seat]
         reward = np.where(ended, final_reward, money - self.mark)
@@ -206,7 +288,26 @@ class LearnerTables:
         return reward, ended, final_info
 
 
-class MahjongVectorEnv(VectorEnv):
+class LearnerEnvCore:
+    """What the three envs over :class:`LearnerTables` share (:class:`MahjongVectorEnv`, the SB3 ``VecEnv``,
+    :class:`~mjenv.envs.single.MahjongSingleEnv`): building the tables and the observation space, and shaping
+    observations (``flatten``)."""
+
+    core: LearnerTables
+    flatten: bool
+
+    def _build_core(self, variant: str, num_tables: int, flatten: bool, **kwargs) -> spaces.Box:
+        """Make ``self.core`` (:class:`LearnerTables` of ``kwargs``) and return one learner's observation space."""
+        self.core = LearnerTables(variant, num_tables, **kwargs)
+        self.flatten = bool(flatten)
+        return self.core.observation_space(self.flatten)
+
+    def _obs(self, obs: np.ndarray) -> np.ndarray:
+        """``[K, C, 34]`` observations as the env gives them (``[K, C*34]`` with ``flatten``)."""
+        return obs.reshape(obs.shape[0], -1) if self.flatten else obs
+
+
+class MahjongVectorEnv(LearnerEnvCore, VectorEnv):
     """Gymnasium ``VectorEnv`` over :class:`LearnerTables` (same-step autoreset; see the module docstring).
 
     ``step`` returns ``infos`` with ``action_mask`` (bool ``[B, 111]``), ``seat`` and ``episode_id`` for every
@@ -231,31 +332,17 @@ class MahjongVectorEnv(VectorEnv):
         seed: int | None = None,
         render_mode: str | None = None,
     ):
-        self.core = LearnerTables(
-            variant,
-            num_envs,
-            ruleset=ruleset,
-            preset=preset,
-            options=options,
-            learner_seats=learner_seats,
-            opponent=opponent,
-            oracle=oracle,
-            seed=seed,
-        )
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} not supported; use 'ansi' or None")
+        self.single_observation_space = self._build_core(
+            variant, num_envs, flatten, ruleset=ruleset, preset=preset, options=options,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed,
+        )
         self.render_mode = render_mode
         self.num_envs = num_envs
-        self.flatten = flatten
-        enc = self.core.encoder
-        low, high = (enc.low.reshape(-1), enc.high.reshape(-1)) if flatten else (enc.low, enc.high)
-        self.single_observation_space = spaces.Box(low, high, dtype=np.float32)
         self.single_action_space = spaces.Discrete(N_ACTIONS)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-
-    def _obs(self, obs: np.ndarray) -> np.ndarray:
-        return obs.reshape(obs.shape[0], -1) if self.flatten else obs
 
     def _infos(self) -> dict:
         return {
@@ -271,6 +358,8 @@ class MahjongVectorEnv(VectorEnv):
         """
         if options:
             raise ValueError(f"MahjongVectorEnv.reset takes no options, got {sorted(options)}")
+        self.core._check_open("reset()")
+        seed = check_seed(seed)
         if seed is not None:
             self._np_random_seed = seed
             self._np_random = np.random.default_rng(seed)
@@ -303,7 +392,8 @@ class MahjongVectorEnv(VectorEnv):
         return render_table(self.core.engine, 0, int(self.core.seat[0]))
 
     def close(self, **kwargs) -> None:
-        """Nothing to release."""
+        """Nothing to release; later ``reset`` and ``step`` calls are refused."""
+        self.core.close()
         self.closed = True
 
 
