@@ -139,6 +139,7 @@ def play_duplicate(
     progress: Callable[[int], None] | None = None,
     config: str = "",
     on_record: Callable[[GameRecord], None] | None = None,
+    on_step: Callable[..., None] | None = None,
 ) -> TournamentResult:
     """Play every wall ``first_wall .. first_wall + walls - 1`` under every seating; one record per hand.
 
@@ -152,6 +153,9 @@ def play_duplicate(
     (each to a temporary name, then renamed: a replay file is whole or absent).  ``on_record(record)`` sees
     each hand as it finishes, so a caller keeps the finished hands when a later one fails (an outside bot's
     :class:`~agents.external.BotError`, which leaves here naming the wall and seat of the failed decision).
+    ``on_step(engine, tables, actions, games, steps, agents)`` sees every batch of decisions before it is played
+    (the live tables, their actions, game numbers, decision numbers within the hand and deciding agents;
+    :mod:`mjenv.dataset` records them).
     """
     probe = Engine(variant, 1, options=options, record_events=False)
     n = probe.n
@@ -263,6 +267,8 @@ def play_duplicate(
                 j = int(np.flatnonzero(~ok)[0])
                 raise IllegalActionError(f"agent {agent.name!r} chose illegal action {int(acts[j])} at table {int(rows[j])}")
             actions[rows] = acts
+        if on_step is not None:
+            on_step(eng, live, actions[live], table_game[live], hand_step[live], who)
         decisions += len(live)
         hand_step[live] += 1
         eng.step(actions)

@@ -12,7 +12,8 @@ later rounds label the states the cloned policy itself reaches.  Nothing is kept
 held-out set (the first ``holdout`` states of a separate seed), so memory stays at one round of observations.
 
 :func:`agreement` is the share of states with at least two legal actions where a policy picks the teacher's
-action; it is what the tests and ``train.py`` report.  Torch is imported on use only.
+action; it is what the tests and ``train.py`` report.  :func:`clone_from_dataset` fits the same losses to a
+recorded ``mjenv dataset`` folder instead of live play (offline learning, docs/dataset.md).  Torch is imported on use only.
 """
 
 from __future__ import annotations
@@ -180,3 +181,58 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
             f"({report.holdout_states} states with a choice), {report.states:,} states, {report.cpu_seconds:.0f} CPU s")
     return report
 
+
+
+def clone_from_dataset(forward: Callable, parameters, folder, *, epochs: int = 1, batch_size: int = 512,
+                       lr: float = 1e-3, vf_coef: float = 0.5, reward_scale: float = 0.1, seed: int = 0,
+                       agents: list[int] | None = None, log: Callable[[str], None] | None = None) -> dict:
+    """Fit ``forward`` (as :func:`behaviour_clone` takes it) to the actions of a ``mjenv dataset`` folder
+    (docs/dataset.md): masked cross-entropy on the recorded action and, when the network has a value output,
+    mean squared error to the recorded return × ``reward_scale``.  ``agents``: learn only the decisions of these
+    agent indices (``meta.source.agents``; default all).  Shards are visited in a shuffled order, decisions
+    shuffled within each (:func:`mjenv.dataset.iter_batches`), one shard in memory at a time.
+
+    Returns ``{"decisions", "epochs", "policy_loss" (per epoch), "value_loss" (per epoch), "agreement"}`` —
+    agreement: the share of the last epoch's decisions with at least two legal actions where the network's
+    greedy choice, before its update, was the recorded action."""
+    from mjenv.dataset import iter_batches
+
+    torch = _torch()
+    if epochs < 1 or batch_size < 1:
+        raise ValueError("clone_from_dataset: epochs and batch_size must be >= 1")
+    opt = torch.optim.Adam(list(parameters), lr=lr)
+    out = {"decisions": 0, "epochs": epochs, "policy_loss": [], "value_loss": [], "agreement": float("nan")}
+    for e in range(epochs):
+        losses, vlosses, hits, choices, seen = [], [], 0, 0, 0
+        for batch in iter_batches(folder, batch_size, seed=seed + e):
+            keep = np.isin(batch["agent"], agents) if agents is not None else np.ones(len(batch["action"]), bool)
+            if not keep.any():
+                continue
+            x = torch.as_tensor(batch["obs"][keep].reshape(int(keep.sum()), -1))
+            m = torch.as_tensor(batch["mask"][keep])
+            y = torch.as_tensor(batch["action"][keep])
+            logits, value = forward(x)
+            logits = logits.masked_fill(~m, float("-inf"))
+            choice = m.sum(1) >= 2
+            hits += int(((logits.argmax(1) == y) & choice).sum())
+            choices += int(choice.sum())
+            ce = torch.nn.functional.cross_entropy(logits, y)
+            loss = ce
+            losses.append(ce.item())
+            if value is not None:
+                g = torch.as_tensor(batch["ret"][keep] * reward_scale)
+                vloss = torch.nn.functional.mse_loss(value.reshape(-1), g)
+                vlosses.append(vloss.item())
+                loss = loss + vf_coef * vloss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            seen += int(keep.sum())
+        out["policy_loss"].append(float(np.mean(losses)) if losses else float("nan"))
+        out["value_loss"].append(float(np.mean(vlosses)) if vlosses else float("nan"))
+        out["agreement"] = hits / choices if choices else float("nan")
+        out["decisions"] = seen
+        if log:
+            log(f"[clone from {folder} {e + 1}/{epochs}] loss {out['policy_loss'][-1]:.3f}  "
+                f"agreement {100 * out['agreement']:.1f}% of {choices} choices, {seen:,} decisions")
+    return out

@@ -9,7 +9,8 @@ Subcommands are registered in :data:`COMMANDS` (name -> (add-arguments function,
 (``replay``, ``play`` ...) adds an entry there; a command whose logic lives in its own module registers that
 module's two functions.  Today: ``score`` (one winning hand of any variant, the rules of docs/rules/: Kawuxing
 §3.7-§3.10, Gejiu §6, Diedaohu §7, Yangzhou §8-§9, Liuwei §10), ``replay`` (:mod:`mjenv.replay`), ``rules``
-(the option reference, :mod:`mjenv.rules.reference`) and ``play`` (a hand against the bots, :mod:`mjenv.play`).
+(the option reference, :mod:`mjenv.rules.reference`), ``play`` (a hand against the bots, :mod:`mjenv.play`) and
+``dataset`` (decisions for offline learning, :mod:`mjenv.dataset`).
 
 ``score`` is driven by two tables:
 
@@ -34,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mjenv.dataset import add_dataset_subcommand, dataset_main
 from mjenv.play import add_play_subcommand, play_main
 from mjenv.replay import add_replay_subcommand, replay_main
 from mjenv.rules import reference
@@ -490,6 +492,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "replay": (add_replay_subcommand, replay_main),
     "rules": (add_rules_subcommand, rules_main),
     "play": (add_play_subcommand, play_main),
+    "dataset": (add_dataset_subcommand, dataset_main),
 }
 
 

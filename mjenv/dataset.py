@@ -1,0 +1,557 @@
+"""Decision datasets for offline learning: ``mjenv dataset`` writes them, :class:`DatasetReader` and
+:func:`torch_dataset` read them back.
+
+This module owns the ``mjenv-dataset-v1`` format (docs/dataset.md): a folder of shards
+``shard_00000.npz`` ... (numpy ``.npz``, uncompressed) and a ``meta.json`` written last (a folder without it is
+incomplete).  One row per decision: the deciding seat's observation (``mjenv-obs-v1``), its legal-action mask,
+the action taken, the reward and return, the seat, the wall id, the hand and the step within the hand, the
+agent that decided, and on request the ``mjenv-oracle-v1`` rows (every hand and the wall order).
+
+Observations are stored losslessly but compactly, per shard: a row (one of the C planes of 34 columns) that is
+constant across its columns in every decision of the shard is kept as one float32 (``obs_scalar``); a row
+whose values are all 0 or 1 is bit-packed (``obs_bits``, 5 bytes); any other row is kept whole
+(``obs_plane``, float32).  Masks are bit-packed.  About 0.5 KB per decision instead of 13.6 KB for kawuxing3.
+
+Sources: :func:`write_from_play` plays agents on seeded walls (each wall once, seats as listed, or under every
+seating with ``all_seatings``) through :func:`agents.arena.play_duplicate`; :func:`write_from_replays`
+re-simulates ``mjenv-replay-v1`` files (:mod:`mjenv.replay`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterable, Sequence
+
+import numba
+import numpy as np
+
+FORMAT = "mjenv-dataset-v1"
+N_ACTIONS = 111
+MASK_BYTES = (N_ACTIONS + 7) // 8
+# per-decision fields besides the observation, with their stored dtype
+FIELDS = {"action": np.int16, "reward": np.float32, "ret": np.float32, "seat": np.int8, "wall": np.int64,
+          "hand": np.int64, "step": np.int32, "agent": np.int16}
+
+
+class DatasetError(ValueError):
+    """A dataset folder that cannot be read or written (the message names the file or the argument)."""
+
+
+# ------------------------------------------------------------------------------------------ packing
+
+
+@numba.njit(cache=True)
+def _classify(buf, idx):
+    """Per row of ``buf[idx]`` (``float32 [*, C, W]``): 0 when constant across its columns in every decision,
+    1 when every value is 0 or 1, 2 otherwise."""
+    C, W = buf.shape[1], buf.shape[2]
+    scalar = np.ones(C, np.bool_)
+    binary = np.ones(C, np.bool_)
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        for r in range(C):
+            if not scalar[r] and not binary[r]:
+                continue
+            v0 = buf[i, r, 0]
+            for c in range(W):
+                v = buf[i, r, c]
+                if v != v0:
+                    scalar[r] = False
+                if v != 0.0 and v != 1.0:
+                    binary[r] = False
+    out = np.full(C, 2, np.int8)
+    for r in range(C):
+        if scalar[r]:
+            out[r] = 0
+        elif binary[r]:
+            out[r] = 1
+    return out
+
+
+@numba.njit(cache=True)
+def _pack(buf, idx, rs, rb, rp, out_s, out_b, out_p):
+    """Fill the packed arrays of decisions ``buf[idx]`` (bits big-endian within a byte, as ``np.packbits``)."""
+    W = buf.shape[2]
+    for k in range(idx.shape[0]):
+        i = idx[k]
+        for j in range(rs.shape[0]):
+            out_s[k, j] = buf[i, rs[j], 0]
+        for j in range(rb.shape[0]):
+            r = rb[j]
+            for byte in range(out_b.shape[2]):
+                acc = 0
+                for bit in range(8):
+                    c = byte * 8 + bit
+                    if c < W and buf[i, r, c] != 0.0:
+                        acc |= 1 << (7 - bit)
+                out_b[k, j, byte] = acc
+        for j in range(rp.shape[0]):
+            for c in range(W):
+                out_p[k, j, c] = buf[i, rp[j], c]
+
+
+def pack_planes(buf: np.ndarray, prefix: str = "obs", idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Decisions ``buf[idx]`` (``float32 [*, C, 34]``, default all) as the arrays of one shard (see the module
+    docstring); lossless."""
+    buf = np.ascontiguousarray(buf, dtype=np.float32)
+    idx = np.arange(buf.shape[0], dtype=np.int64) if idx is None else np.ascontiguousarray(idx, dtype=np.int64)
+    cls = _classify(buf, idx)
+    rs, rb, rp = (np.flatnonzero(cls == k).astype(np.int16) for k in range(3))
+    K, W = len(idx), buf.shape[2]
+    out = {f"{prefix}_shape": np.asarray(buf.shape[1:], dtype=np.int32),
+           f"{prefix}_scalar_rows": rs, f"{prefix}_scalar": np.empty((K, len(rs)), np.float32),
+           f"{prefix}_bit_rows": rb, f"{prefix}_bits": np.empty((K, len(rb), (W + 7) // 8), np.uint8),
+           f"{prefix}_plane_rows": rp, f"{prefix}_plane": np.empty((K, len(rp), W), np.float32)}
+    _pack(buf, idx, rs.astype(np.int64), rb.astype(np.int64), rp.astype(np.int64), out[f"{prefix}_scalar"],
+          out[f"{prefix}_bits"], out[f"{prefix}_plane"])
+    return out
+
+
+def unpack_planes(d: Any, prefix: str = "obs", index: np.ndarray | slice = slice(None)) -> np.ndarray:
+    """The ``float32 [k, C, 34]`` observations at ``index`` of one shard's arrays ``d``."""
+    C, W = (int(v) for v in d[f"{prefix}_shape"])
+    scal = d[f"{prefix}_scalar"][index]
+    out = np.empty((scal.shape[0], C, W), np.float32)
+    out[:, d[f"{prefix}_scalar_rows"], :] = scal[:, :, None]
+    out[:, d[f"{prefix}_bit_rows"], :] = np.unpackbits(d[f"{prefix}_bits"][index], axis=2, count=W)
+    out[:, d[f"{prefix}_plane_rows"], :] = d[f"{prefix}_plane"][index]
+    return out
+
+
+def _save_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(tmp, path)
+
+
+def _write_json(path: Path, obj: dict) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------------------------------ writing
+
+
+def _new_folder(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise DatasetError(f"--out {out}: exists and is not an empty folder; choose a new one")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DatasetError(f"--out {out}: cannot create it ({exc.strerror or exc})") from None
+
+
+class _Writer:
+    """The arena's ``on_step`` / ``on_record`` hooks and the shard writer.
+
+    Each decision is encoded straight into a slot of a preallocated buffer and stays there until its hand ends;
+    then its slots join the ready queue with their reward (the seat's money from the hand, at its last decision
+    of the hand) and return (that money, at every decision of the seat in the hand).  Every ``shard_size``
+    ready decisions are packed from their slots (:func:`pack_planes`) into one shard file and the slots reused,
+    so no observation is copied more than once and memory stays at about one shard plus the hands in play."""
+
+    def __init__(self, out: str | Path, shard_size: int, meta: dict, shape: tuple[int, int], oracle_rows: int,
+                 in_play: int = 16384):
+        if shard_size < 1:
+            raise DatasetError(f"--shard-size must be >= 1, got {shard_size}")
+        self.out = Path(out)
+        _new_folder(self.out)
+        self.shard_size, self.meta, self.shape, self.oracle_rows = shard_size, meta, shape, oracle_rows
+        # room for one shard of ready decisions plus the hands in play (about 48 decisions per table)
+        self.cap = shard_size + in_play
+        self.obs = np.empty((self.cap, *shape), np.float32)
+        self.extra = np.empty((self.cap if oracle_rows else 0, oracle_rows, shape[1]), np.float32)
+        self.mask = np.zeros((self.cap, N_ACTIONS), bool)
+        self.cols = {k: np.zeros(self.cap, np.int64) for k in ("action", "seat", "hand", "step", "agent")}
+        self.free: list[int] = list(range(self.cap - 1, -1, -1))
+        self.slots_of: dict[int, list[np.ndarray]] = {}
+        self.ready: list[tuple[np.ndarray, np.ndarray, np.ndarray, int]] = []  # slots, reward, ret, wall
+        self.n_ready = 0
+        self.shards: list[dict] = []
+        self.decisions = 0
+
+    def _grow(self, need: int) -> None:
+        new = max(need, int(self.cap * 1.5) + 1024)
+        self.obs = np.concatenate([self.obs, np.empty((new - self.cap, *self.shape), np.float32)])
+        if self.oracle_rows:
+            self.extra = np.concatenate([self.extra, np.empty((new - self.cap, self.oracle_rows, self.shape[1]), np.float32)])
+        self.mask = np.concatenate([self.mask, np.zeros((new - self.cap, N_ACTIONS), bool)])
+        for k, v in self.cols.items():
+            self.cols[k] = np.concatenate([v, np.zeros(new - self.cap, np.int64)])
+        self.free.extend(range(new - 1, self.cap - 1, -1))
+        self.cap = new
+
+    def on_step(self, eng, tables: np.ndarray, actions: np.ndarray, games: np.ndarray, steps: np.ndarray,
+                agents: np.ndarray) -> None:
+        """Record a batch of decisions (the arguments of the arena's ``on_step``)."""
+        from mjenv.encoding.observation import encoder_for
+
+        K = len(tables)
+        if len(self.free) < K:
+            self._grow(self.cap + K)
+        slots = np.asarray(self.free[-K:][::-1], np.int64)
+        del self.free[-K:]
+        st = eng.state
+        seats = st.actor[tables].astype(np.int64)
+        if self.oracle_rows:
+            full = encoder_for(eng, oracle=True).encode(st, seats, tables, engine=eng)
+            self.obs[slots] = full[:, :self.shape[0]]
+            self.extra[slots] = full[:, self.shape[0]:]
+        elif K and slots[-1] - slots[0] == K - 1:  # consecutive slots: encode in place
+            encoder_for(eng).encode(st, seats, tables, out=self.obs[slots[0]:slots[0] + K], engine=eng)
+        else:
+            self.obs[slots] = encoder_for(eng).encode(st, seats, tables, engine=eng)
+        self.mask[slots] = eng.mask[tables]
+        for k, v in (("action", actions), ("seat", seats), ("hand", games), ("step", steps), ("agent", agents)):
+            self.cols[k][slots] = v
+        for g in np.unique(games):
+            self.slots_of.setdefault(int(g), []).append(slots[games == g])
+
+    def on_record(self, record) -> None:
+        """A hand ended (an :class:`agents.arena.GameRecord`, or anything with ``game``, ``wall``, ``deltas``)."""
+        parts = self.slots_of.pop(int(record.game), [])
+        if not parts:
+            return
+        slots = np.concatenate(parts)
+        seats = self.cols["seat"][slots]
+        money = np.asarray(record.deltas, np.float32)
+        ret = money[seats]
+        reward = np.zeros(len(slots), np.float32)
+        for s in np.unique(seats):
+            last = np.flatnonzero(seats == s)[-1]
+            reward[last] = ret[last]
+        self.ready.append((slots, reward, ret, int(record.wall)))
+        self.n_ready += len(slots)
+        while self.n_ready >= self.shard_size:
+            self._write(self.shard_size)
+
+    def _write(self, k: int) -> None:
+        slots, reward, ret, wall = [], [], [], []
+        got = 0
+        while got < k:
+            s, rw, rt, w = self.ready[0]
+            take = min(k - got, len(s))
+            slots.append(s[:take]), reward.append(rw[:take]), ret.append(rt[:take]), wall.append(np.full(take, w))
+            if take == len(s):
+                self.ready.pop(0)
+            else:
+                self.ready[0] = (s[take:], rw[take:], rt[take:], w)
+            got += take
+        idx = np.concatenate(slots)
+        arrays = pack_planes(self.obs, "obs", idx)
+        if self.oracle_rows:
+            arrays |= pack_planes(self.extra, "oracle", idx)
+        arrays["mask_bits"] = np.packbits(self.mask[idx], axis=1)
+        cols = {k2: v[idx] for k2, v in self.cols.items()} | {"reward": np.concatenate(reward), "ret": np.concatenate(ret),
+                                                               "wall": np.concatenate(wall)}
+        for key, dtype in FIELDS.items():
+            arrays[key] = cols[key].astype(dtype)
+        name = f"shard_{len(self.shards):05d}.npz"
+        _save_npz(self.out / name, arrays)
+        self.shards.append({"file": name, "decisions": int(k)})
+        self.decisions += int(k)
+        self.n_ready -= k
+        self.free.extend(idx.tolist())
+
+    def finish(self, extra: dict | None = None) -> dict:
+        """Write the last shard and meta.json (last of all); returns the meta."""
+        if self.n_ready:
+            self._write(self.n_ready)
+        meta = {**self.meta, **(extra or {}), "format": FORMAT, "decisions": self.decisions, "shards": self.shards}
+        _write_json(self.out / "meta.json", meta)
+        return meta
+
+
+def _new_writer(out, shard_size: int, variant: str, opts, oracle: bool, source: dict, tables: int = 1) -> _Writer:
+    """A :class:`_Writer` for a new dataset folder with its meta (everything but the shard list)."""
+    meta = _base_meta(variant, opts, oracle, source)
+    return _Writer(out, shard_size, meta, tuple(meta["observation"]["shape"]),
+                   meta["oracle"]["shape"][0] if oracle else 0, in_play=48 * tables + 256)
+
+
+def _base_meta(variant: str, opts, oracle: bool, source: dict) -> dict:
+    from mjenv.encoding.observation import OBS_VERSION, ORACLE_VERSION, ObservationEncoder, OracleEncoder
+    from mjenv.rules.options import n_players, options_to_dict
+
+    enc = ObservationEncoder(variant, opts)
+    meta = {"format": FORMAT, "variant": variant, "players": n_players(variant), "options": options_to_dict(opts, variant),
+            "observation": {"version": OBS_VERSION, "shape": list(enc.shape),
+                            "blocks": {name: [sl.start, sl.stop] for name, sl in enc.slices.items()}},
+            "oracle": None, "source": source,
+            "fields": {"obs": "float32 [C, 34]", "mask": "bool [111]", **{k: np.dtype(v).name for k, v in FIELDS.items()}}}
+    if oracle:
+        o = OracleEncoder(variant, opts)
+        meta["oracle"] = {"version": ORACLE_VERSION, "shape": [o.shape[0] - enc.shape[0], o.shape[1]],
+                          "note": "the rows the oracle encoding adds after the v1 rows (oracle_obs = obs + these)"}
+    return meta
+
+
+def write_from_play(out: str | Path, agent_specs: Sequence[str], variant: str = "kawuxing3", options: Any = None, *,
+                    walls: int = 100, seed: int = 0, first_wall: int = 0, all_seatings: bool = False,
+                    oracle: bool = False, shard_size: int = 16384, batch_size: int = 256, progress=None) -> dict:
+    """Play ``walls`` seeded walls with the agents and write every decision (see the module docstring).
+
+    Seats: with as many agents as seats, agent ``i`` sits in seat ``i``; with fewer, the list repeats (``A B``
+    at three seats: A B A); ``all_seatings`` replays each wall under every seating of :func:`agents.arena.seatings`
+    instead.  Returns the meta.json content."""
+    from agents import make_agent
+    from agents.arena import play_duplicate, seatings
+    from agents.base import resolve_options
+    from mjenv.rules.options import n_players
+
+    n = n_players(variant)
+    if walls < 1:
+        raise DatasetError(f"--walls must be >= 1, got {walls}")
+    if not agent_specs:
+        raise DatasetError("--agents: name at least one agent")
+    opts = resolve_options(variant, options)
+    distinct = list(dict.fromkeys(agent_specs))  # one agent object per distinct name, deciding for all its seats
+    try:
+        agents = [make_agent(s, variant, opts, seed=seed * 1000 + i) for i, s in enumerate(distinct)]
+    except ValueError as exc:
+        raise DatasetError(f"--agents: {exc}") from None
+    if all_seatings:
+        plan = seatings(len(agents), n)
+    else:
+        plan = [tuple(distinct.index(agent_specs[s % len(agent_specs)]) for s in range(n))]
+    source = {"kind": "play", "agents": [a.name for a in agents], "seatings": [list(p) for p in plan], "walls": walls,
+              "first_wall": first_wall, "seed": seed, "all_seatings": all_seatings}
+    rec = _new_writer(out, shard_size, variant, opts, oracle, source, tables=min(batch_size, walls * len(plan)))
+    cpu, start = time.process_time(), time.perf_counter()
+    try:
+        res = play_duplicate(agents, variant, opts, walls=walls, seed=seed, first_wall=first_wall, batch_size=batch_size,
+                             seat_plan=plan, on_record=rec.on_record, on_step=rec.on_step, progress=progress)
+    finally:
+        for a in agents:
+            if hasattr(a, "close"):
+                a.close()
+    return rec.finish({"hands": len(res.records), "seconds": time.perf_counter() - start,
+                          "cpu_seconds": time.process_time() - cpu})
+
+
+def write_from_replays(out: str | Path, files: Sequence[str | Path], *, oracle: bool = False,
+                       shard_size: int = 16384) -> dict:
+    """Re-simulate the hands of ``mjenv-replay-v1`` files and write their decisions (one variant and rule set
+    for the whole dataset; a hand of other rules is an error naming its file).  ``wall`` is the header's
+    ``table_id`` (the hand's index when it has none), ``agent`` the index of the header's agent name in
+    ``meta.source.agents``."""
+    from mjenv.engine.core import Engine
+    from mjenv.replay import ReplayError, deal_header, read_replay
+
+    hands = []
+    for f in files:
+        try:
+            hands += read_replay(f)
+        except (OSError, ReplayError) as exc:
+            raise DatasetError(f"--from-replays {f}: {exc}") from None
+    if not hands:
+        raise DatasetError("--from-replays: no hands in the files given")
+    h0 = hands[0].header
+    opts = Engine(h0["variant"], 1, options=dict(h0["options"])).opts
+    names: list[str] = []
+    source = {"kind": "replays", "files": [str(f) for f in files], "agents": names}
+    rec = _new_writer(out, shard_size, h0["variant"], opts, oracle, source)
+    for k, rep in enumerate(hands):
+        h = rep.header
+        if h["variant"] != h0["variant"] or h["options"] != h0["options"]:
+            raise DatasetError(f"--from-replays {rep.path}: its rules differ from {hands[0].path}'s; one rule set per dataset")
+        eng = deal_header(h)
+        agent_names = list(h.get("agents") or [])
+        agent_idx = []
+        for s in range(eng.n):
+            name = agent_names[s] if s < len(agent_names) else "unknown"
+            if name not in names:
+                names.append(name)
+            agent_idx.append(names.index(name))
+        wall = h.get("table_id", k)
+        wall = wall if isinstance(wall, int) else k
+        for step, a in enumerate(rep.actions):
+            actor, act = int(eng.state.actor[0]), int(a["action"])
+            if eng.done[0] or int(a["seat"]) != actor or not (0 <= act < N_ACTIONS) or not eng.mask[0, act]:
+                raise DatasetError(f"--from-replays {rep.path}: hand {k + 1} does not replay (mjenv replay --verify says why)")
+            rec.on_step(eng, np.array([0]), np.array([act]), np.array([k]), np.array([step]), np.array([agent_idx[actor]]))
+            eng.step(np.array([act]))
+        if not eng.done[0]:
+            raise DatasetError(f"--from-replays {rep.path}: hand {k + 1} stops before its end")
+        rec.on_record(SimpleNamespace(game=k, wall=wall, deltas=[float(x) for x in eng.results[0]["deltas"]]))
+    return rec.finish({"hands": len(hands)})
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+
+class DatasetReader:
+    """A ``mjenv-dataset-v1`` folder: its meta and its shards as numpy arrays."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        path = self.folder / "meta.json"
+        try:
+            self.meta = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise DatasetError(f"{path}: missing (not a dataset folder, or one whose writing did not finish)") from None
+        except (OSError, ValueError) as exc:
+            raise DatasetError(f"{path}: cannot read it ({exc})") from None
+        if self.meta.get("format") != FORMAT:
+            raise DatasetError(f"{path}: format {self.meta.get('format')!r}, this reader reads {FORMAT}")
+        self.sizes = [int(s["decisions"]) for s in self.meta["shards"]]
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def has_oracle(self) -> bool:
+        """Whether the shards hold the oracle rows."""
+        return self.meta.get("oracle") is not None
+
+    def raw(self, i: int) -> dict[str, np.ndarray]:
+        """Shard ``i``'s stored (packed) arrays."""
+        path = self.folder / self.meta["shards"][i]["file"]
+        try:
+            with np.load(path) as z:
+                return {k: z[k] for k in z.files}
+        except (OSError, ValueError) as exc:
+            raise DatasetError(f"{path}: cannot read it ({exc})") from None
+
+    def shard(self, i: int, oracle: bool = False) -> dict[str, np.ndarray]:
+        """Shard ``i`` unpacked: ``obs float32 [N, C, 34]``, ``mask bool [N, 111]``, ``action int64`` and the other
+        fields; ``oracle_obs`` (v1 rows then the oracle rows) with ``oracle``."""
+        return unpack(self.raw(i), oracle=oracle)
+
+
+def unpack(d: dict[str, np.ndarray], index: np.ndarray | slice = slice(None), oracle: bool = False) -> dict[str, np.ndarray]:
+    """Decisions ``index`` of one shard's packed arrays, unpacked (see :meth:`DatasetReader.shard`)."""
+    out = {"obs": unpack_planes(d, "obs", index),
+           "mask": np.unpackbits(d["mask_bits"][index], axis=1, count=N_ACTIONS).astype(bool)}
+    for key in FIELDS:
+        out[key] = d[key][index].astype(np.int64 if np.issubdtype(d[key].dtype, np.integer) else np.float32)
+    if oracle:
+        if "oracle_shape" not in d:
+            raise DatasetError("this dataset has no oracle rows (write it with --oracle)")
+        out["oracle_obs"] = np.concatenate([out["obs"], unpack_planes(d, "oracle", index)], axis=1)
+    return out
+
+
+def torch_dataset(folder: str | Path, *, oracle: bool = False):
+    """A map-style ``torch.utils.data.Dataset`` over every decision of a dataset folder.
+
+    Item ``i`` is a dict of tensors: ``obs float32 [C, 34]``, ``mask bool [111]``, ``action``, ``reward``,
+    ``ret``, ``seat``, ``wall``, ``hand``, ``step``, ``agent`` (and ``oracle_obs`` with ``oracle``).  The shards
+    stay packed in memory (about 0.5 KB per decision) and are unpacked per item, or per batch through
+    ``__getitems__`` (what ``DataLoader`` calls with a batch sampler in torch >= 2.1)."""
+    import torch
+
+    reader = DatasetReader(folder)
+    if oracle and not reader.has_oracle:
+        raise DatasetError(f"{folder}: this dataset has no oracle rows (write it with --oracle)")
+
+    class DecisionDataset(torch.utils.data.Dataset):
+        """Decisions of one ``mjenv-dataset-v1`` folder (see :func:`torch_dataset`)."""
+
+        def __init__(self):
+            self.reader = reader
+            self.meta = reader.meta
+            self.shards = [reader.raw(i) for i in range(len(reader.sizes))]
+
+        def __len__(self) -> int:
+            return len(reader)
+
+        def _fetch(self, idx: np.ndarray) -> dict:
+            idx = np.asarray(idx, dtype=np.int64)
+            if idx.size and (idx.min() < 0 or idx.max() >= len(reader)):
+                raise IndexError(f"decision index out of range 0..{len(reader) - 1}")
+            which = np.searchsorted(reader.offsets, idx, side="right") - 1
+            parts, order = [], []
+            for s in np.unique(which):
+                sel = np.flatnonzero(which == s)
+                parts.append(unpack(self.shards[s], idx[sel] - reader.offsets[s], oracle=oracle))
+                order.append(sel)
+            inv = np.argsort(np.concatenate(order))
+            return {k: torch.from_numpy(np.concatenate([p[k] for p in parts])[inv]) for k in parts[0]}
+
+        def __getitem__(self, i: int) -> dict:
+            return {k: v[0] for k, v in self._fetch(np.array([int(i)])).items()}
+
+        def __getitems__(self, indices) -> list[dict]:
+            batch = self._fetch(np.asarray(indices))
+            return [{k: v[j] for k, v in batch.items()} for j in range(len(indices))]
+
+    return DecisionDataset()
+
+
+# ------------------------------------------------------------------------------------------ command line
+
+
+def add_dataset_subcommand(subparsers) -> argparse.ArgumentParser:
+    """Add ``dataset`` to an argparse subparsers object."""
+    p = subparsers.add_parser(
+        "dataset", help="write a dataset of decisions (observation, mask, action, reward, ...) for offline learning",
+        description="Play agents on seeded walls (or re-simulate replay files) and write every decision to a "
+                    "sharded mjenv-dataset-v1 folder (docs/dataset.md).",
+    )
+    p.add_argument("--agents", nargs="+", default=["heuristic"], metavar="AGENT",
+                   help="agents by seat (heuristic, random, a checkpoint *.pt, cmd:COMMAND); fewer than the seats repeat")
+    p.add_argument("--walls", type=int, default=100, help="walls to play (each once, or under every seating)")
+    p.add_argument("--out", required=True, help="dataset folder to create (must be new or empty)")
+    p.add_argument("--from-replays", nargs="+", default=None, metavar="FILE",
+                   help="re-simulate these mjenv-replay-v1 files instead of playing")
+    p.add_argument("--variant", default="kawuxing3")
+    p.add_argument("--ruleset", default=None)
+    p.add_argument("--preset", default=None)
+    p.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--seed", type=int, default=0, help="wall seed: wall w is the engine's seeded wall (seed, w)")
+    p.add_argument("--first-wall", type=int, default=0)
+    p.add_argument("--all-seatings", action="store_true", help="replay every wall under every seating of the agents")
+    p.add_argument("--oracle", action="store_true", help="also store the mjenv-oracle-v1 rows (every hand, the wall)")
+    p.add_argument("--shard-size", type=int, default=16384, help="decisions per shard file (default 16384)")
+    p.add_argument("--batch-size", type=int, default=256, help="tables played at once")
+    p.set_defaults(func=dataset_main)
+    return p
+
+
+def dataset_main(args: argparse.Namespace) -> int:
+    """Run ``mjenv dataset``; bad arguments raise ``ValueError`` naming the flag (exit 2 in the CLI)."""
+    from mjenv.rules.options import load_rules, parse_option_assignments
+
+    for flag, value, low in (("--walls", args.walls, 1), ("--seed", args.seed, 0), ("--first-wall", args.first_wall, 0),
+                             ("--shard-size", args.shard_size, 1), ("--batch-size", args.batch_size, 1)):
+        if value < low:
+            raise DatasetError(f"{flag} must be >= {low}, got {value}")
+    start, cpu = time.perf_counter(), time.process_time()
+    if args.from_replays:
+        meta = write_from_replays(args.out, args.from_replays, oracle=args.oracle, shard_size=args.shard_size)
+    else:
+        opts = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))
+        try:
+            meta = write_from_play(args.out, args.agents, args.variant, opts, walls=args.walls, seed=args.seed,
+                                   first_wall=args.first_wall, all_seatings=args.all_seatings, oracle=args.oracle,
+                                   shard_size=args.shard_size, batch_size=args.batch_size)
+        except ModuleNotFoundError as exc:
+            raise DatasetError(f"--agents: needs an optional dependency ({exc})") from None
+    took, cpu = time.perf_counter() - start, time.process_time() - cpu
+    size = sum((Path(args.out) / s["file"]).stat().st_size for s in meta["shards"])
+    print(f"wrote {meta['decisions']:,} decisions of {meta['hands']:,} hands to {args.out} in {len(meta['shards'])} "
+          f"shard(s), {size / 1e6:.1f} MB, in {took:.1f} s ({cpu:.1f} CPU s; {meta['decisions'] / max(took, 1e-9):,.0f} "
+          f"decisions/s)")
+    return 0
+
+
+def iter_batches(folder: str | Path, batch_size: int, *, seed: int = 0, oracle: bool = False) -> Iterable[dict]:
+    """Shuffled minibatches of numpy arrays over a whole dataset: shards in a random order, decisions shuffled
+    within each shard (one shard unpacked at a time, so memory stays at one shard)."""
+    reader = DatasetReader(folder)
+    rng = np.random.default_rng(seed)
+    for s in rng.permutation(len(reader.sizes)):
+        d = reader.shard(int(s), oracle=oracle)
+        perm = rng.permutation(len(d["action"]))
+        for i in range(0, len(perm), batch_size):
+            idx = perm[i:i + batch_size]
+            yield {k: v[idx] for k, v in d.items()}
