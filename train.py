@@ -1,10 +1,16 @@
-"""Self-play PPO for mjenv (CleanRL-style single file): sb3-contrib ``MaskablePPO`` on the batched vector env.
+"""Self-play PPO for mjenv (CleanRL-style single file): an all-seat PPO loop on the batched engine (the default,
+``--trainer allseat``) or sb3-contrib ``MaskablePPO`` on the batched vector env (``--trainer sb3``).
 
 This script owns training: the ``Args`` of a run (defaults from ``configs/train/default.toml``, another
 config with ``--config long``, any field overridable as ``--field value``), the opponent pool, the
 policy network wiring, periodic evaluation, logs and checkpoints.
 
-What happens:
+The all-seat trainer (:func:`train_allseat`, its parts in :mod:`agents.selfplay`): one shared policy plays every
+seat of ``num_envs`` engine tables and every learner-seat decision is a sample; per-seat rewards (each seat's own
+money) and GAE over each seat's own decisions; a share ``frozen_share`` of the seats, drawn per hand, is played by
+the opponent pool; ``--ray [ADDRESS]`` runs the rollouts on ``ray_workers`` Ray actors with the learner here.
+
+What happens in the SB3 path:What happens:
 
 * ``num_envs`` engine tables (:func:`mjenv.envs.vector.sb3_vec_env`), each with one learner seat (rotating
   over seats and dealers); the other seats are played by an **opponent pool** drawn per hand: ``random``,
@@ -166,6 +172,16 @@ class Args:
     oracle_critic: bool = False
     """the value head reads, through its own trunk, the observation plus the oracle rows (every hand, the wall
     order); the policy never sees them and checkpoints hold the policy alone"""
+    trainer: str = "allseat"
+    """allseat: this file's PPO loop, one shared policy playing every seat of num_envs engine tables, each seat's
+    decisions a sample (agents/selfplay.py); sb3: sb3-contrib MaskablePPO with one learner seat per table"""
+    frozen_share: float = 0.0
+    """allseat: share of the seats, drawn per hand, played by the opponent pool instead of the learner"""
+    ray: str | None = field(default=None, metadata={"const": "local"})
+    """allseat: run the rollouts on Ray actors, the learner here (pip install -e .[ray]): bare --ray starts a
+    local Ray, --ray ADDRESS joins a cluster (auto, HOST:6379 or ray://HOST:10001)"""
+    ray_workers: int = 2
+    """with --ray: rollout workers (Ray actors, one CPU each), each with num_envs tables and a copy of the policy"""
 
 
 # ------------------------------------------------------------------------------------------ opponents
@@ -363,6 +379,186 @@ def write_curve(rows: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def duplicate_eval(learner, eval_agents: dict, args: Args, opts, step: int, walls: int, first_wall: int,
+                   rows: list[dict], folder: Path, title: str) -> dict:
+    """The greedy ``learner`` against each evaluation opponent in a duplicate tournament (``walls`` walls from
+    ``first_wall``); prints one line per opponent, appends the rows to ``rows`` and rewrites ``eval.csv`` (and
+    the learning curve).  Returns ``{opponent: row}``."""
+    out = {}
+    for name, opp in eval_agents.items():
+        res = play_duplicate([learner, opp], args.variant, opts, walls=walls, seed=10_000 + args.seed,
+                             first_wall=first_wall, batch_size=min(256, walls * 6))
+        st = {s["agent"]: s for s in summarize(res)}["learner"]
+        margin = next(p for p in pairwise(res))
+        signed = margin["margin"] if margin["a"] == "learner" else -margin["margin"]
+        row = {"step": step, "opponent": name, "score": st["mean"], "ci95": st["ci95"], "margin": signed,
+               "margin_ci95": margin["ci95"], "win_rate": st["win_rate"], "deal_in_rate": st["deal_in_rate"],
+               "liang_rate": st["liang_rate"], "hands": len(res.records), "cpu_seconds": round(time.process_time(), 1)}
+        out[name] = row
+        rows.append(row)
+        print(f"[eval @ {step:>9,}] vs {name:<10} score/hand {st['mean']:+.3f} ± {st['ci95']:.3f}  "
+              f"(margin {signed:+.3f} ± {margin['ci95']:.3f}, win {100 * st['win_rate']:.1f}%, "
+              f"deal-in {100 * st['deal_in_rate']:.1f}%, {len(res.records)} hands)", flush=True)
+    with open(folder / "eval.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    if args.curve:
+        write_curve(rows, folder / "learning_curve.png", title)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ all-seat trainer
+
+
+def seat_spec(args: Args, opts, obs_shape, features) -> dict:
+    """The plain-dict description of a rollout worker (:class:`agents.selfplay.SeatRollouts`) for ``args``."""
+    return {"variant": args.variant, "options": options_to_dict(opts, args.variant), "obs_shape": list(obs_shape),
+            "channels": args.channels, "hidden": args.hidden, "value_hidden": args.value_hidden,
+            "advice": features.version if features is not None else None, "num_tables": args.num_envs,
+            "n_steps": args.n_steps, "seed": args.seed, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
+            "reward_scale": args.reward_scale, "opponents": list(args.opponents),
+            "opponent_weights": list(args.opponent_weights), "frozen_share": args.frozen_share, "threads": args.threads}
+
+
+def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: str, obs_shape, features,
+                  eval_agents: dict, init: dict | None) -> dict:
+    """The all-seat PPO loop (``--trainer allseat``, :mod:`agents.selfplay`): rollouts on ``num_envs`` tables
+    (locally, or on ``ray_workers`` Ray actors with ``--ray``), then ``n_epochs`` of PPO on every learner-seat
+    decision; snapshots, checkpoints and evaluations as in the SB3 path.  Returns the summary."""
+    import torch
+
+    from agents.selfplay import SeatNet, SeatRollouts, merge_batches, ppo_update, remote_rollouts
+
+    torch.set_num_threads(max(1, args.threads))
+    torch.manual_seed(args.seed)
+    spec = seat_spec(args, opts, obs_shape, features)
+    advice_row = obs_shape[0] - features.rows if features is not None else None
+    net = SeatNet(obs_shape, args.channels, args.hidden, args.value_hidden, advice_row, args.advice_weight)
+    if init is not None:
+        net.trunk.load_state_dict(init["trunk"])
+        net.head.load_state_dict(init["head"])
+    arch = {"channels": args.channels, "hidden": args.hidden}
+    clone_report = None
+    if args.bc_rounds > 0:
+        from agents.clone import behaviour_clone
+
+        teacher = make_agent(args.bc_teacher, args.variant, opts, seed=args.seed + 3)
+        net.train()
+        clone_report = behaviour_clone(
+            net, net.parameters(), args.variant, opts, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
+            steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
+            reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
+            log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)
+        net.eval()
+        (folder / "clone.json").write_text(json.dumps(asdict(clone_report), indent=2), encoding="utf-8")
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5)  # SB3's Adam settings
+    rng = np.random.default_rng(args.seed)
+
+    def payload(step: int, extra: dict | None = None) -> dict:
+        meta = {"algo": "allseat-ppo", "run": run_name, "timesteps": int(step), "seed": args.seed,
+                "config": config or "", **(extra or {})}
+        return checkpoint_payload(net.trunk, net.head, variant=args.variant, options=opts, obs_shape=obs_shape,
+                                  arch=arch, meta=meta, features=features.version if features is not None else None)
+
+    eval_rows: list[dict] = []
+    title = f"{run_name} ({config or 'args'}, all-seat)"
+
+    def evaluate(step: int, walls: int, first_wall: int) -> dict:
+        learner = PolicyAgent(payload(step), args.variant, opts, deterministic=True, name="learner")
+        return duplicate_eval(learner, eval_agents, args, opts, step, walls, first_wall, eval_rows, folder, title)
+
+    ray = None
+    if args.ray is not None:
+        from agents.distributed import connect
+
+        ray = connect(args.ray, args.ray_workers)
+        workers = remote_rollouts(ray, spec, args.ray_workers)
+    else:
+        workers = [SeatRollouts(spec, 0)]
+        torch.set_num_threads(max(1, args.threads))
+
+    def on_workers(method: str, *a):
+        if ray is None:
+            return [getattr(w, method)(*a) for w in workers]
+        return ray.get([getattr(w, method).remote(*a) for w in workers])
+
+    if "self" in args.opponents and args.frozen_share > 0:
+        on_workers("add_snapshot", payload(0), args.pool_size)
+    if clone_report is not None and args.eval_every > 0:
+        evaluate(0, args.eval_walls, 0)
+    progress_rows: list[dict] = []
+    steps = iteration = 0
+    next_eval = args.eval_every if args.eval_every > 0 else None
+    next_save, next_snap = args.save_every, args.snapshot_every
+    started, cpu0 = time.perf_counter(), time.process_time()
+    rollout_cpu = 0.0
+    print(f"run {run_name}: {args.variant}, all-seat PPO, {args.total_timesteps:,} samples, "
+          f"{len(workers)} worker(s) × {args.num_envs} tables × {args.n_steps} steps, frozen share {args.frozen_share} "
+          f"({dict(zip(args.opponents, args.opponent_weights))}), obs {OBS_VERSION} {tuple(obs_shape)}", flush=True)
+    while steps < args.total_timesteps:
+        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        if ray is None:
+            parts = [w.collect(state) for w in workers]
+            torch.set_num_threads(max(1, args.threads))
+        else:
+            ref = ray.put(state)
+            parts = ray.get([w.collect.remote(ref) for w in workers])
+        batch = merge_batches(parts)
+        rollout_cpu += batch["stats"]["cpu"]
+        frac = min(1.0, steps / args.total_timesteps)
+        lr = args.lr_final + (args.learning_rate - args.lr_final) * (1 - frac) if args.anneal_lr else args.learning_rate
+        ent = args.ent_coef if args.ent_coef_final is None else args.ent_coef + (args.ent_coef_final - args.ent_coef) * frac
+        logs = ppo_update(net, optimizer, batch, epochs=args.n_epochs, batch_size=args.batch_size,
+                          clip_range=args.clip_range, ent_coef=ent, vf_coef=args.vf_coef,
+                          max_grad_norm=args.max_grad_norm, lr=lr, rng=rng)
+        steps += batch["stats"]["samples"]
+        iteration += 1
+        money = {k: float(np.mean(v)) for k, v in batch["stats"]["money"].items() if v}
+        row = {"iteration": iteration, "samples": steps, "hands": batch["stats"]["hands"], "lr": lr, "ent_coef": ent,
+               **logs, "rollout_cpu": round(batch["stats"]["cpu"], 3), "cpu": round(time.process_time() - cpu0, 2),
+               "wall": round(time.perf_counter() - started, 2), **{f"money_{k}": v for k, v in money.items()}}
+        progress_rows.append(row)
+        if args.progress:
+            print(f"[iter {iteration:>4}] {steps:>9,} samples  policy {logs['policy_loss']:+.4f}  value "
+                  f"{logs['value_loss']:.4f}  entropy {logs['entropy']:.3f}  kl {logs['approx_kl']:.4f}  "
+                  + " ".join(f"{k}:{v:+.2f}" for k, v in money.items()), flush=True)
+        if steps >= next_snap:
+            next_snap += args.snapshot_every
+            if "self" in args.opponents and args.frozen_share > 0:
+                on_workers("add_snapshot", payload(steps), args.pool_size)
+        if steps >= next_save:
+            next_save += args.save_every
+            save_checkpoint(folder / "checkpoints" / f"step_{steps:09d}.pt", payload(steps))
+        if next_eval is not None and steps >= next_eval:
+            next_eval += args.eval_every
+            evaluate(steps, args.eval_walls, 0)
+    train_seconds, train_cpu = time.perf_counter() - started, time.process_time() - cpu0
+    with open(folder / "progress.csv", "w", newline="", encoding="utf-8") as f:
+        keys = list(dict.fromkeys(k for r in progress_rows for k in r))
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(progress_rows)
+    print(f"trained {steps:,} samples in {train_seconds:.0f} s ({train_cpu:.0f} CPU s here"
+          + (f", {rollout_cpu:.0f} CPU s in the rollout workers" if ray is not None else "") + ")", flush=True)
+    final = evaluate(steps, args.final_eval_walls, 1_000_000)
+    meta = {"train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1),
+            "rollout_worker_cpu_seconds": round(rollout_cpu, 1) if ray is not None else None,
+            "final_eval": {k: {kk: vv for kk, vv in v.items() if kk != "step"} for k, v in final.items()}}
+    final_path = save_checkpoint(folder / "final.pt", payload(steps, meta))
+    print(f"final checkpoint: {final_path}")
+    if args.export:
+        Path(args.export).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(final_path, args.export)
+        print(f"exported to {args.export}")
+    summary = {"run": run_name, "folder": str(folder), "trainer": "allseat", "steps": steps, "seconds": train_seconds,
+               "cpu_seconds": train_cpu, "rollout_worker_cpu_seconds": rollout_cpu if ray is not None else None,
+               "iterations": iteration, "final_eval": final, "checkpoint": str(final_path),
+               "options": options_to_dict(opts, args.variant)}
+    (folder / "summary.json").write_text(json_text(summary), encoding="utf-8")
+    return summary
+
+
 # ------------------------------------------------------------------------------------------ main
 
 BOUNDS = {
@@ -374,6 +570,7 @@ BOUNDS = {
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
     "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "advice_weight": (0, None),
+    "frozen_share": (0, 1), "ray_workers": (1, None),
 }
 """Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
 
@@ -382,6 +579,17 @@ def check_args(args: Args):
     """The rule options of ``args``; raises :class:`~agents.script_args.ArgsError` naming the field for any value
     training cannot use (numbers out of range, unknown rules, opponent pool, checkpoint paths)."""
     check_numbers(args, BOUNDS)
+    if args.trainer not in ("allseat", "sb3"):
+        raise ArgsError(f"--trainer: {args.trainer!r} is not allseat or sb3")
+    if args.trainer == "sb3" and args.ray is not None:
+        raise ArgsError("--ray: only the allseat trainer runs on Ray (--trainer allseat)")
+    if args.trainer == "allseat" and args.oracle_critic:
+        raise ArgsError("--oracle_critic: only with --trainer sb3")
+    if args.ray is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ArgsError('--ray: Ray is not installed; pip install -e ".[ray]"')
     rollout = args.n_steps * args.num_envs
     if args.batch_size > rollout:
         raise ArgsError(f"--batch_size {args.batch_size} exceeds the rollout of --n_steps × --num_envs = {rollout}")
@@ -426,10 +634,13 @@ def train(args: Args, config: str | None = None) -> dict:
     opts = check_args(args)
     try:
         import torch
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.callbacks import BaseCallback
-        from stable_baselines3.common.logger import configure
-        from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+        if args.trainer == "sb3":
+            from sb3_contrib import MaskablePPO
+            from stable_baselines3.common.callbacks import BaseCallback
+            from stable_baselines3.common.logger import configure
+            from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+        else:
+            BaseFeaturesExtractor = torch.nn.Module
     except ModuleNotFoundError as exc:
         raise SystemExit(f"train.py needs {exc.name}: pip install torch==2.13.0 stable-baselines3 sb3-contrib tensorboard tqdm") from None
     from mjenv.envs.vector import sb3_vec_env
@@ -481,6 +692,8 @@ def train(args: Args, config: str | None = None) -> dict:
     except OSError as exc:
         raise ArgsError(f"--out / --run_name: cannot create {folder}: {exc.strerror or exc}") from None
     (folder / "args.json").write_text(json.dumps({"config": config, **asdict(args)}, indent=2), encoding="utf-8")
+    if args.trainer == "allseat":
+        return train_allseat(args, config, opts, folder, run_name, obs_shape, features, eval_agents, init)
     # The pool is handed to the env at construction (an opponent set afterwards may be replaced by the env's
     # default at reset) and learns the env core, which it reads to route rows, right after.
     pool = OpponentPool(None, args.opponents, args.opponent_weights, fixed, args.seed)
@@ -538,30 +751,11 @@ def train(args: Args, config: str | None = None) -> dict:
     eval_rows: list[dict] = []
 
     def evaluate(step: int, walls: int, first_wall: int) -> dict:
-        learner = frozen(step, True, "learner")
-        out = {}
-        for name, opp in eval_agents.items():
-            res = play_duplicate([learner, opp], args.variant, opts, walls=walls, seed=10_000 + args.seed,
-                                 first_wall=first_wall, batch_size=min(256, walls * 6))
-            st = {s["agent"]: s for s in summarize(res)}["learner"]
-            margin = next(p for p in pairwise(res))
-            signed = margin["margin"] if margin["a"] == "learner" else -margin["margin"]
-            row = {"step": step, "opponent": name, "score": st["mean"], "ci95": st["ci95"], "margin": signed,
-                   "margin_ci95": margin["ci95"], "win_rate": st["win_rate"], "deal_in_rate": st["deal_in_rate"],
-                   "liang_rate": st["liang_rate"], "hands": len(res.records)}
-            out[name] = row
-            eval_rows.append(row)
-            model.logger.record(f"eval/score_vs_{name}", st["mean"])
-            model.logger.record(f"eval/win_rate_vs_{name}", st["win_rate"])
-            print(f"[eval @ {step:>9,}] vs {name:<10} score/hand {st['mean']:+.3f} ± {st['ci95']:.3f}  "
-                  f"(margin {signed:+.3f} ± {margin['ci95']:.3f}, win {100 * st['win_rate']:.1f}%, "
-                  f"deal-in {100 * st['deal_in_rate']:.1f}%, {len(res.records)} hands)", flush=True)
-        with open(folder / "eval.csv", "w", newline="", encoding="utf-8") as f:
-            w = csv.DictWriter(f, fieldnames=list(eval_rows[0]))
-            w.writeheader()
-            w.writerows(eval_rows)
-        if args.curve:
-            write_curve(eval_rows, folder / "learning_curve.png", f"{run_name} ({config or 'args'})")
+        out = duplicate_eval(frozen(step, True, "learner"), eval_agents, args, opts, step, walls, first_wall, eval_rows,
+                             folder, f"{run_name} ({config or 'args'})")
+        for name, row in out.items():
+            model.logger.record(f"eval/score_vs_{name}", row["score"])
+            model.logger.record(f"eval/win_rate_vs_{name}", row["win_rate"])
         return out
 
     class Monitor(BaseCallback):

@@ -4,6 +4,7 @@ whose checkpoint is then played by the policy agent and evaluate.py."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import gc
 import json
 import time
@@ -92,7 +93,7 @@ def test_opponent_pool_draws_one_entry_per_hand_by_weight():
 def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
     start = time.perf_counter()
-    args = train.Args(total_timesteps=256, num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
+    args = train.Args(trainer="sb3", total_timesteps=256, num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
                       value_hidden=8, opponents=["random", "heuristic", "self"], opponent_weights=[0.4, 0.3, 0.3],
                       snapshot_every=128, eval_every=256, eval_walls=1, final_eval_walls=2, eval_opponents=["random"],
                       save_every=128, out=str(tmp_path), run_name="smoke", progress=False, tensorboard=False,
@@ -155,7 +156,7 @@ def test_advised_run_with_an_oracle_critic(tmp_path):
     """A run with --advice --oracle_critic trains, and its checkpoint is a policy over observation + advice only;
     with an overwhelming advice weight the trained policy still plays exactly the heuristic (score 0 against it)."""
     pytest.importorskip("sb3_contrib")
-    args = train.Args(total_timesteps=256, num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
+    args = train.Args(trainer="sb3", total_timesteps=256, num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
                       value_hidden=8, opponents=["heuristic", "self"], opponent_weights=[0.5, 0.5], snapshot_every=128,
                       eval_every=0, final_eval_walls=2, eval_opponents=["heuristic"], out=str(tmp_path), run_name="adv",
                       progress=False, tensorboard=False, curve=False, advice=True, advice_weight=50.0, oracle_critic=True,
@@ -191,3 +192,117 @@ def test_learner_env_scales_rewards_like_the_cloning_targets():
         assert (d1 == d2).all() and np.allclose(r2, 0.1 * r1)
         total += np.abs(r1).sum()
     assert total > 0
+
+
+# ------------------------------------------------------------------------------------------ all-seat trainer
+
+
+def test_seat_advantages_follow_each_seats_own_decisions():
+    """Two seats' decisions interleaved in one buffer (0, 1, 0, 1, 0): each seat's returns discount its own rewards
+    along its own sequence; seat 0's hand ends, seat 1's is cut by the rollout and bootstrapped."""
+    from agents.selfplay import seat_advantages
+
+    reward = np.array([1.0, 10.0, 2.0, 20.0, 3.0])
+    value = np.zeros(5)
+    nxt = np.array([2, 3, 4, -1, -1])
+    terminal = np.array([False, False, False, False, True])
+    bootstrap = np.array([0.0, 0.0, 0.0, 100.0, 0.0])
+    g = 0.5
+    adv, ret = seat_advantages(reward, value, nxt, terminal, bootstrap, gamma=g, lam=1.0)
+    assert np.allclose(ret, [1 + g * 2 + g * g * 3, 10 + g * 20 + g * g * 100, 2 + g * 3, 20 + g * 100, 3])
+    assert np.allclose(adv, ret)  # zero values
+    value = np.array([0.5, 1.0, -1.0, 2.0, 0.25])
+    adv, ret = seat_advantages(reward, value, nxt, terminal, bootstrap, gamma=g, lam=0.0)  # one-step TD errors
+    assert np.allclose(adv, [1 + g * -1.0 - 0.5, 10 + g * 2.0 - 1.0, 2 + g * 0.25 + 1.0, 20 + g * 100 - 2.0, 3 - 0.25])
+    assert np.allclose(ret, adv + value)
+
+
+def _seat_spec(**over):
+    from agents.base import resolve_options
+    from mjenv.encoding.observation import ObservationEncoder
+    from mjenv.rules.options import options_to_dict
+
+    opts = resolve_options("kawuxing3", None)
+    spec = dict(variant="kawuxing3", options=options_to_dict(opts, "kawuxing3"),
+                obs_shape=list(ObservationEncoder("kawuxing3", opts).shape), channels=4, hidden=8, value_hidden=4,
+                advice=None, num_tables=12, n_steps=150, seed=3, gamma=1.0, gae_lambda=1.0, reward_scale=1.0,
+                opponents=["heuristic"], opponent_weights=[1.0], frozen_share=0.3, threads=1)
+    spec.update(over)
+    return spec
+
+
+def test_every_seats_rewards_add_up_to_its_money_for_the_hand():
+    """Rollouts on the engine: each learner seat's samples of a finished hand carry rewards that add up to that
+    seat's money for the hand (kong money and settlement), never another seat's; frozen seats give no samples."""
+    pytest.importorskip("torch")
+    from agents.selfplay import SeatRollouts
+
+    r = SeatRollouts(_seat_spec())
+    batch = r.collect()
+    st = batch["stats"]
+    assert st["samples"] == len(batch["action"]) > 0 and st["hands"] >= 20
+    total: dict = {}
+    for e, s, rw in zip(batch["episode"], batch["seat"], batch["reward"]):
+        total[(int(e), int(s))] = total.get((int(e), int(s)), 0.0) + float(rw)
+    checked = [(e, s, m) for e, s, m in st["finished"] if (e, s) in total]
+    assert len(checked) >= 40 and any(m != 0 for _, _, m in checked)
+    assert all(abs(total[(e, s)] - m) < 1e-9 for e, s, m in checked)
+    # every sample's successor is the same seat's next decision of the same hand
+    k = np.flatnonzero(batch["nxt"] >= 0)
+    j = batch["nxt"][k]
+    assert (j > k).all() and (batch["seat"][j] == batch["seat"][k]).all() and (batch["episode"][j] == batch["episode"][k]).all()
+    # a hand's frozen seats (played by the heuristic; finished lists learner seats only) leave no sample
+    learners: dict = {}
+    for e, s, _ in st["finished"]:
+        learners.setdefault(e, set()).add(s)
+    assert any(len(v) < 3 for v in learners.values()) and any(len(v) == 3 for v in learners.values())
+    sampled = {(int(e), int(s)) for e, s in zip(batch["episode"], batch["seat"]) if int(e) in learners}
+    assert all(s in learners[e] for e, s in sampled)
+    assert "heuristic" in st["money"]
+
+
+def test_allseat_smoke_run_trains_and_writes_a_playable_checkpoint(tmp_path):
+    pytest.importorskip("torch")
+    args = train.Args(total_timesteps=600, num_envs=8, n_steps=40, batch_size=128, n_epochs=1, channels=8, hidden=16,
+                      value_hidden=8, opponents=["heuristic", "self"], opponent_weights=[0.5, 0.5], frozen_share=0.25,
+                      snapshot_every=300, eval_every=0, final_eval_walls=1, eval_opponents=["random"], save_every=300,
+                      out=str(tmp_path), run_name="all", progress=False, tensorboard=False, curve=False, bc_rounds=0)
+    before = train.Args().trainer
+    summary = train.train(args)
+    assert before == "allseat" and summary["trainer"] == "allseat"
+    assert summary["steps"] >= 600 and summary["iterations"] >= 2
+    folder = tmp_path / "all"
+    with open(folder / "progress.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == summary["iterations"] and all(np.isfinite(float(r["value_loss"])) for r in rows)
+    agent = make_agent(str(folder / "final.pt"), "kawuxing3")
+    assert agent.meta["algo"] == "allseat-ppo" and agent.meta["timesteps"] == summary["steps"]
+    assert len(list((folder / "checkpoints").glob("*.pt"))) >= 1
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is not installed (pip install -e .[ray])")
+def test_one_ray_worker_gives_the_local_runs_result(tmp_path):
+    """``--ray`` with one rollout worker (a Ray actor; the learner stays here) trains exactly the local run's
+    weights for the same seed: same rollouts, same updates, bit for bit."""
+    pytest.importorskip("torch")
+    import ray
+    import torch
+
+    from agents.policy import load_checkpoint
+
+    common = dict(total_timesteps=500, num_envs=6, n_steps=50, batch_size=128, n_epochs=1, channels=4, hidden=8,
+                  value_hidden=4, opponents=["random", "self"], opponent_weights=[0.5, 0.5], frozen_share=0.3,
+                  snapshot_every=250, eval_every=0, final_eval_walls=1, eval_opponents=["random"], out=str(tmp_path),
+                  progress=False, tensorboard=False, curve=False, bc_rounds=0, threads=1, seed=4)
+    local = train.train(train.Args(run_name="local", **common))
+    try:
+        remote = train.train(train.Args(run_name="ray", ray="local", ray_workers=1, **common))
+        assert ray.cluster_resources()["CPU"] == 1
+    finally:
+        ray.shutdown()
+    assert remote["steps"] == local["steps"] and remote["iterations"] == local["iterations"] >= 2
+    a, b = (load_checkpoint(tmp_path / run / "final.pt") for run in ("local", "ray"))
+    for part in ("trunk", "head"):
+        assert all(torch.equal(a[part][k], b[part][k]) for k in a[part])
+    assert a["checksum"] == b["checksum"]
+    assert remote["rollout_worker_cpu_seconds"] > 0 and local["rollout_worker_cpu_seconds"] is None

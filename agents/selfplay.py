@@ -1,0 +1,368 @@
+"""All-seat self-play for ``train.py --trainer allseat``: rollouts where one shared policy plays every seat, the
+per-seat advantages, and the PPO update (CleanRL's ``ppo.py`` loop, on the batched engine).
+
+This module owns
+
+* :class:`SeatNet` — the policy network of a checkpoint (:func:`agents.policy.make_trunk` + :func:`make_head`)
+  with a value head on the trunk's features;
+* :class:`SeatRollouts` — ``B`` :class:`~mjenv.engine.core.Engine` tables played to a fixed number of engine
+  steps per rollout.  At every step each table's acting seat decides: a **learner seat** samples the shared
+  policy (masked logits) and its decision is a sample; a **frozen seat** (a share ``frozen_share`` of the seats,
+  drawn per hand) is played by an entry of the opponent pool (``heuristic``, ``heuristic-flush``, ``random``,
+  ``self`` = a frozen snapshot of the learner, or a checkpoint path) and yields no sample.  Finished hands are
+  dealt again at once (table ``b``'s hands are walls ``(seed, episode)`` with a per-worker episode counter);
+* :func:`seat_advantages` — GAE over each seat's **own** decision sequence: a sample's reward is its seat's money
+  change from that decision to the seat's next decision (or to the end of the hand), so every hand's rewards of
+  a seat add up to that seat's money for the hand; a hand's last decision is terminal; a sequence cut by the
+  end of the rollout is bootstrapped with the value of the seat's observation at that moment;
+* :func:`ppo_update` — clipped PPO with advantage normalisation per minibatch, value loss, entropy bonus and
+  gradient clipping (the same loss as sb3-contrib's ``MaskablePPO``, so the two trainers are comparable).
+
+Everything a rollout worker needs is here, so ``train.py --ray`` can run :class:`SeatRollouts` as Ray actors
+(:func:`remote_rollouts`) with the learner in the driver.  Torch is imported on use.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+
+from agents.policy import _torch, make_head, make_trunk
+from mjenv.encoding.actions import N_ACTIONS
+
+MASKED = -1e8
+"""Logit of an illegal action (finite, so the entropy of a masked distribution stays a number)."""
+
+
+def seat_advantages(reward: np.ndarray, value: np.ndarray, nxt: np.ndarray, terminal: np.ndarray,
+                    bootstrap: np.ndarray, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE over per-seat decision sequences stored interleaved in one buffer; returns ``(advantages, returns)``.
+
+    Sample ``k``'s successor is ``nxt[k]`` (the same seat's next decision in the same hand, a later index) or
+    ``-1``; with no successor it is either ``terminal[k]`` (the hand ended: next value 0) or cut by the end of
+    the rollout (next value ``bootstrap[k]``).  ``reward[k]`` is the seat's money from decision ``k`` to its
+    successor (or the end).  Returns ``advantage + value`` as the value targets."""
+    n = len(reward)
+    adv = np.zeros(n, np.float64)
+    for k in range(n - 1, -1, -1):
+        j = int(nxt[k])
+        if j >= 0:
+            next_value, next_adv = value[j], adv[j]
+        else:
+            next_value, next_adv = (0.0 if terminal[k] else bootstrap[k]), 0.0
+        delta = reward[k] + gamma * next_value - value[k]
+        adv[k] = delta + gamma * lam * next_adv
+    return adv.astype(np.float32), (adv + value).astype(np.float32)
+
+
+def _net_classes():
+    torch = _torch()
+
+    class SeatNet(torch.nn.Module):
+        """Trunk + action head (what a checkpoint stores) and a value head over the trunk's ``hidden`` features."""
+
+        def __init__(self, obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
+                     advice_weight: float = 0.0):
+            super().__init__()
+            self.hidden = hidden
+            self.trunk = make_trunk(tuple(obs_shape), channels, hidden, advice_row)
+            self.head = make_head(hidden, advice=advice_row is not None, advice_weight=advice_weight)
+            self.value = torch.nn.Sequential(torch.nn.Linear(hidden, value_hidden), torch.nn.ReLU(),
+                                             torch.nn.Linear(value_hidden, 1))
+
+        def forward(self, x):
+            """``(logits [N, 111], value [N])`` for flat inputs ``x [N, C*34]``."""
+            z = self.trunk(x)
+            return self.head(z), self.value(z[:, : self.hidden]).reshape(-1)
+
+    return SeatNet
+
+
+def SeatNet(obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
+            advice_weight: float = 0.0):
+    """The all-seat trainer's network (see :func:`_net_classes`); torch is imported on first use."""
+    return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight)
+
+
+class SeatRollouts:
+    """``num_tables`` engine tables whose every learner seat samples one shared policy (module docstring).
+
+    ``spec`` is a plain dict (so a Ray actor can be built from it): ``variant``, ``options`` (a rule options
+    dict), ``obs_shape``, ``channels``, ``hidden``, ``value_hidden``, ``advice`` (feature set name or None),
+    ``num_tables``, ``n_steps``, ``seed``, ``gamma``, ``gae_lambda``, ``reward_scale``, ``opponents``,
+    ``opponent_weights``, ``frozen_share``, ``threads``.  ``worker`` numbers the rollout worker: its tables play
+    episode ids from ``worker * 2**40`` and its sampling is seeded with ``(seed, worker)``.
+    """
+
+    def __init__(self, spec: dict, worker: int = 0):
+        torch = _torch()
+        from agents import make_agent
+        from agents.base import resolve_options
+        from mjenv.encoding.observation import encoder_for
+        from mjenv.engine.core import Engine
+
+        self.spec = dict(spec)
+        self.torch = torch
+        torch.set_num_threads(max(1, int(spec.get("threads", 1))))
+        variant = spec["variant"]
+        self.opts = resolve_options(variant, spec["options"])
+        B = self.B = int(spec["num_tables"])
+        self.engine = Engine(variant, B, options=self.opts, record_events=False)
+        self.n = self.engine.n
+        self.encoder = encoder_for(self.engine)
+        self.features = None
+        advice_row = None
+        if spec.get("advice"):
+            from agents.advice import AdviceFeatures
+
+            self.features = AdviceFeatures(variant, self.opts, spec["advice"])
+            advice_row = int(spec["obs_shape"][0]) - self.features.rows
+        self.net = SeatNet(spec["obs_shape"], spec["channels"], spec["hidden"], spec["value_hidden"], advice_row)
+        self.net.eval()
+        self.snapshots: list[Any] = []
+        self.entries = list(spec["opponents"])
+        w = np.asarray(spec["opponent_weights"], np.float64)
+        self.cum = np.cumsum(w / w.sum())
+        self.pool = {name: make_agent(name, variant, self.opts, seed=int(spec["seed"]) + 2 + worker)
+                     for name in self.entries if name != "self"}
+        self.pool.setdefault("random", make_agent("random", variant, self.opts, seed=int(spec["seed"]) + 1 + worker))
+        self.rng = np.random.default_rng([int(spec["seed"]), worker])
+        self.gen = torch.Generator().manual_seed(int(spec["seed"]) * 7919 + worker)
+        self.next_episode = worker * 2**40
+        self.learner = np.ones((B, self.n), bool)
+        self.entry = np.zeros(B, np.int64)
+        self.mark = np.zeros((B, self.n))
+        self.open = np.full((B, self.n), -1, np.int64)
+        self.hands: dict[str, list[float]] = {}
+        self._episode = np.zeros(B, np.int64)
+        self.finished: list[tuple[int, int, float]] = []
+        self._deal(np.arange(B))
+
+    # ---------------------------------------------------------------- weights
+    def set_weights(self, state: dict) -> None:
+        """Load the learner's weights (a ``state_dict`` of :class:`SeatNet`)."""
+        self.net.load_state_dict(state)
+
+    def add_snapshot(self, payload: dict, keep: int) -> None:
+        """Add a frozen learner (a checkpoint payload) to the ``self`` entry, keeping the newest ``keep``."""
+        from agents.policy import PolicyAgent
+
+        self.snapshots.append(PolicyAgent(payload, self.spec["variant"], self.opts, deterministic=False,
+                                          seed=int(self.spec["seed"]) + len(self.snapshots)))
+        del self.snapshots[:-keep]
+
+    # ---------------------------------------------------------------- dealing
+    def _deal(self, tables: np.ndarray) -> None:
+        """Deal the next hand on ``tables`` (again, while a deal ends at once), drawing frozen seats and entries."""
+        from mjenv.engine.state import DONE
+
+        while len(tables):
+            k = len(tables)
+            ep = self.next_episode + np.arange(k)
+            self.next_episode += k
+            self.engine.reset(seed=int(self.spec["seed"]), tables=tables, table_ids=ep, dealer=ep % self.n)
+            self._episode[tables] = ep
+            frozen = self.rng.random((k, self.n)) < float(self.spec["frozen_share"])
+            full = frozen.all(1)  # at least one learner seat per table
+            frozen[full, self.rng.integers(0, self.n, int(full.sum()))] = False
+            self.learner[tables] = ~frozen
+            self.entry[tables] = np.minimum(np.searchsorted(self.cum, self.rng.random(k), side="right"), len(self.entries) - 1)
+            self.mark[tables] = 0.0
+            self.open[tables] = -1
+            tables = tables[self.engine.state.phase[tables] == DONE]
+
+    # ---------------------------------------------------------------- one rollout
+    def collect(self, state: dict | None = None) -> dict:
+        """Play ``n_steps`` engine steps on every table with the current weights (``state``, when given, first).
+
+        Returns the samples (``obs``, ``mask``, ``action``, ``logp``, ``value``, ``reward`` (scaled), ``nxt``,
+        ``terminal``, ``bootstrap``, ``seat``, ``episode``, ``advantage``, ``ret``) and ``stats`` (hands played,
+        learner money per opponent entry, CPU seconds)."""
+        torch = self.torch
+        from mjenv.engine.state import DONE
+
+        if state is not None:
+            self.set_weights(state)
+        cpu0 = time.process_time()
+        spec, B, n, eng = self.spec, self.B, self.n, self.engine
+        st = eng.state
+        rows = np.arange(B)
+        cap = B * int(spec["n_steps"])
+        reward = np.zeros(cap)
+        nxt = np.full(cap, -1, np.int64)
+        terminal = np.zeros(cap, bool)
+        bootstrap = np.zeros(cap, np.float32)
+        width = int(np.prod(spec["obs_shape"]))
+        obs_buf = np.empty((cap, width), np.float32)  # written in place: a final concatenate would copy ~14 KB a sample
+        parts: dict[str, list] = {k: [] for k in ("mask", "action", "logp", "value", "seat", "episode", "table")}
+        count = 0
+        hands = 0
+        for _ in range(int(spec["n_steps"])):
+            actor = st.actor.astype(np.int64)
+            obs = self.encoder.encode(st, actor, engine=eng)
+            mask = eng.mask.copy()
+            acts = np.zeros(B, np.int64)
+            lrn = self.learner[rows, actor]
+            L = np.flatnonzero(lrn)
+            if len(L):
+                x = obs_buf[count : count + len(L)]
+                x[:] = (obs[L] if self.features is None else self.features.extend(obs[L], mask[L])).reshape(len(L), -1)
+                with torch.no_grad():
+                    logits, value = self.net(torch.as_tensor(x))
+                    logp_all = torch.log_softmax(logits.masked_fill(~torch.as_tensor(mask[L]), MASKED), 1)
+                    a = torch.multinomial(logp_all.exp(), 1, generator=self.gen)[:, 0]
+                    logp = logp_all.gather(1, a[:, None])[:, 0]
+                acts[L] = a.numpy()
+                k = count + np.arange(len(L))
+                s = actor[L]
+                money = st.money[L, s]
+                prev = self.open[L, s]
+                had = prev >= 0
+                gained = money - self.mark[L, s]
+                reward[prev[had]] += gained[had]
+                nxt[prev[had]] = k[had]
+                reward[k[~had]] += gained[~had]  # money moved before a seat's first decision of the rollout
+                self.mark[L, s] = money
+                self.open[L, s] = k
+                count += len(L)
+                for key, val in (("mask", mask[L]), ("action", a.numpy()), ("logp", logp.numpy()),
+                                 ("value", value.numpy()), ("seat", s), ("table", L)):
+                    parts[key].append(val)
+                parts["episode"].append(self._episodes(L))
+            F = np.flatnonzero(~lrn)
+            if len(F):
+                acts[F] = self._frozen_moves(F, obs[F], mask[F])
+            eng.step(acts)
+            done = np.flatnonzero(st.phase == DONE)
+            if len(done):
+                hands += len(done)
+                for s in range(n):
+                    o = self.open[done, s]
+                    had = o >= 0
+                    reward[o[had]] += st.money[done[had], s] - self.mark[done[had], s]
+                    terminal[o[had]] = True
+                self._book(done)
+                self._deal(done)
+        # sequences cut by the end of the rollout: their reward so far, then the value of the seat's view now
+        cut_b, cut_s = np.nonzero(self.open >= 0)
+        if len(cut_b):
+            o = self.open[cut_b, cut_s]
+            reward[o] += st.money[cut_b, cut_s] - self.mark[cut_b, cut_s]
+            obs = self.encoder.encode(st, cut_s.astype(np.int64), cut_b, engine=eng)
+            if self.features is not None:
+                obs = self.features.extend(obs, np.zeros((len(cut_b), N_ACTIONS), bool))
+            with torch.no_grad():
+                _, v = self.net(torch.as_tensor(obs.reshape(len(cut_b), -1)))
+            bootstrap[o] = v.numpy()
+            self.mark[cut_b, cut_s] = st.money[cut_b, cut_s]
+            self.open[:] = -1
+        out = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in parts.items()}
+        out["obs"] = obs_buf[:count]
+        out.update(reward=(reward[:count] * float(spec["reward_scale"])).astype(np.float32), nxt=nxt[:count],
+                   terminal=terminal[:count], bootstrap=bootstrap[:count])
+        out["advantage"], out["ret"] = seat_advantages(out["reward"], out["value"], out["nxt"], out["terminal"],
+                                                       out["bootstrap"], float(spec["gamma"]), float(spec["gae_lambda"]))
+        money, self.hands = self.hands, {}
+        finished, self.finished = self.finished, []
+        out["stats"] = {"samples": count, "hands": hands, "cpu": time.process_time() - cpu0, "money": money,
+                        "finished": finished}
+        return out
+
+    def _episodes(self, tables: np.ndarray) -> np.ndarray:
+        return self._episode[tables].copy()  # the wall id of each table's current hand
+
+    def _frozen_moves(self, tables: np.ndarray, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        out = np.zeros(len(tables), np.int64)
+        which = self.entry[tables]
+        for e in np.unique(which):
+            sel = np.flatnonzero(which == e)
+            name = self.entries[e]
+            if name == "self" and self.snapshots:
+                pick = self._episode[tables[sel]] % len(self.snapshots)
+                for j in np.unique(pick):
+                    sub = sel[pick == j]
+                    out[sub] = self.snapshots[j].act(obs[sub], mask[sub])
+            else:  # 'self' before the first snapshot plays random
+                out[sel] = self.pool["random" if name == "self" else name].act(obs[sel], mask[sel])
+        return out
+
+    def _book(self, done: np.ndarray) -> None:
+        """Learner-seat money of finished hands, by the hand's opponent entry (or ``all-seat`` with none frozen)."""
+        st = self.engine.state
+        for b in done:
+            seats = np.flatnonzero(self.learner[b])
+            key = "all-seat" if len(seats) == self.n else self.entries[self.entry[b]]
+            self.hands.setdefault(key, []).extend(float(st.money[b, s]) for s in seats)
+            self.finished.extend((int(self._episode[b]), int(s), float(st.money[b, s])) for s in seats)
+
+
+def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, clip_range: float, ent_coef: float,
+               vf_coef: float, max_grad_norm: float, lr: float, rng: np.random.Generator) -> dict:
+    """``epochs`` passes of clipped PPO over ``batch`` (the samples of :meth:`SeatRollouts.collect`, possibly
+    several workers' concatenated) in minibatches of ``batch_size``; returns the mean losses, approximate KL
+    and clip fraction.  The loss is sb3-contrib ``MaskablePPO``'s: normalised advantages, ``vf_coef`` × MSE to
+    the returns, minus ``ent_coef`` × entropy."""
+    torch = _torch()
+    F = torch.nn.functional
+    for group in optimizer.param_groups:
+        group["lr"] = lr
+    x = torch.as_tensor(batch["obs"].reshape(len(batch["obs"]), -1))
+    mask = torch.as_tensor(batch["mask"])
+    act = torch.as_tensor(batch["action"]).long()
+    old = torch.as_tensor(batch["logp"])
+    adv_all = torch.as_tensor(batch["advantage"])
+    ret = torch.as_tensor(batch["ret"])
+    N = len(act)
+    logs = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [], "clip_fraction": []}
+    net.train()
+    for _ in range(epochs):
+        perm = torch.as_tensor(rng.permutation(N))
+        for i in range(0, N, batch_size):
+            idx = perm[i : i + batch_size]
+            if len(idx) < 2:
+                continue
+            logits, value = net(x[idx])
+            logp_all = torch.log_softmax(logits.masked_fill(~mask[idx], MASKED), 1)
+            logp = logp_all.gather(1, act[idx, None])[:, 0]
+            entropy = -(logp_all.exp() * logp_all).sum(1).mean()
+            adv = adv_all[idx]
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            ratio = torch.exp(logp - old[idx])
+            pg = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
+            vloss = F.mse_loss(value, ret[idx])
+            loss = pg + vf_coef * vloss - ent_coef * entropy
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
+            optimizer.step()
+            with torch.no_grad():
+                logs["policy_loss"].append(pg.item())
+                logs["value_loss"].append(vloss.item())
+                logs["entropy"].append(entropy.item())
+                logs["approx_kl"].append(((ratio - 1) - torch.log(ratio)).mean().item())
+                logs["clip_fraction"].append((torch.abs(ratio - 1) > clip_range).float().mean().item())
+    net.eval()
+    return {k: float(np.mean(v)) if v else float("nan") for k, v in logs.items()}
+
+
+def merge_batches(parts: Sequence[dict]) -> dict:
+    """One batch from several workers' rollouts (sample arrays concatenated; stats summed, money lists joined)."""
+    keys = [k for k in parts[0] if k != "stats"]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
+    money: dict[str, list[float]] = {}
+    for p in parts:
+        for k, v in p["stats"]["money"].items():
+            money.setdefault(k, []).extend(v)
+    finished = [f for p in parts for f in p["stats"]["finished"]]
+    out["stats"] = {"samples": sum(p["stats"]["samples"] for p in parts), "hands": sum(p["stats"]["hands"] for p in parts),
+                    "cpu": sum(p["stats"]["cpu"] for p in parts), "worker_cpu": [p["stats"]["cpu"] for p in parts],
+                    "money": money, "finished": finished}
+    return out
+
+
+def remote_rollouts(ray, spec: dict, workers: int) -> list:
+    """``workers`` :class:`SeatRollouts` as Ray actors (one CPU each), worker ``i`` seeded with ``(seed, i)``."""
+    actor = ray.remote(num_cpus=1)(SeatRollouts)
+    return [actor.remote(spec, i) for i in range(workers)]

@@ -1,0 +1,98 @@
+"""Rollout throughput of ``train.py --ray``: all-seat rollout workers as Ray actors, 1 worker against 2.
+
+For each worker count W (``--workers``, default 1 and 2) this starts a local Ray with W CPUs, builds W
+:class:`agents.selfplay.SeatRollouts` actors exactly as ``train.py --ray`` does (``--tables`` tables and
+``--n_steps`` steps each, the default network, self-play in every seat), warms them up with one rollout, then
+runs ``--iterations`` rollouts: each broadcasts the weights (``ray.put`` once, every worker reads the same
+object), collects every worker's samples and merges them in the driver, as the trainer's loop does before its
+PPO update.
+
+Figures, per iteration (medians): the samples; each worker's CPU seconds inside ``collect`` (``time.process_time``
+in the actor); the driver's CPU seconds for the broadcast, the wait and the merge; and the wall time.  The
+throughput in CPU time is samples / (the slowest worker's CPU + the driver's CPU): what the iteration costs on
+its critical path when every process has a core of its own, independent of what else runs on the machine.  The
+wall-clock rate is printed too, but on a shared machine it measures the load.  The last line is one JSON object
+``{"1": samples/CPU s, "2": …, "ratio": …}``::
+
+    python bench/ray_rollouts.py                        # 64 tables × 128 steps per worker, 3 iterations
+    python bench/ray_rollouts.py --workers 1 2 4 --iterations 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def measure(workers: int, a: argparse.Namespace) -> dict:
+    """One local Ray with ``workers`` CPUs and as many rollout actors; medians over ``a.iterations`` rollouts."""
+    import torch
+
+    import train
+    from agents.distributed import connect
+    from agents.selfplay import SeatNet, merge_batches, remote_rollouts
+    from mjenv.encoding.observation import ObservationEncoder
+    from mjenv.rules.options import load_rules
+
+    opts = load_rules("kawuxing3")
+    shape = ObservationEncoder("kawuxing3", opts).shape
+    args = train.Args(num_envs=a.tables, n_steps=a.n_steps, opponents=["self"], opponent_weights=[1.0], threads=1,
+                      seed=a.seed)
+    spec = train.seat_spec(args, opts, shape, None)
+    net = SeatNet(shape, args.channels, args.hidden, args.value_hidden)
+    ray = connect("local", workers)
+    try:
+        actors = remote_rollouts(ray, spec, workers)
+        state = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
+        ray.get([w.collect.remote(state) for w in actors])  # warm-up: compiled code loaded, buffers touched
+        rows = []
+        for _ in range(a.iterations):
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            ref = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
+            batch = merge_batches(ray.get([w.collect.remote(ref) for w in actors]))
+            rows.append({"samples": batch["stats"]["samples"], "worker_cpu": max(batch["stats"]["worker_cpu"]),
+                         "driver_cpu": time.process_time() - cpu0, "wall": time.perf_counter() - wall0})
+            del batch
+    finally:
+        ray.shutdown()
+    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    med["cpu_rate"] = med["samples"] / (med["worker_cpu"] + med["driver_cpu"])
+    med["wall_rate"] = med["samples"] / med["wall"]
+    return med
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Measure every worker count (see the module docstring); prints a table and, last, the JSON line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to measure")
+    p.add_argument("--tables", type=int, default=64, help="engine tables per worker")
+    p.add_argument("--n_steps", type=int, default=128, help="steps per table per rollout")
+    p.add_argument("--iterations", type=int, default=3, help="measured rollouts per worker count")
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args(argv)
+    if min(a.workers) < 1 or a.tables < 1 or a.n_steps < 1 or a.iterations < 1:
+        p.error("--workers, --tables, --n_steps and --iterations must be >= 1")
+    results = {w: measure(w, a) for w in a.workers}
+    print(f"{'workers':>7} {'samples':>8} {'worker CPU s':>12} {'driver CPU s':>12} {'samples/CPU s':>13} "
+          f"{'wall s':>7} {'samples/wall s':>14}")
+    for w, r in results.items():
+        print(f"{w:>7} {r['samples']:>8,.0f} {r['worker_cpu']:>12.2f} {r['driver_cpu']:>12.2f} {r['cpu_rate']:>13,.0f} "
+              f"{r['wall']:>7.2f} {r['wall_rate']:>14,.0f}")
+    out = {str(w): round(r["cpu_rate"], 1) for w, r in results.items()}
+    if 1 in results and 2 in results:
+        out["ratio"] = round(results[2]["cpu_rate"] / results[1]["cpu_rate"], 2)
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()

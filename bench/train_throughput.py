@@ -1,0 +1,91 @@
+"""Trained samples per CPU second of train.py's two trainers, with the same network, in one run.
+
+Both trainers play self-play Kawuxing (default rules) with ``train.py``'s network (``--channels``, ``--hidden``,
+``--value_hidden``; no advice features, no cloning) on ``--tables`` engine tables, ``--n_steps`` steps per
+table per rollout, 4 PPO epochs in minibatches of 1,024, and train ``--samples`` samples each:
+
+* ``allseat`` — ``--trainer allseat``: one shared policy samples every seat's decision, and every decision is a
+  trained sample (``frozen_share`` 0);
+* ``sb3`` — ``--trainer sb3``: sb3-contrib ``MaskablePPO``, one learner seat per table, the other seats played by a
+  frozen snapshot of the policy (``--opponents self``): their decisions cost a forward pass each and are not
+  trained on.
+
+A sample is one decision the PPO update trains on.  The figure is samples / CPU seconds of the training loop
+(``time.process_time`` of this process, which plays, encodes, runs the network and updates it: the loop's
+``cpu_seconds`` in train.py's summary; the final evaluation and the warm-up are outside it).  Each trainer first
+runs one small warm-up job (compiled game core loaded, torch initialised), then ``--passes`` measured jobs,
+alternating; the medians are reported.  Torch uses ``--threads`` threads in both.  The last line printed is one
+JSON object ``{"allseat": …, "sb3": …, "ratio": …}`` (samples per CPU second, ratio = allseat / sb3)::
+
+    python bench/train_throughput.py                      # 32,768 samples each, 1 pass (≈ 1-2 CPU minutes)
+    python bench/train_throughput.py --samples 65536 --passes 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import train  # noqa: E402
+
+
+def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str) -> dict:
+    """One ``train.train`` run of ``trainer``; returns its samples, loop CPU seconds and samples per CPU second."""
+    args = train.Args(
+        trainer=trainer, total_timesteps=samples, num_envs=a.tables, n_steps=a.n_steps, batch_size=1024, n_epochs=4,
+        channels=a.channels, hidden=a.hidden, value_hidden=a.value_hidden, opponents=["self"], opponent_weights=[1.0],
+        frozen_share=0.0, snapshot_every=10**12, save_every=10**12, eval_every=0, final_eval_walls=1,
+        eval_opponents=["random"], bc_rounds=0, advice=False, threads=a.threads, out=out, run_name=name,
+        progress=False, tensorboard=False, curve=False, seed=a.seed)
+    summary = train.train(args)
+    return {"samples": summary["steps"], "cpu": summary["cpu_seconds"], "rate": summary["steps"] / summary["cpu_seconds"]}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Measure both trainers (see the module docstring); prints a table and, last, the JSON line."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--samples", type=int, default=32_768, help="samples trained per measured job")
+    p.add_argument("--passes", type=int, default=1, help="measured jobs per trainer (medians reported)")
+    p.add_argument("--tables", type=int, default=64, help="engine tables (num_envs)")
+    p.add_argument("--n_steps", type=int, default=128, help="steps per table per rollout")
+    p.add_argument("--channels", type=int, default=32)
+    p.add_argument("--hidden", type=int, default=128)
+    p.add_argument("--value_hidden", type=int, default=64)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (both trainers)")
+    p.add_argument("--seed", type=int, default=1)
+    a = p.parse_args(argv)
+    for name, value in (("--samples", a.samples), ("--passes", a.passes), ("--tables", a.tables), ("--n_steps", a.n_steps)):
+        if value < 1:
+            p.error(f"{name} must be >= 1, got {value}")
+    if a.tables * a.n_steps < 1024:
+        p.error(f"--tables × --n_steps must be at least the minibatch of 1,024, got {a.tables * a.n_steps}")
+    rates: dict[str, list[float]] = {"allseat": [], "sb3": []}
+    rows = []
+    with tempfile.TemporaryDirectory() as out:
+        for trainer in rates:  # warm-up: compiled code, torch, first allocations
+            job(trainer, 1024, a, out, f"warm-{trainer}")
+        for i in range(a.passes):
+            for trainer in rates:
+                r = job(trainer, a.samples, a, out, f"{trainer}-{i}")
+                rates[trainer].append(r["rate"])
+                rows.append((trainer, i, r))
+    print(f"{'trainer':<8} {'pass':>4} {'samples':>9} {'CPU s':>8} {'samples/CPU s':>14}")
+    for trainer, i, r in rows:
+        print(f"{trainer:<8} {i:>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f}")
+    result = {k: round(statistics.median(v), 1) for k, v in rates.items()}
+    result["ratio"] = round(result["allseat"] / result["sb3"], 2)
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()
