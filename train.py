@@ -10,7 +10,7 @@ seat of ``num_envs`` engine tables and every learner-seat decision is a sample; 
 money) and GAE over each seat's own decisions; a share ``frozen_share`` of the seats, drawn per hand, is played by
 the opponent pool; ``--ray [ADDRESS]`` runs the rollouts on ``ray_workers`` Ray actors with the learner here.
 
-What happens in the SB3 path:What happens:
+What happens in the SB3 path:
 
 * ``num_envs`` engine tables (:func:`mjenv.envs.vector.sb3_vec_env`), each with one learner seat (rotating
   over seats and dealers); the other seats are played by an **opponent pool** drawn per hand: ``random``,
