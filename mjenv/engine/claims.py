@@ -11,6 +11,8 @@ kong laid down).
 
 from __future__ import annotations
 
+import numpy as np
+
 from mjenv.engine import yzscore
 from mjenv.engine.codes import (
     A_CHI_HIGH,
@@ -25,6 +27,7 @@ from mjenv.engine.codes import (
     C_WIN_ON_SHAPE,
     C_YZ,
     EV_REPLY,
+    N_ACTIONS,
     P_CLAIM_WIN,
     P_NONE,
     P_WINDOW,
@@ -66,6 +69,17 @@ from mjenv.engine.table import (
     _revealed_kong_ok,
 )
 from mjenv.engine.yzend import yz_window_if
+
+
+# Claim priority as data (docs/rules/common.md §1.8; mjx's table, Ron > Kan > Pon > Chi): the reply of the highest
+# rank takes the tile, the nearest seat after the discarder keeping a tie; a pass ranks 0.  (Pong and kong never
+# meet: one player holds the other copies.)
+RANK_CHI, RANK_PONG, RANK_KONG, RANK_WIN = 1, 2, 3, 4
+CLAIM_RANK = np.zeros(N_ACTIONS, np.int8)
+CLAIM_RANK[A_CHI_LOW : A_CHI_HIGH + 1] = RANK_CHI
+CLAIM_RANK[A_PONG] = RANK_PONG
+CLAIM_RANK[A_KONG_CLAIM] = RANK_KONG
+CLAIM_RANK[A_WIN] = RANK_WIN
 
 
 # ----------------------------------------------------------------------------------------- claim windows
@@ -156,21 +170,22 @@ def _reply(E, b, a):
 
 @kernel
 def _resolve(E, b):
+    """Give the tile under claim by :data:`CLAIM_RANK` once every eligible seat replied, and carry the table on."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     n = cfg[C_N]
     frm = r8[O8_CLAIM_FROM]
-    wins = False
-    claims = False
-    for s in range(n):
+    best = 0
+    who = -1
+    for k in range(1, n):  # the nearest seat after the discarder first: it keeps a tie
+        s = (frm + k) % n
         a = r8[O8_CLAIM_REPLY + s]
-        if a == A_WIN:
-            wins = True
-        elif a == A_PONG or a == A_KONG_CLAIM or (A_CHI_LOW <= a <= A_CHI_HIGH):
-            claims = True
-    if wins:
+        if a >= 0 and CLAIM_RANK[a] > best:
+            best = CLAIM_RANK[a]
+            who = s
+    if best == RANK_WIN:  # every seat that said win (who is paid: the hand end, multi_win)
         return P_CLAIM_WIN
-    if not claims:
+    if best == 0:  # nobody claims
         for s in range(n):
             r8[O8_CLAIM_OPTS + s] = 0
         if r8[O8_PHASE] == CLAIM:
@@ -182,15 +197,11 @@ def _resolve(E, b):
             r8[O8_CLAIM_TILE] = -1
             return P_NONE
         return _complete_kong(E, b, r8[O8_CUR], r8[O8_CLAIM_TILE], ADDED_KONG, -1)
-    for k in range(1, n):
-        s = (frm + k) % n
-        a = r8[O8_CLAIM_REPLY + s]
-        if a == A_PONG:
-            return _claim_meld(E, b, s, PONG_MELD, r8[O8_CLAIM_TILE])
-        if a == A_KONG_CLAIM:
-            return _direct_kong(E, b, s)
-    # chi has the lowest priority (§1.8) and only the next player may chi
-    s = (frm + 1) % n
-    return _claim_meld(E, b, s, CHI_MELD, r8[O8_CLAIM_TILE] - (r8[O8_CLAIM_REPLY + s] - A_CHI_LOW))
+    if best == RANK_KONG:
+        return _direct_kong(E, b, who)
+    if best == RANK_PONG:
+        return _claim_meld(E, b, who, PONG_MELD, r8[O8_CLAIM_TILE])
+    # only the discarder's next player may chi (its window offers nothing else)
+    return _claim_meld(E, b, who, CHI_MELD, r8[O8_CLAIM_TILE] - (r8[O8_CLAIM_REPLY + who] - A_CHI_LOW))
 
 
