@@ -11,11 +11,11 @@ stay in the Python scorer (they are only needed when a hand ends).
 
 The options enter as small ints in a slice of the engine's configuration vector (:func:`config`,
 ``KW_*`` indices).  Functions allocate nothing (the engine's kernels run without numba's reference
-counting); working rows are passed in.  The engine's kernels (:mod:`mjenv.engine.kernels`) also settle
+counting); working rows are passed in.  The engine's kernels (:mod:`mjenv.engine.kwend`) also settle
 Kawuxing's hand ends with :func:`best_value`, :func:`payer_factor` and :func:`capped`.
 
-numba's on-disk cache of a caller does not notice edits to the functions it calls in another module:
-after changing this file, touch mjenv/engine/kernels.py so that the kernels recompile.
+numba's on-disk cache of a caller does not notice edits to the functions it calls in another module; the
+kernels' cache key includes this file (:data:`mjenv.engine.entry.SOURCE_KEY`), so they recompile after an edit.
 """
 
 from __future__ import annotations
