@@ -17,14 +17,8 @@ the entry point in ``MODE_RESUME``, which carries on exactly where the table sto
                           judges them with :mod:`mjenv.engine.yzscore`; not for Gejiu, where every
                           complete shape wins: ``gjend._shape_window``; not for Diedaohu / Liuwei,
                           where the lock and a busted discarder decide: ``ddend._louhu_window``)
-``P_KONG``                kong money in Python (``KONG_MONEY_PYTHON``; no family uses it now: Kawuxing's
-                          is compiled, Diedaohu's and Liuwei's, limited by the bankrolls, too:
-                          ``ddend._bankroll_kong``)
-``P_MASK_SCORE``          a self-draw's minimum value for the win mask (no longer raised: Yangzhou's
-                          is judged by :mod:`mjenv.engine.yzend`; kept for a family that needs it)
 ``P_SELF_DRAW``           settle a self-drawn win (ends the hand; not for Gejiu: ``gjend._gj_end``)
 ``P_CLAIM_WIN``           settle a won discard or rob (ends the hand; not for Gejiu: ``gjend._gj_end``)
-``P_EXHAUSTED``           settle a drawn hand (ends the hand); no family stops for it now (below)
 ``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``): every
                           Kawuxing hand end (``kwend._kw_end``), every Gejiu hand end (wins valued by
                           :mod:`mjenv.engine.gjscore`: ``gjend._gj_end``) and the drawn hands of the
@@ -32,6 +26,11 @@ the entry point in ``MODE_RESUME``, which carries on exactly where the table sto
                           Yangzhou, Liuwei); the engine only books it (match money, the session, a
                           ``results`` entry built when read)
 ========================  ===================================================================
+
+Never left pending: ``P_EXHAUSTED`` (the wall ran out; the entry point ends the hand at once, every drawn hand
+being settled in the kernel).  Kong money is compiled for every family that pays it (Kawuxing's fixed amounts
+in :mod:`mjenv.engine.table`, Diedaohu's and Liuwei's bankroll-limited ones in :mod:`mjenv.engine.ddend`), and
+the self-draw win bit of every mask too (Yangzhou's fan minimum: :mod:`mjenv.engine.yzend`).
 
 Yangzhou's judging needs the round wind, which the session (kept by the engine) decides: the engine writes it
 into the spare column ``pend[b, PEND_ROUND_WIND]`` when it deals a hand, and no pending overwrites it.
@@ -51,7 +50,7 @@ A_CHI_LOW, A_CHI_HIGH, A_WIN, A_PASS, A_KONGTILE_0, A_KONGTILE_1 = 104, 106, 107
 N_ACTIONS = 111
 
 # Pending codes (see the module docstring).
-P_NONE, P_WINDOW, P_KONG, P_MASK_SCORE, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(8)
+P_NONE, P_WINDOW, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(6)
 PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
 PEND_WIDTH = 7
 # How a hand settled in the kernel ended (``pend[b, 1]`` with P_ENDED, ``a`` of its EV_END record).
@@ -86,20 +85,19 @@ EV_CAPACITY = 640  # per hand: < 136 draws, as many discards, (n-1) replies each
 ) = range(18)
 C_KW = 18  # first of the kwscore.N_KW option entries (kwscore.config)
 C_YZ = C_KW + kwscore.N_KW  # first of the yzscore.N_YZ entries (yzscore.config; all 0 unless Yangzhou)
-# The other 4-player families (after Yangzhou's entries; see table._draw_end, ddend, claims._open_window, gjend):
-C_DRAW_ENDS = C_YZ + yzscore.N_YZ  # a drawn hand pays nothing: it is ended here (P_ENDED, END_DRAW)
-C_WIN_ON_SHAPE = C_DRAW_ENDS + 1  # Gejiu: every complete shape on a claimed or robbed tile is a legal win
-C_KONG_ALL_PAY = C_DRAW_ENDS + 2  # KONG_MONEY_BANKROLL: a direct kong is paid by every other seat (Liuwei)
-C_KONG_LIMIT = C_DRAW_ENDS + 3  # KONG_MONEY_BANKROLL: payments limited by the balances (园子)
-C_GJ_SCORE = C_DRAW_ENDS + 4  # Gejiu: wins valued (mjenv.engine.gjscore) and settled here (_gj_end)
-C_GJ_COMBINE = C_DRAW_ENDS + 5  # Gejiu: gejiu_combine (gjscore.COMBINE)
-C_SINGLE_WINNER = C_DRAW_ENDS + 6  # Gejiu: multi_win off (only the nearest claimant wins)
-C_LOUHU_WINDOW = C_DRAW_ENDS + 7  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window), LOUHU_* bits
+# The other 4-player families (after Yangzhou's entries; see ddend, claims._open_window, gjend):
+C_WIN_ON_SHAPE = C_YZ + yzscore.N_YZ  # Gejiu: every complete shape on a claimed or robbed tile is a legal win
+C_KONG_ALL_PAY = C_WIN_ON_SHAPE + 1  # KONG_MONEY_BANKROLL: a direct kong is paid by every other seat (Liuwei)
+C_KONG_LIMIT = C_WIN_ON_SHAPE + 2  # KONG_MONEY_BANKROLL: payments limited by the balances (园子)
+C_GJ_SCORE = C_WIN_ON_SHAPE + 3  # Gejiu: wins valued (mjenv.engine.gjscore) and settled here (_gj_end)
+C_GJ_COMBINE = C_WIN_ON_SHAPE + 4  # Gejiu: gejiu_combine (gjscore.COMBINE)
+C_SINGLE_WINNER = C_WIN_ON_SHAPE + 5  # Gejiu: multi_win off (only the nearest claimant wins)
+C_LOUHU_WINDOW = C_WIN_ON_SHAPE + 6  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window), LOUHU_* bits
 LOUHU_JUDGE, LOUHU_ON, LOUHU_BANKROLL = 1, 2, 4  # judged here; ``louhu`` on; a bankroll (园子): busted discarders
-N_CONFIG = C_DRAW_ENDS + 8
+N_CONFIG = C_WIN_ON_SHAPE + 7
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
-KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_PYTHON, KONG_MONEY_BANKROLL = 0, 1, 2, 3
+KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_BANKROLL = 0, 1, 2
 # The float configuration vector: the kong money per payer by meld kind code (Kawuxing: at chain position 1,
 # in units of b; KONG_MONEY_BANKROLL: the amount owed, b included).
 F_KONG_DIRECT, F_KONG_ADDED, F_KONG_CONCEALED, F_KONG_DOUBLING = 0, 1, 2, 3

@@ -351,8 +351,9 @@ class Engine:
         if isinstance(fam, KawuxingFamily):  # claim windows judged and valued, hand ends settled in the kernel
             cfg[K.C_KW_SCORE] = 1
             cfg[K.C_KW : K.C_KW + kwscore.N_KW] = kwscore.config(opts)
-        else:  # drawn hands that pay nothing end in the kernel; Gejiu's claim windows open there
-            cfg[K.C_DRAW_ENDS] = fam.draw_pays_nothing
+        else:  # drawn hands end in the kernel (they pay nothing); Gejiu's claim windows open there
+            if not fam.draw_pays_nothing:
+                raise NotImplementedError(f"{type(fam).__name__}: drawn hands that pay are settled only for Kawuxing")
             cfg[K.C_WIN_ON_SHAPE] = fam.win_on_shape
             cfg[K.C_LOUHU_WINDOW] = fam.louhu_window
         if isinstance(fam, GejiuFamily):  # wins valued and settled in the kernel too
@@ -549,12 +550,9 @@ class Engine:
         """bool [len(idx), 111]: the masks of live tables ``idx`` derived afresh from the state (for the validator)."""
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         out = np.zeros_like(self.mask)
-        status = np.zeros(len(idx), np.int64)
         args = list(self._args)
         args[3] = out
-        self._entry()(K.MODE_MASKS, *args, idx, status, self._waiting, self._info)
-        for j in np.flatnonzero(status == K.P_MASK_SCORE):
-            out[idx[j], A.WIN] = bool(self._self_draw_score(int(idx[j])).legal)
+        self._entry()(K.MODE_MASKS, *args, idx, self._none, self._waiting, self._info)
         return out[idx]
 
     # ------------------------------------------------------------------ step
@@ -660,10 +658,6 @@ class Engine:
                         st.claim_opts[b, s] |= 1
                         # Kawuxing's lock remembers the value passed (§3.9 L4); the Yangzhou family's is a plain flag.
                         st.claim_value[b, s] = max(1, score.value_d) if self.family.value_lock else 1
-        elif code == K.P_KONG:
-            self._kong_money(b, int(p[1]), int(p[2]), int(p[3]), int(p[4]), int(p[5]))
-        elif code == K.P_MASK_SCORE:
-            p[1] = int(bool(self._self_draw_score(b).legal))
         elif code == K.P_SELF_DRAW:
             self._self_draw_win(b)
         elif code == K.P_CLAIM_WIN:
@@ -672,8 +666,6 @@ class Engine:
             if self.family.single_winner:
                 winners = winners[:1]
             self._claim_win(b, winners)
-        elif code == K.P_EXHAUSTED:
-            self._exhaustive_draw(b)
         else:  # pragma: no cover - a kernel bug
             raise RuntimeError(f"table {b}: unknown pending code {code}")
 
@@ -689,16 +681,6 @@ class Engine:
             self._ev[b, k, 1] = len(lst)
         lst.append(event)
         self._evn[b] = k + 1
-
-    def _kong_money(self, b: int, s: int, t: int, kind: int, discarder: int, pos: int) -> None:
-        st = self.state
-        src = None if discarder < 0 else discarder
-        transfers = self.family.kong_money(b, s, KONG_KIND_NAMES[kind], src, pos)
-        for tr in transfers:
-            st.money[b, tr.payer] -= tr.amount
-            st.money[b, tr.payee] += tr.amount
-        if self.record_events:
-            self._event_py(b, _kong_event(s, t, kind, src, pos, [_transfer_dict(tr) for tr in transfers]))
 
     def _claim_score(self, b: int, s: int, t: int, rob: bool, concealed=None):
         """Score (and judge) seat ``s`` winning on the tile under claim ``t`` (its hand, or ``concealed``)."""
@@ -748,9 +730,6 @@ class Engine:
         how = "rob" if rob else "discard"
         settlement = self.family.settle_win(b, scored, how, frm)
         self._end(b, settlement, scored, how=how, discarder=frm, tile=t)
-
-    def _exhaustive_draw(self, b: int) -> None:
-        self._end(b, self.family.settle_draw(b), [], how="draw", discarder=None, tile=None)
 
     def _end(self, b, settlement, scored, how, discarder, tile) -> None:
         st = self.state

@@ -15,7 +15,6 @@ import os
 
 from mjenv.engine import yzscore
 from mjenv.engine.codes import (
-    C_DRAW_ENDS,
     C_GJ_SCORE,
     C_KW_SCORE,
     C_YZ,
@@ -102,15 +101,14 @@ def _entry(fam: int):
         * ``MODE_ADVANCE`` — compute masks and play automatic moves at tables ``idx`` (after a deal).
         * ``MODE_RESUME`` — resume tables ``idx`` whose pendings the engine handled.
         * ``MODE_MASKS`` — write the masks of live tables ``idx`` into ``mask`` (pass a spare array) without
-          changing any state, and the status of each (P_MASK_SCORE where the win bit needs the scorer) into
-          ``acts[j]``.
+          changing any state (``acts`` is not read).
 
         The tables left with a pending are listed in ``waiting``; returns their number.
         """
         E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam)  # fam: typed as its literal
         if mode == MODE_MASKS:
             for j in range(idx.shape[0]):
-                acts[j] = _compute_mask(E, idx[j])[0]
+                _compute_mask(E, idx[j])
             return 0
         if mode == MODE_STEP:
             live = 0
@@ -144,7 +142,7 @@ def _entry(fam: int):
             if status != P_NONE:
                 if cfg[C_KW_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN or status == P_EXHAUSTED):
                     status = kw_end_if(E, b, status)
-                elif status == P_EXHAUSTED and cfg[C_DRAW_ENDS] != 0:
+                elif status == P_EXHAUSTED:  # every other family's drawn hands pay nothing
                     status = _draw_end(E, b)
                 elif cfg[C_GJ_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN):
                     status = gj_end_if(E, b, status)

@@ -20,8 +20,6 @@ from mjenv.engine.codes import (
     EV_ADD_KONG,
     EV_PICK,
     N_ACTIONS,
-    P_KONG,
-    P_MASK_SCORE,
     P_NONE,
     P_SELF_DRAW,
     P_WINDOW,
@@ -51,7 +49,6 @@ from mjenv.engine.table import (
     _discard,
     _event,
     _finish_kong,
-    _kong_tail,
     _replacement,
 )
 
@@ -125,9 +122,7 @@ def _advance(E, b, count, last):
                 mask[b, a] = False
             return P_NONE
         if count == 0:
-            status, count, last = _compute_mask(E, b)
-            if status != P_NONE:
-                return status
+            count, last = _compute_mask(E, b)
         if count != 1:
             return P_NONE
         count = 0
@@ -139,25 +134,10 @@ def _advance(E, b, count, last):
 @kernel
 def _resume(E, b, code):
     """Carry on table ``b`` after the engine handled pending ``code`` in Python."""
-    pend = E[4]
     if code == P_WINDOW:
         status = _next_claimant(E, b)
-    elif code == P_KONG:
-        status = _kong_tail(E, b, pend[b, 1], pend[b, 5])
-    elif code == P_MASK_SCORE:
-        mask = E[3]
-        mask[b, A_WIN] = pend[b, 1] != 0
-        count = 0
-        last = -1
-        for a in range(N_ACTIONS):
-            if mask[b, a]:
-                count += 1
-                last = a
-        return _advance(E, b, count, last)
-    else:  # the hand ended in Python
-        return _advance(E, b, 0, -1)
-    if status != P_NONE:
-        return status
-    return _advance(E, b, 0, -1)
+        if status != P_NONE:
+            return status
+    return _advance(E, b, 0, -1)  # (else the hand ended in Python)
 
 

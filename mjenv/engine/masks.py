@@ -10,7 +10,7 @@ in Gejiu's pick the face-up kong tiles.  It also counts the legal actions and na
 
 from __future__ import annotations
 
-from mjenv.engine import handk, yzscore
+from mjenv.engine import handk
 from mjenv.engine.codes import (
     A_CHI_LOW,
     A_KONGTILE_0,
@@ -26,10 +26,7 @@ from mjenv.engine.codes import (
     C_SELF_DRAW_MINIMUM,
     C_SEVEN_PAIRS,
     C_SPECIAL,
-    C_YZ,
     N_ACTIONS,
-    P_MASK_SCORE,
-    P_NONE,
 )
 from mjenv.engine.gates import kernel
 from mjenv.engine.state import (
@@ -63,8 +60,7 @@ from mjenv.engine.yzend import yz_self_draw_if
 def _own_turn_mask(E, b, m):
     """Legal actions of the seat on turn (after a draw or a claim) into the cleared row ``m``.
 
-    Returns ``(status, count, last)``: P_MASK_SCORE when the win bit still needs the scorer (then
-    ``count`` leaves it out), the number of legal actions and the highest one.
+    Returns ``(count, last)``: the number of legal actions and the highest one.
     """
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
@@ -120,20 +116,18 @@ def _own_turn_mask(E, b, m):
         win = handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
         if not win and cfg[C_SPECIAL] != 0:
             win = handk.lanpai(h)
-        if win and cfg[C_SELF_DRAW_MINIMUM] != 0:
-            if cfg[C_YZ + yzscore.YZ_ON] == 0:
-                return P_MASK_SCORE, count, last
+        if win and cfg[C_SELF_DRAW_MINIMUM] != 0:  # (Yangzhou's fan minimum, the only family with one)
             win = yz_self_draw_if(E, b, s, drawn)
         if win:
             m[A_WIN] = True
             count += 1
             last = A_WIN
-    return P_NONE, count, last
+    return count, last
 
 
 @kernel
 def _compute_mask(E, b):
-    """Write table ``b``'s mask row; returns ``(status, count, last)`` as :func:`_own_turn_mask`."""
+    """Write table ``b``'s mask row; returns ``(count, last)`` as :func:`_own_turn_mask`."""
     b8 = E[0]
     m = E[3][b]
     for a in range(N_ACTIONS):
@@ -150,7 +144,7 @@ def _compute_mask(E, b):
                 m[A_KONGTILE_0 + slot] = True
                 count += 1
                 last = A_KONGTILE_0 + slot
-        return P_NONE, count, last
+        return count, last
     o = r8[O8_CLAIM_OPTS + r8[O8_ACTOR]]
     m[A_WIN] = (o & 1) != 0
     m[A_PONG] = (o & 2) != 0
@@ -162,6 +156,6 @@ def _compute_mask(E, b):
     count = 1
     for bit in range(6):
         count += (o >> bit) & 1
-    return P_NONE, count, A_PASS
+    return count, A_PASS
 
 

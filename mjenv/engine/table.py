@@ -46,7 +46,6 @@ from mjenv.engine.codes import (
     F_KONG_DOUBLING,
     KONG_MONEY_BANKROLL,
     KONG_MONEY_COMPILED,
-    KONG_MONEY_PYTHON,
     LIANG_KONG_KEEP_READY,
     LIANG_KONG_NONE,
     LINK_CHAIN,
@@ -54,7 +53,6 @@ from mjenv.engine.codes import (
     N_ACTIONS,
     P_ENDED,
     P_EXHAUSTED,
-    P_KONG,
     P_NONE,
 )
 from mjenv.engine.ddend import _bankroll_kong
@@ -317,7 +315,7 @@ def _complete_with(r8, cfg, tabs, s, t):
 # ----------------------------------------------------------------------------------------- draws and discards
 @kernel
 def _draw(E, b, seat):
-    """Normal draw for ``seat``; an empty wall ends the hand as a drawn hand (pending)."""
+    """Normal draw for ``seat``; P_EXHAUSTED when the wall is empty (the entry point ends the hand)."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
@@ -486,7 +484,7 @@ def _complete_kong(E, b, s, t, kind, src):
 
 @kernel
 def _finish_kong(E, b, s, t, kind, discarder):
-    """Kong money at its chain position (pending where the family pays any), then :func:`_kong_tail`."""
+    """Kong money at its chain position (compiled for every family that pays any), then :func:`_kong_tail`."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     pos = _kong_position(r8, cfg, s, kind == DIRECT_KONG)
@@ -504,13 +502,6 @@ def _finish_kong(E, b, s, t, kind, discarder):
                     money[b, s] += amount
     elif cfg[C_KONG_MONEY] == KONG_MONEY_BANKROLL:
         _bankroll_kong(E, b, s, kind, discarder)
-    elif cfg[C_KONG_MONEY] == KONG_MONEY_PYTHON:
-        pend[b, 1] = s
-        pend[b, 2] = t
-        pend[b, 3] = kind
-        pend[b, 4] = discarder
-        pend[b, 5] = pos
-        return P_KONG
     _event(ev, evn, cfg, b, EV_KONG, s, t, kind * 8 + (discarder + 1), pos)
     return _kong_tail(E, b, s, pos)
 
@@ -557,9 +548,9 @@ def _pay(money, b, payer, payee, amount):
 
 @kernel
 def _draw_end(E, b):
-    """End a drawn hand of a family whose drawn hands pay nothing (Gejiu, Diedaohu, Yangzhou, Liuwei) as the
-    engine's Python path does (no transfers, phase DONE, window and mask cleared); returns P_ENDED with
-    ``pend[b, 1]`` = END_DRAW.  The engine books the session and the result."""
+    """End a drawn hand of a family whose drawn hands pay nothing (Gejiu, Diedaohu, Yangzhou, Liuwei: their
+    ``settle_draw`` has no transfers): phase DONE, window and mask cleared; returns P_ENDED with ``pend[b, 1]`` =
+    END_DRAW.  The engine books the session and builds the result when it is read."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r8[O8_PHASE] = DONE

@@ -60,7 +60,7 @@ def _yz_window(E, b, t, bits):
 
 @kernel
 def _yz_self_draw(E, b, s, w):
-    """Yangzhou: the self-draw of seat ``s`` on ``w`` reaches the fan minimum (the engine's P_MASK_SCORE)."""
+    """Yangzhou: the self-draw of seat ``s`` on ``w`` reaches the fan minimum (the win bit of its mask)."""
     r8 = E[0][b]
     scr = E[9]
     # (int64 tile and winds as in _yz_window: one compiled specialization of yzscore.best serves both)
