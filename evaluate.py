@@ -3,7 +3,8 @@
 This script owns the tournament command line: which agents (built-in names or ``train.py`` checkpoints),
 which variant and rules, how many walls; the leaderboard it prints; the files it writes (CSV, JSON,
 PNG plots, optional replays); and ``--compare``, which plays the same agents on the same walls under
-several rule configurations side by side.  The playing itself is :mod:`agents.arena`.
+several rule configurations side by side (with ``--report``: the measures of :mod:`agents.report` with 95 %
+intervals over walls, skill tournaments and paired differences, in report.md and PNGs).  The playing itself is :mod:`agents.arena`.
 
 Duplicate format: wall ``w`` is the engine's seeded wall ``(seed, w)``; it is replayed under every seat
 assignment of the agents (:func:`agents.arena.seatings`), and the arena checks that every replay was
@@ -16,6 +17,7 @@ Examples::
     python evaluate.py --agents heuristic random --walls 500 --preset crazy
     python evaluate.py --agents runs/x/final.pt heuristic --variant kawuxing3
     python evaluate.py --agents heuristic random --compare kwx004 kwx004/simple kwx004/crazy "kwx004:kaikou=none"
+    python evaluate.py --agents heuristic --compare kwx004 qdjt001 suizhou000 --report   # report.md (docs/compare.md)
     python evaluate.py --walls 2000 --ray --ray-workers 2   # sharded over a local Ray (agents/distributed.py)
     python evaluate.py --agents "cmd:python examples/simple_bot.py" heuristic   # an outside bot (docs/bots.md)
     python evaluate.py --resume runs/eval/NAME              # finish a run that stopped part-way
@@ -62,6 +64,12 @@ from mjenv.rules.options import OptionError, load_rules, n_players, options_to_d
 from mjenv.rules.scoring.kawuxing import FANS
 
 
+# The skill pairs of --report: the strongest built-in agent with a measured margin over the heuristic
+# (heuristic-flush: +0.06 to +0.08 per hand in Kawuxing, docs/training.md; `search` is stronger but costs
+# rollouts at every decision), and the heuristic over random.
+DEFAULT_SKILL = ("heuristic-flush vs heuristic", "heuristic vs random")
+
+
 @dataclass
 class Args:
     """Duplicate tournament among mjenv agents (see the module docstring of evaluate.py)."""
@@ -94,6 +102,13 @@ class Args:
     compare: list[str] = field(default_factory=list)
     """rule configurations to compare on the same walls: 'RULESET', 'RULESET/PRESET', 'RULESET:opt=v,opt=v',
     'RULESET/PRESET:opt=v' or 'default'"""
+    report: bool = False
+    """with --compare: also write report.md and report_*.png in the run folder -- win, draw, deal-in, self-draw and
+    亮倒 rates, hand value (mean, distribution), dealer advantage, hand length, money variance and skill margins per
+    variant, with 95-percent intervals over the shared walls and paired differences from the first variant (docs/compare.md)"""
+    skill: list[str] = field(default_factory=lambda: list(DEFAULT_SKILL))
+    """with --report: 'STRONG vs WEAK' agent pairs whose duplicate margin, on the same walls, measures how much each
+    variant rewards skill (none: --skill with no value)"""
     deterministic: bool = True
     """checkpoint agents play their most likely action (else they sample, seeded)"""
     allow_rules_mismatch: bool = False
@@ -145,6 +160,10 @@ def check_args(args: Args) -> None:
         raise ArgsError(str(exc)) from None
     for spec in args.compare:
         parse_compare(spec, args.variant)
+    if args.report and not args.compare:
+        raise ArgsError("--report needs --compare with one or more rule configurations")
+    for spec in args.skill:
+        parse_skill(spec)
     problem = ray_problem(args)
     if problem:
         raise ArgsError(problem)
@@ -161,6 +180,36 @@ def parse_compare(spec: str, variant: str) -> tuple[str, Any]:
         return text, rule_options(variant, ruleset, preset or None, opts)
     except OptionError as exc:
         raise ArgsError(f"--compare {spec!r}: {exc}") from None
+
+
+def parse_skill(spec: str) -> tuple[str, str]:
+    """``(strong, weak)`` of one ``--skill`` entry ``'STRONG vs WEAK'``."""
+    strong, sep, weak = str(spec).partition(" vs ")
+    if not sep or not strong.strip() or not weak.strip():
+        raise ArgsError(f"--skill {spec!r}: write a pair as 'STRONG vs WEAK', e.g. 'heuristic vs random'")
+    return strong.strip(), weak.strip()
+
+
+def rerun_command(args: Args) -> str:
+    """The ``python evaluate.py ...`` line that plays this run again (the output folder aside)."""
+    import shlex
+
+    words = ["python", "evaluate.py", "--agents", *args.agents, "--variant", args.variant]
+    for name in ("ruleset", "preset"):
+        if getattr(args, name):
+            words += [f"--{name}", getattr(args, name)]
+    if args.options:
+        words += ["--options", *args.options]
+    words += ["--walls", str(args.walls), "--seed", str(args.seed)]
+    if args.first_wall:
+        words += ["--first_wall", str(args.first_wall)]
+    if args.compare:
+        words += ["--compare", *args.compare]
+    if args.report:
+        words.append("--report")
+        if list(args.skill) != list(DEFAULT_SKILL):
+            words += ["--skill", *args.skill]
+    return " ".join(shlex.quote(w) for w in words)
 
 
 def default_agents(variant: str, opts) -> list[str]:
@@ -610,6 +659,26 @@ def compare_plot(folder: Path, rows: list[dict], names: list[str]) -> Path | Non
     return path
 
 
+def write_report(folder: Path, args: Args, results: list[TournamentResult], skills: dict, say) -> dict:
+    """report.md and its plots (:mod:`agents.report`); prints the skill lines; returns the report's numbers."""
+    from agents.report import build_report, report_markdown, report_plots
+
+    rep = build_report(results, skills)
+    for v in rep["variants"]:
+        for sk in v["skill"]:
+            need = "n/a" if sk["hands_needed"] != sk["hands_needed"] else f"{sk['hands_needed']:,.0f}"
+            say(f"skill {v['config']}: {sk['strong']} − {sk['weak']} {sk['margin']:+.3f} ± {sk['ci95']:.3f} per hand; "
+                f"hands to tell them apart at 95%: {need}")
+    images = []
+    if args.plots:
+        plt = _pyplot()
+        if plt is not None:
+            images = report_plots(folder, rep, plt, _savefig)
+    _write_atomic(folder / "report.md", report_markdown(rep, rerun_command(args), results[0].names, images))
+    say(f"report: {folder / 'report.md'}")
+    return rep
+
+
 # ------------------------------------------------------------------------------------------ main
 
 
@@ -636,23 +705,33 @@ def run(args: Args) -> dict:
     if args.compare:
         configs = [parse_compare(c, args.variant) for c in args.compare]
         teams = [(label, build_agents(specs, args.variant, opts, args), opts, None) for label, opts in configs]
+        pairs = [parse_skill(p) for p in args.skill] if args.report else []
+        for label, opts in configs:  # --report: the skill tournaments, on the same walls
+            teams += [(f"{label} | skill {a} vs {b}", build_agents([a, b], args.variant, opts, args), opts, None)
+                      for a, b in pairs]
         _start_folder(folder, args)
         results = _play_or_keep(folder, teams, args, kept)
+        skills = {label: results[len(configs) + i * len(pairs):len(configs) + (i + 1) * len(pairs)]
+                  for i, (label, _) in enumerate(configs)}
+        results = results[:len(configs)]
         for res in results:
             say(f"{res.config}: {len(res.records)} hands in {res.seconds:.1f} s ({res.hands_per_second:.1f} hands/s, "
                 f"{res.hands_per_cpu_second:.1f} per CPU second)")
         names = results[0].names
         rows = compare_rows(results)
         print(compare_text(rows, names))
-        save_records(folder, [r for res in results for r in res.records])
+        save_records(folder, [r for res in [*results, *(x for v in skills.values() for x in v)] for r in res.records])
         _write_atomic(folder / "compare.csv", _csv_text(list(rows[0]), [list(r.values()) for r in rows]))
         if args.plots:
             p = compare_plot(folder, rows, names)
             if p:
                 say(f"plot: {p}")
-        _write_atomic(folder / "compare.json", json_text({"args": asdict(args), "rows": rows}))  # last: the run is whole
+        out = {"args": asdict(args), "rows": rows}
+        if args.report:
+            out["report"] = write_report(folder, args, results, skills, say)
+        _write_atomic(folder / "compare.json", json_text(out))  # last: the run is whole
         say(f"wrote {folder}")
-        return {"rows": rows, "folder": str(folder)}
+        return {"rows": rows, "folder": str(folder)} | ({"report": out["report"]} if args.report else {})
 
     opts = rule_options(args.variant, args.ruleset, args.preset, args.options)
     agents = build_agents(specs, args.variant, opts, args)
