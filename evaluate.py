@@ -58,6 +58,7 @@ import numpy as np  # noqa: E402
 
 from agents import make_agent, shipped_checkpoints
 from agents.external import BotError
+from agents.report import grouped_bars
 from agents.arena import GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize, table_stats
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
 from mjenv.rules.options import OptionError, load_rules, n_players, options_to_dict, parse_option_assignments
@@ -577,9 +578,7 @@ def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
 
     fig, ax = plt.subplots(figsize=(max(5, 2 * len(names)), 3.5))
     keys = [("win_rate", "win"), ("deal_in_rate", "deal-in"), ("self_draw_rate", "self-draw"), ("liang_rate", "liangdao")]
-    width = 0.8 / len(keys)
-    for i, (k, label) in enumerate(keys):
-        ax.bar(x + (i - (len(keys) - 1) / 2) * width, [s[k] for s in stats], width, label=label)
+    grouped_bars(ax, x, [(label, [s[k] for s in stats], None) for k, label in keys])
     ax.set_xticks(x, names, rotation=15)
     ax.set_ylabel("share of hands")
     ax.legend(fontsize=8)
@@ -592,9 +591,7 @@ def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
     if fans:
         fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(fans) * len(names)), 3.5))
         fx = np.arange(len(fans))
-        width = 0.8 / len(names)
-        for i, s in enumerate(stats):
-            ax.bar(fx + (i - (len(names) - 1) / 2) * width, [s["fans"].get(f, 0.0) for f in fans], width, label=s["agent"])
+        grouped_bars(ax, fx, [(s["agent"], [s["fans"].get(f, 0.0) for f in fans], None) for s in stats])
         ax.set_xticks(fx, fans, rotation=30, ha="right")
         ax.set_ylabel("share of the agent's wins")
         ax.legend(fontsize=8)
@@ -638,9 +635,7 @@ def compare_plot(folder: Path, rows: list[dict], names: list[str]) -> Path | Non
     labels = [r["config"] for r in rows]
     x = np.arange(len(rows))
     fig, axes = plt.subplots(2, 2, figsize=(max(8, 1.8 * len(rows)), 6.5))
-    width = 0.8 / max(1, len(names))
-    for i, n in enumerate(names):
-        axes[0, 0].bar(x + (i - (len(names) - 1) / 2) * width, [r[f"win_rate[{n}]"] for r in rows], width, label=n)
+    grouped_bars(axes[0, 0], x, [(n, [r[f"win_rate[{n}]"] for r in rows], None) for n in names])
     axes[0, 0].set_title("win rate by agent")
     axes[0, 0].legend(fontsize=7)
     axes[0, 1].plot(x, [r["draw_rate"] for r in rows], "o-", label="draw")

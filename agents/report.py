@@ -181,6 +181,14 @@ def report_markdown(rep: dict, command: str, agents: Sequence[str], images: Sequ
 # ------------------------------------------------------------------------------------------ plots
 
 
+def grouped_bars(ax, x: np.ndarray, series: Sequence[tuple[str, Sequence[float], Sequence[float] | None]]) -> None:
+    """Several bar series side by side at positions ``x``: ``(label, heights, error half-widths or None)``."""
+    width = 0.8 / max(1, len(series))
+    for i, (label, heights, errors) in enumerate(series):
+        ax.bar(x + (i - (len(series) - 1) / 2) * width, heights, width, yerr=errors, capsize=3 if errors is not None else 0,
+               label=label)
+
+
 def report_plots(folder: Path, rep: dict, plt, save: Callable) -> list[Path]:
     """report_rates.png, report_table.png, report_values.png, report_skill.png (and report_diff.png with two or
     more variants), every bar with its 95 % interval; ``save(fig, path)`` writes a figure."""
@@ -192,18 +200,19 @@ def report_plots(folder: Path, rep: dict, plt, save: Callable) -> list[Path]:
     def err(c):
         return 0.0 if c["ci95"] != c["ci95"] else c["ci95"]
 
+    def done(fig, ax, name: str, ylabel: str, title: str) -> None:
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize=8, ncol=len(RATES) if name == "report_rates" else 1)
+        fig.tight_layout()
+        paths.append(save(fig, folder / f"{name}.png"))
+        plt.close(fig)
+
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(vs) * 1.5), 3.8))
-    width = 0.8 / len(RATES)
-    for i, k in enumerate(RATES):
-        ax.bar(x + (i - (len(RATES) - 1) / 2) * width, [v["measures"][k]["mean"] for v in vs], width,
-               yerr=[err(v["measures"][k]) for v in vs], capsize=3, label=k.replace("_", "-").replace("liang", "liangdao"))
+    grouped_bars(ax, x, [(k.replace("_", "-").replace("liang", "liangdao"), [v["measures"][k]["mean"] for v in vs],
+                          [err(v["measures"][k]) for v in vs]) for k in RATES])
     ax.set_xticks(x, labels, rotation=15)
-    ax.set_ylabel("share")
-    ax.set_title("rates per hand (95% CI over walls)")
-    ax.legend(fontsize=8, ncol=5)
-    fig.tight_layout()
-    paths.append(save(fig, folder / "report_rates.png"))
-    plt.close(fig)
+    done(fig, ax, "report_rates", "share", "rates per hand (95% CI over walls)")
 
     fig, axes = plt.subplots(1, 4, figsize=(max(11, 2.2 * len(vs) * 4 / 2), 3.6))
     for ax, k in zip(axes, ("value", "dealer", "length", "variance")):
@@ -222,33 +231,19 @@ def report_plots(folder: Path, rep: dict, plt, save: Callable) -> list[Path]:
     if keys:
         fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(keys) * len(vs)), 3.5))
         kx = np.arange(len(keys))
-        width = 0.8 / len(vs)
-        for i, v in enumerate(vs):
-            ax.bar(kx + (i - (len(vs) - 1) / 2) * width, [v["values"].get(k, 0.0) for k in keys], width, label=v["config"])
+        grouped_bars(ax, kx, [(v["config"], [v["values"].get(k, 0.0) for k in keys], None) for v in vs])
         ax.set_xticks(kx, [str(k) for k in keys])
         ax.set_xlabel("winning hand value V")
-        ax.set_ylabel("share of wins")
-        ax.set_title("distribution of winning hand values")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        paths.append(save(fig, folder / "report_values.png"))
-        plt.close(fig)
+        done(fig, ax, "report_values", "share of wins", "distribution of winning hand values")
 
     pairs = [f"{s['strong']} − {s['weak']}" for s in vs[0]["skill"]]
     if pairs:
         fig, ax = plt.subplots(figsize=(max(6, 1.5 * len(vs) * len(pairs)), 3.6))
-        width = 0.8 / len(pairs)
-        for i, name in enumerate(pairs):
-            ax.bar(x + (i - (len(pairs) - 1) / 2) * width, [v["skill"][i]["margin"] for v in vs], width,
-                   yerr=[err(v["skill"][i]) for v in vs], capsize=4, label=name)
+        grouped_bars(ax, x, [(name, [v["skill"][i]["margin"] for v in vs], [err(v["skill"][i]) for v in vs])
+                             for i, name in enumerate(pairs)])
         ax.axhline(0, color="black", lw=0.6)
         ax.set_xticks(x, labels, rotation=15)
-        ax.set_ylabel("margin, money per hand")
-        ax.set_title("skill: duplicate margin of the stronger agent (95% CI over walls)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        paths.append(save(fig, folder / "report_skill.png"))
-        plt.close(fig)
+        done(fig, ax, "report_skill", "margin, money per hand", "skill: duplicate margin of the stronger agent (95% CI over walls)")
 
     if len(vs) > 1:
         keys = list(MEASURES)
