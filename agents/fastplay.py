@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numba
 import numpy as np
 
 from agents.plans import _BEST as _LANPAI_BEST, _GAIN as _LANPAI_GAIN
@@ -47,6 +46,7 @@ from agents.shanten import NEG, tables as _shanten_tables
 from mjenv.encoding import actions as A
 from mjenv.engine import handk
 from mjenv.engine import state as S
+from mjenv.engine.jit import njit
 from mjenv.engine.state import (O8_ACTOR, O8_CLAIM_TILE, O8_HAND, O8_HIDDEN, O8_KONG_TILES, O8_MELD_KIND, O8_MELDED,
                                 O8_N_MELDS, O8_PHASE, O8_REVEALED, O8_RIVER, O16_BACK, O16_FRONT, O16_RIVER_LEN)
 from mjenv.rules.options import get_variant, n_players, tile_kinds
@@ -94,7 +94,7 @@ def player_config(variant: str, opts, *, flush_bonus: int | None = None, triplet
 # ------------------------------------------------------------------------------------------- shanten
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _conv(a, b, out):
     """Max-plus product of two (head, sets) -> partial-sets arrays ``[2, 5]`` into ``out``."""
     for h in range(2):
@@ -115,7 +115,7 @@ def _conv(a, b, out):
                         out[h1 + h2, m1 + m2] = v
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _final(a, b, k):
     """Standard shanten of the hand whose components' product is ``a ⊗ b`` with ``k`` sets to make."""
     best = -1000
@@ -137,7 +137,7 @@ def _final(a, b, k):
     return 2 * k - best
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _code(h, j):
     size = 7 if j == 3 else 9
     code = 0
@@ -146,12 +146,12 @@ def _code(h, j):
     return code
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _part(code, j, suit, honor):
     return honor[code] if j == 3 else suit[code]
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _prepare(h, suit, honor, codes, excl, tmp):
     """Component codes of ``h`` and, per component j, the product of the other three (``excl[j]``)."""
     for j in range(4):
@@ -168,7 +168,7 @@ def _prepare(h, suit, honor, codes, excl, tmp):
     _conv(tmp[0], p2, excl[3])
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _pairs(h):
     p = 0
     for t in range(34):
@@ -176,7 +176,7 @@ def _pairs(h):
     return p
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _shanten_delta(h, nm, sp, t, d, codes, excl, pairs, suit, honor):
     """Shanten (standard, and seven pairs where ``sp`` and no melds) of ``h`` with one tile ``t`` added (d = 1)
     or removed (d = -1), from :func:`_prepare`'s ``codes``/``excl`` of ``h`` and its pair count."""
@@ -197,7 +197,7 @@ def _shanten_delta(h, nm, sp, t, d, codes, excl, pairs, suit, honor):
     return s
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _shanten(h, nm, sp, suit, honor, tmp):
     """Shanten of ``h`` (standard, and seven pairs where ``sp`` and no melds)."""
     a = tmp[2]
@@ -212,7 +212,7 @@ def _shanten(h, nm, sp, suit, honor, tmp):
     return s
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _near(h, x):
     """Drawing ``x`` can matter: a held tile of its kind or a suited neighbour within two ranks."""
     if h[x] > 0:
@@ -226,7 +226,7 @@ def _near(h, x):
     return False
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _ukeire(h, nm, sp, live, allowed, suit, honor, codes, excl, tmp):
     """(shanten, live improving tiles, improving bits) of the 3k+1 hand ``h`` over kinds ``allowed`` (bits)."""
     _prepare(h, suit, honor, codes, excl, tmp)
@@ -250,7 +250,7 @@ def _ukeire(h, nm, sp, live, allowed, suit, honor, codes, excl, tmp):
 # ------------------------------------------------------------------------------------------- plans
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _lanpai_shanten(h, nm, best):
     if nm != 0:
         return 99
@@ -267,7 +267,7 @@ def _lanpai_shanten(h, nm, best):
     return 13 - cnt
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _lanpai_ukeire(h, live, gain):
     acc = 0
     for s in range(3):
@@ -284,7 +284,7 @@ def _lanpai_ukeire(h, live, gain):
     return acc
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _triplets_shanten(h, nm, nchi):
     if nchi > 0:
         return 99
@@ -307,7 +307,7 @@ def _triplets_shanten(h, nm, nchi):
     return 3 * s + 1 - used
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _triplets_ukeire(h, nm, nchi, live):
     base = _triplets_shanten(h, nm, nchi)
     acc = 0
@@ -320,7 +320,7 @@ def _triplets_ukeire(h, nm, nchi, live):
     return acc
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _allowed_bits(p, cfg):
     """Kinds plan ``p`` keeps (0-2 a flush in that suit, else everything), as bits."""
     if p >= 3:
@@ -331,7 +331,7 @@ def _allowed_bits(p, cfg):
     return bits
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _flush_feasible(mt, p, cfg):
     bits = _allowed_bits(p, cfg)
     for t in range(34):
@@ -340,7 +340,7 @@ def _flush_feasible(mt, p, cfg):
     return True
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _plan_shanten(h, nm, p, cfg, suit, honor, tmp, kept):
     """Shanten of ``h`` restricted to flush plan ``p``'s kinds, never below the off-plan tiles still to go."""
     bits = _allowed_bits(p, cfg)
@@ -358,7 +358,7 @@ def _plan_shanten(h, nm, p, cfg, suit, honor, tmp, kept):
     return max(s, off - discarding)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _plan_costs(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, out):
     """Shanten of ``h`` under each plan (0-2 flush, 3 plain, 4 unused, 5 triplets; 99 = not available)."""
     for p in range(6):
@@ -374,7 +374,7 @@ def _plan_costs(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, out):
         out[5] = _triplets_shanten(h, nm, nchi)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _discard_costs(h, nm, mt, nchi, m, cfg, suit, honor, best_tab, ws, kept, after, codes, costs):
     """``costs[t, p]``: :func:`_plan_costs` of the hand after each legal discard t (rows of ``costs``), by one-tile
     deltas from the hand's (and each flush's kept tiles') combined components."""
@@ -422,7 +422,7 @@ def _discard_costs(h, nm, mt, nchi, m, cfg, suit, honor, best_tab, ws, kept, aft
                 costs[t, p] = max(base, off - 1)
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _bonus(p, cfg):
     if p < 3:
         return max(cfg[PC_FLUSH], 0)
@@ -431,7 +431,7 @@ def _bonus(p, cfg):
     return 0
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _value_cost(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, costs):
     _plan_costs(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, costs)
     v = 999
@@ -446,7 +446,7 @@ def _value_cost(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, costs):
 # ------------------------------------------------------------------------------------------- reading a table
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _read_seat(r8, r16, s, cfg, h, mt, live):
     """Seat ``s``'s concealed counts ``h``, its meld tiles ``mt`` and the copies it has not seen ``live``;
     returns (melds, chi melds)."""
@@ -481,7 +481,7 @@ def _read_seat(r8, r16, s, cfg, h, mt, live):
     return r8[O8_N_MELDS + s], nchi
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _danger(r8, s, cfg, tabs, shown, danger):
     """Per tile: how many revealed opponents wait on it, plus the 包牌 liabilities (see the module docstring)."""
     n = cfg[PC_N]
@@ -535,7 +535,7 @@ def _danger(r8, s, cfg, tabs, shown, danger):
                     danger[t] += 1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _conn(h, t):
     c = 1.5 * max(h[t] - 1, 0)
     if t < 27:
@@ -555,7 +555,7 @@ def _conn(h, t):
 # ------------------------------------------------------------------------------------------- decisions
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire):
     """The acting seat's move on its own turn; fills ranked candidates ``cand_a``/``cand_v``, returns their count
     (the first is the choice)."""
@@ -688,7 +688,7 @@ def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi,
     return k
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _rank(cand_a, cand_v, k, choice):
     """Sort candidates by value, descending, with ``choice`` first (insertion sort: k is small)."""
     for i in range(k):
@@ -706,7 +706,7 @@ def _rank(cand_a, cand_v, k, choice):
         cand_v[j + 1] = v
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand_v):
     """Reply in a claim window: direct kong, pong, chi or pass; ranked candidates, returns their count."""
     h = wi[0]
@@ -773,7 +773,7 @@ def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand
     return k
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
     """Gejiu: the face-up kong tile leaving the lowest plan cost (a completed hand is the lowest)."""
     h = wi[0]
@@ -804,7 +804,7 @@ def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
     return k
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _decide_one(r8, r16, m, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire):
     """Ranked candidate actions of the acting seat of one table (count returned; the first is the choice)."""
     s = np.int64(r8[O8_ACTOR])
@@ -829,7 +829,7 @@ def _decide_one(r8, r16, m, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, 
     return k
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def decide_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab, out):
     """``out[b]`` = the player's action at every table ``b`` in ``idx`` whose hand is live (others: untouched)."""
     ws = np.empty((8, 2, 5), np.int16)
@@ -847,7 +847,7 @@ def decide_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab
     return n
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def candidates_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab, out_a, out_n):
     """Ranked candidate actions (``out_a [len(idx), K]``, count ``out_n``; -1 padded) of each table ``idx[j]``."""
     ws = np.empty((8, 2, 5), np.int16)

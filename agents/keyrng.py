@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import numba
 import numpy as np
+
+from mjenv.engine.jit import njit
 
 __all__ = ["mix", "salt_of", "seating_code", "table_keys", "decision_keys", "uniforms", "keyed_legal_actions"]
 
@@ -65,7 +66,7 @@ def uniforms(keys, n: int, salt: int = 0) -> np.ndarray:
     return (bits >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def keyed_legal_actions(mask, keys, salt, out):
     """Write a uniformly random legal action of every row of ``mask`` (bool ``[B, A]``) into ``out`` (int64
     ``[B]``): the ``(x mod c)``-th of the row's ``c`` legal actions in id order, ``x`` the SplitMix64 mix of

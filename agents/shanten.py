@@ -27,8 +27,9 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 
-import numba
 import numpy as np
+
+from mjenv.engine.jit import njit
 
 __all__ = ["shanten", "shanten_standard", "shanten_seven_pairs", "ukeire", "shanten_reference", "tables"]
 
@@ -125,7 +126,7 @@ def _as_batch(counts) -> tuple[np.ndarray, bool]:
     return arr, single
 
 
-@numba.njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def _standard_rows(c, n_melds, suit, honor, out):
     """Standard shanten of every row of ``c`` (int8 ``[N, 34]``) into ``out``: per row, the four components'
     table entries combined by a max-plus convolution over (head, sets), then the formula of the module

@@ -16,12 +16,10 @@ Entry points (loaded on first use, so that ``import mjenv`` stays light):
 * ``mjenv.single_env(variant, ...)`` — single-agent Gymnasium env against fixed opponents
   (:class:`mjenv.envs.single.MahjongSingleEnv`).
 
-The compiled code (numba, ``cache=True``) is cached beside the source, or, when the install is read-only,
-in ``$XDG_CACHE_HOME/mjenv/numba`` (:mod:`mjenv._numba_setup`).
+The compiled code (numba) ships precompiled for x86-64 Linux (:mod:`mjenv.engine.jitcache`); what a start
+compiles anyway is cached beside the source, or, when the install is read-only, in ``$XDG_CACHE_HOME/mjenv/numba``
+(:mod:`mjenv._numba_setup`).
 """
-
-# First, before anything imports numba-decorated code: a numba cache folder that works for read-only installs.
-from mjenv import _numba_setup  # noqa: F401, E402
 
 __version__ = "0.1.0"
 

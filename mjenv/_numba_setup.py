@@ -1,38 +1,30 @@
-"""Where numba keeps mjenv's compiled code: a cache directory that works for read-only installs too.
+"""Where mjenv's compiled code is cached on this machine: a folder that works for read-only installs too, or none.
 
-The compiled pieces (the kernels under :mod:`mjenv.engine.entry`, :mod:`mjenv.engine.handk`,
-:mod:`mjenv.engine.sampling`, :mod:`mjenv.encoding.observation`) use ``numba.njit(cache=True)``: the first
-start compiles them (tens of seconds) and writes the machine code to disk, later starts load it (about a
-second).  By default numba writes beside the source, in the package's ``__pycache__`` folders.  When those
-cannot be written (a system-wide or read-only install), this module, imported first by ``mjenv/__init__.py``
-before anything imports numba-decorated code, points numba at a per-user folder instead:
+The compiled pieces (:mod:`mjenv.engine`, :mod:`mjenv.encoding`, the agents' kernels) are made by
+:func:`mjenv.engine.jit.njit`, whose cache (:mod:`mjenv.engine.jitcache`) first looks in a local folder, then in
+the precompiled store shipped with the package.  What a start compiles is written to the local folder, chosen
+once per process, on first use, by :func:`compiled_cache_dir`:
 
-1. ``$NUMBA_CACHE_DIR`` when the user set it (left alone);
-2. else, if every package folder holding compiled code has a writable ``__pycache__``: numba's default;
-3. else ``$XDG_CACHE_HOME/mjenv/numba`` (``~/.cache/mjenv/numba`` without ``XDG_CACHE_HOME``) if it can be
-   created and written, else ``<tempdir>/mjenv-numba-<uid>``.
+1. ``$NUMBA_CACHE_DIR/mjenv`` when the user set ``NUMBA_CACHE_DIR`` (if it cannot be written: none, below);
+2. else ``$XDG_CACHE_HOME/mjenv/compiled`` (``~/.cache/mjenv/compiled`` without ``XDG_CACHE_HOME``);
+3. else ``mjenv/__pycache__/compiled`` beside the source, else ``<tempdir>/mjenv-compiled-<uid>``;
+4. else none: the code compiles in memory at every start, with one warning (never an import error).
 
-The choice is made by setting ``NUMBA_CACHE_DIR`` in ``os.environ`` (and ``numba.config.CACHE_DIR`` when
-numba was imported already), which numba reads when each compiled function is defined.  Like numba's own
-setting it applies to the whole process.  :data:`CACHE_DIR` records the folder chosen (``None``: numba's
-default beside the source).
+Entries are named by a fingerprint of the sources they were compiled from, so checkouts and installs of any
+version can share one folder: each finds its own code.  Nothing here changes numba's own settings, so other numba
+code in the same process caches as it always did.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 
-JIT_PACKAGES = ("engine", "encoding")
-"""Sub-packages of mjenv that hold ``cache=True`` compiled code (their ``__pycache__`` must be writable)."""
-
-CACHE_DIR: str | None = None
-"""The fallback cache folder chosen at import, or ``None`` when numba caches beside the source."""
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def writable_dir(path: str) -> bool:
-    """Whether folder ``path`` exists or can be created, and a file can be written in it (numba's own test)."""
+    """Whether folder ``path`` exists or can be created, and a file can be written in it."""
     try:
         os.makedirs(path, exist_ok=True)
         tempfile.TemporaryFile(dir=path).close()
@@ -42,38 +34,32 @@ def writable_dir(path: str) -> bool:
 
 
 def user_cache_dir(environ=os.environ) -> str:
-    """The per-user fallback: ``$XDG_CACHE_HOME/mjenv/numba`` or ``~/.cache/mjenv/numba``."""
+    """The per-user folder: ``$XDG_CACHE_HOME/mjenv/compiled`` or ``~/.cache/mjenv/compiled``."""
     base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "mjenv", "numba")
+    return os.path.join(base, "mjenv", "compiled")
 
 
-def choose_cache_dir(package_dir: str, environ=os.environ) -> str | None:
-    """The folder numba should cache mjenv's code in, or ``None`` for numba's default (see the module docstring)."""
-    if environ.get("NUMBA_CACHE_DIR"):
-        return None
-    if all(writable_dir(os.path.join(package_dir, sub, "__pycache__")) for sub in JIT_PACKAGES):
-        return None
-    for folder in (user_cache_dir(environ), os.path.join(tempfile.gettempdir(), f"mjenv-numba-{_uid()}")):
+def choose_cache_dir(package_dir: str = PACKAGE_DIR, environ=os.environ) -> tuple[str | None, str | None]:
+    """``(folder, None)`` for the local cache of the package at ``package_dir``, or ``(None, why)`` when no folder
+    can be written (see the module docstring)."""
+    user_set = environ.get("NUMBA_CACHE_DIR")
+    if user_set:
+        folder = os.path.join(user_set, "mjenv")
+        return (folder, None) if writable_dir(folder) else (None, f"NUMBA_CACHE_DIR={user_set} cannot be written")
+    for folder in (
+        user_cache_dir(environ),
+        os.path.join(package_dir, "__pycache__", "compiled"),
+        os.path.join(tempfile.gettempdir(), f"mjenv-compiled-{_uid()}"),
+    ):
         if writable_dir(folder):
-            return folder
-    return None  # nowhere to write: numba compiles on every start (its own cache search still runs)
+            return folder, None
+    return None, "no folder for compiled code can be written (the user cache, the package's, the temp folder)"
 
 
 def _uid() -> str:
     return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
 
 
-def configure(package_dir: str | None = None) -> str | None:
-    """Choose the cache folder for the package at ``package_dir`` (default: this one) and tell numba."""
-    global CACHE_DIR
-    folder = choose_cache_dir(package_dir or os.path.dirname(os.path.abspath(__file__)))
-    if folder is not None:
-        os.environ["NUMBA_CACHE_DIR"] = folder
-        numba = sys.modules.get("numba")
-        if numba is not None:  # numba read the environment when it was imported
-            numba.config.CACHE_DIR = folder
-    CACHE_DIR = folder
-    return folder
-
-
-configure()
+def compiled_cache_dir() -> tuple[str | None, str | None]:
+    """The local cache of this installed package (:func:`choose_cache_dir` with this process's environment)."""
+    return choose_cache_dir(PACKAGE_DIR, os.environ)

@@ -1,5 +1,5 @@
 """One compiled entry point per set of scorers (mjenv.engine.entry.kernel_for): which entry each variant gets,
-and that the entries of two sets, compiled from one closure, are each loaded back from numba's cache."""
+and that the entries of two sets, compiled from one closure, are each loaded back from the compiled-code cache."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ print(json.dumps(out))
 
 
 def test_two_entries_of_one_closure_load_from_the_cache():
-    """numba keys a cached closure by the values of its cells: the Kawuxing and Gejiu entries (one cache index)
+    """The cache keys a closure by the values of its cells: the Kawuxing and Gejiu entries (one source)
     are both found by a fresh process, which plays exactly as the one before."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
 

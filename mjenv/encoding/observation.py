@@ -75,7 +75,6 @@ from functools import lru_cache
 from types import SimpleNamespace
 from typing import Any
 
-import numba
 import numpy as np
 
 from mjenv.engine import state as S
@@ -108,6 +107,7 @@ from mjenv.engine.state import (
     O16_RIVER_TIME,
 )
 from mjenv.engine.family import family_for
+from mjenv.engine.jit import njit
 from mjenv.rules.options import (
     Choice,
     NonNegativeInteger,
@@ -509,7 +509,7 @@ _MAX_MELDS = S.MAX_MELDS
 _MAX_RIVER = S.MAX_RIVER
 
 
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _scalar_row(o, r, v):
     """Set every column of row ``r`` of ``o`` (a "scalar" row) to ``v``."""
     for t in range(o.shape[1]):
@@ -763,6 +763,7 @@ def _pack_rows(st: S.State, idx: np.ndarray):
 
 
 _KERNEL = None
+_ENCODE_ROWS = njit(cache=True, _nrt=False)(_encode_rows)  # made at import (so its cache is known), compiled below
 
 
 def _kernel():
@@ -783,5 +784,7 @@ def _kernel():
             arr(T.int64, 1), arr(T.float32, 1), arr(T.int64, 1), arr(f64, 2), arr(T.int64, 1), arr(f64, 1),
             arr(T.int8, 2), arr(T.int16, 2), arr(f64, 2),
         )
-        _KERNEL = numba.njit(sig, cache=True, _nrt=False)(_encode_rows)
+        _ENCODE_ROWS.compile(sig)
+        _ENCODE_ROWS.disable_compile()  # that signature only
+        _KERNEL = _ENCODE_ROWS
     return _KERNEL

@@ -35,7 +35,7 @@ from mjenv.engine import codes as K
 from mjenv.engine import entry
 from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
-from mjenv.engine import gjscore, kwscore, yzscore
+from mjenv.engine import gjscore, jitcache, kwscore, yzscore
 from mjenv.engine.family import Family, GejiuFamily, KawuxingFamily, YangzhouFamily, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.engine import table as T
@@ -274,6 +274,7 @@ class Engine:
         else:
             self.opts = load_rules(variant, ruleset=ruleset, preset=preset, options=options)
         self.variant = variant
+        jitcache.set_subject(f"the {variant} game core")  # the notice if its compiled code must be built
         self.n = n_players(variant)
         self.kinds = tile_kinds(variant, self.opts)
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), np.where(self.kinds, 4, 0))

@@ -16,7 +16,6 @@ kernels' cache key includes this file (:data:`mjenv.engine.entry.SOURCE_KEY`), s
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from mjenv.engine import handk
@@ -160,7 +159,7 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, mode):
     return best
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def value_batch(fulls, mks, mts, nms, after_kongs, robs, mode, out):
     """:func:`hand_value` of each row (for the tests)."""
     work = np.zeros(34, np.int8)

@@ -27,7 +27,6 @@ Arguments are not validated here (no exceptions inside the engine's hot loop): c
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from mjenv.engine.jit import njit
@@ -74,7 +73,7 @@ def tables() -> tuple[np.ndarray, np.ndarray]:
 # ----------------------------------------------------------------------------------- internals
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _code(h, lo, hi):
     """Base-5 code of the counts h[lo:hi] (Horner's rule, highest digit first)."""
     code = 0
@@ -83,7 +82,7 @@ def _code(h, lo, hi):
     return code
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _total(h):
     total = 0
     for i in range(34):
@@ -91,7 +90,7 @@ def _total(h):
     return total
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _bits_from_entries(e0, e1, e2, e3, total, seven_pairs):
     """34-bit wait mask (int64) of a hand from its four wait-table entries and tile total."""
     c0 = (e0 >> _CLS_SHIFT) & 3
@@ -121,7 +120,7 @@ def _bits_from_entries(e0, e1, e2, e3, total, seven_pairs):
     return bits
 
 
-@numba.njit(cache=True, inline="always")
+@njit(cache=True, inline="always")
 def _spaced(h):
     """No count above 1 and no two held suited tiles of one suit less than 3 ranks apart (烂牌 spacing)."""
     for s in range(3):

@@ -20,7 +20,6 @@ kernels' cache key includes this file (:data:`mjenv.engine.entry.SOURCE_KEY`), s
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from mjenv.engine.jit import njit
@@ -347,7 +346,7 @@ def claim_verdict(h, full, work, w, mk, mt, nm, how, kong_position, last_tile, r
     return True, value_d
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def verdict_batch(hs, ws, mks, mts, nms, hows, kps, lasts, revs, drevs, kongeds, locks, kc, legal, value_d):
     """:func:`claim_verdict` of each row (for tests and benchmarks)."""
     full = np.zeros(34, np.int8)

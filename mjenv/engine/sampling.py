@@ -16,6 +16,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from mjenv.engine.jit import njit
+
 __all__ = ["ActionSampler", "random_legal_actions", "seed_state"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -24,7 +26,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _MASK64 = (1 << 64) - 1
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def random_legal_actions(mask, state, out):
     """Write a uniformly random legal action of every row of ``mask`` (bool ``[B, A]``) into ``out`` (int64 ``[B]``).
 

@@ -17,7 +17,6 @@ tests/reference_engine.py; tests/differential.py compares the two step by step).
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from mjenv.engine import handk
@@ -57,6 +56,7 @@ from mjenv.engine.codes import (
 )
 from mjenv.engine.ddend import _bankroll_kong
 from mjenv.engine.gates import kernel
+from mjenv.engine.jit import njit
 from mjenv.engine.state import (
     ADDED_KONG,
     CHI_MELD,
@@ -210,7 +210,7 @@ def seeded_walls(seed, table_ids, tiles, out):
 
 
 # ----------------------------------------------------------------------------------------- helpers
-@numba.njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _hand(r8, s):
     return r8[O8_HAND + 34 * s : O8_HAND + 34 * s + 34]
 

@@ -21,7 +21,6 @@ kernels' cache key includes this file (:data:`mjenv.engine.entry.SOURCE_KEY`), s
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from mjenv.engine import handk
@@ -411,7 +410,7 @@ def self_draw_legal(hand, before, full, work, owned, w, mk, mt, nm, seat_wind, r
     return ok
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def best_batch(hs, ws, mks, mts, nms, self_draws, seat_winds, round_winds, yc, tabs, out):
     """:func:`best` of each row into ``out[i] = (qualifies, T, B)`` (for tests and benchmarks)."""
     full = np.zeros(34, np.int8)
@@ -427,7 +426,7 @@ def best_batch(hs, ws, mks, mts, nms, self_draws, seat_winds, round_winds, yc, t
         out[i, 2] = b
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def claim_batch_one(h, w, mk, mt, nm, seat_wind, round_wind, locked, dadiaoche, yc, tabs):
     """:func:`claim_legal` of one hand (for tests)."""
     full = np.zeros(34, np.int8)

@@ -1,0 +1,240 @@
+"""Build the precompiled store shipped with the package (``mjenv/_compiled``), or check that it matches the sources.
+
+Usage::
+
+    python -m mjenv.engine.build_cache            # rebuild it: every variant, ≈ 5 CPU minutes, 2 processes
+    python -m mjenv.engine.build_cache --check    # exit 1 (and say which) when a source changed since the build
+
+Building runs :func:`exercise` for every variant in worker processes that compile for a generic x86-64 CPU
+(``NUMBA_CPU_NAME=generic``: code any x86-64 machine runs) and write every compiled function to one fresh folder
+(:data:`mjenv.engine.jitcache.BUILD_ENV`).  What the exercise reaches is what users reach: the AEC, vector and
+single-agent envs, the engine with the compiled sampler and ``next_hand``, the observation encoder, and a small
+duplicate tournament of every built-in agent (and the shipped checkpoints when torch is installed), which covers
+the agents' kernels.  The entries are then compressed (LZMA) into ``mjenv/_compiled`` with a ``manifest.json``
+recording the numba and Python versions, the CPU and each function's source fingerprint.  Finally a fresh process
+with an empty local cache runs the exercise again: it must compile nothing, and only the entries it loads are kept
+(the entry points: each holds the machine code of every function it calls, so the callees' own entries are only
+needed to compile something new, which then compiles them too).
+
+Run it after changing any compiled code (tests/test_compiled_cache.py fails while the store is stale).  A
+compiled module added to the package is covered once :func:`exercise` reaches its functions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mjenv.engine import jitcache as J
+
+GROUPS = (("kawuxing3", "kawuxing4"), ("gejiu",), ("diedaohu", "liuwei"), ("yangzhou", "yangzhou_new"))
+"""Variants compiled in one worker (they share a family's entry point)."""
+
+
+def exercise(variant: str, folder: str | None = None) -> None:
+    """Use ``variant`` the ways users do, so that every compiled function they reach is compiled (or loaded)."""
+    import numpy as np
+
+    import mjenv
+    from agents import BUILTIN, make_agent, shipped_checkpoints
+    from agents.arena import play_duplicate
+    from mjenv.encoding.observation import ObservationEncoder
+    from mjenv.engine.core import Engine
+    from mjenv.engine.sampling import ActionSampler
+
+    rng = np.random.default_rng(0)
+    env = mjenv.env(variant)  # one table, observations from last()
+    env.reset(seed=0)
+    for _ in range(400):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    env.close()
+
+    venv = mjenv.vector_env(variant, 2)  # batched, auto-reset
+    venv.reset(seed=0)
+    for _ in range(300):
+        masks = venv.action_masks()
+        venv.step(np.array([int(rng.choice(np.flatnonzero(m))) for m in masks]))
+    venv.close()
+
+    eng = Engine(variant, 4, record_events=False)  # the engine, the compiled sampler, continued matches
+    enc = ObservationEncoder.for_engine(eng)
+    sampler = ActionSampler(0)
+    out = np.empty((4,) + enc.shape, np.float32)
+    eng.reset(seed=0)
+    for _ in range(2000):
+        idx = np.flatnonzero(eng.done)
+        if len(idx):
+            over = eng.session_over[idx]
+            if (~over).any():
+                eng.next_hand(seed=1, tables=idx[~over])
+            if over.any():
+                eng.reset(seed=2, tables=idx[over])
+        enc.encode(eng.state, eng.state.actor, out=out, engine=eng)
+        eng.step(sampler.sample(eng.mask))
+    eng.results  # noqa: B018 - reading results builds them
+
+    names = list(BUILTIN)
+    if importlib.util.find_spec("torch") is not None:  # the shipped checkpoints' policies
+        names += [str(p) for p in shipped_checkpoints(variant)]
+    agents = [make_agent(name, variant) for name in names]
+    with tempfile.TemporaryDirectory() as replays:
+        play_duplicate(agents, variant, walls=1, batch_size=8, replay_dir=replays, n_replays=1)
+
+
+def _worker(variants: tuple[str, ...], folder: str, root: str) -> float:
+    """Exercise ``variants`` in a fresh generic-CPU process writing to ``folder``; its CPU seconds."""
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES="", **{J.BUILD_ENV: folder})
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop(J.PRECOMPILED_ENV, None)
+    code = (
+        "import json, time, resource; from mjenv.engine import build_cache as b; "
+        f"[b.exercise(v) for v in {list(variants)!r}]; "
+        "r = resource.getrusage(resource.RUSAGE_SELF); print(json.dumps(r.ru_utime + r.ru_stime))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"build_cache: exercising {', '.join(variants)} failed:\n{proc.stderr[-4000:]}")
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
+def _magic(root: str) -> list:
+    """numba's codegen magic tuple of a generic-CPU process (what the entries are keyed by)."""
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES="")
+    code = "import json; from numba.core.registry import cpu_target as t; print(json.dumps(t.target_context.codegen().magic_tuple()))"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True, cwd=root)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def build(out: Path = J.SHIPPED_DIR, jobs: int = 2, work: str | None = None) -> dict:
+    """Rebuild the shipped store in ``out`` (compiling in ``work``, kept for the next build when given); returns
+    its manifest."""
+    root = str(J.PACKAGE_DIR.parent)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mjenv-build-cache-") as tmp:
+        folder = work or tmp
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+            cpu = sum(pool.map(lambda g: _worker(g, folder, root), GROUPS))
+        import_compiled_modules()
+        current = {f"{c.funcid}-{c.fingerprint()[:16]}-" for c in J.REGISTRY}
+        entries = [p for p in sorted(Path(folder).glob(f"*{J.SUFFIX}")) if p.name[: -len(J.SUFFIX) - 16] in current]
+        out.mkdir(parents=True, exist_ok=True)
+        for old in out.glob(f"*{J.SUFFIX}"):
+            old.unlink()
+        for p in entries:
+            J.write_atomic(out / p.name, J.compress_entry(p.read_bytes()))
+    magic = _magic(root)
+    _write_manifest(out, magic, [p.name for p in entries], cpu)
+    used = _verify(root)  # what a fresh start loads: the entry points; the functions they call are inside them
+    for p in out.glob(f"*{J.SUFFIX}"):
+        if p.name not in used:
+            p.unlink()
+    manifest = _write_manifest(out, magic, sorted(used), cpu)
+    print(
+        f"build_cache: {manifest['entries']} entries ({len(entries)} compiled) of {len(manifest['functions'])} functions, "
+        f"{manifest['bytes'] / 1e6:.1f} MB in {out} ({cpu:.0f} CPU s, {time.perf_counter() - t0:.0f} s wall); "
+        "verified: a fresh start with an empty local cache compiles nothing"
+    )
+    return manifest
+
+
+def _write_manifest(out: Path, magic: list, names: list[str], cpu: float) -> dict:
+    import numba
+
+    functions = {}
+    for name in names:
+        funcid, fp16, _ = name[: -len(J.SUFFIX)].rsplit("-", 2)
+        functions[funcid] = fp16
+    manifest = {
+        "format": J.FORMAT,
+        "numba": numba.__version__,
+        "python": J._py(),
+        "magic": magic,
+        "functions": dict(sorted(functions.items())),
+        "entries": len(names),
+        "bytes": sum((out / n).stat().st_size for n in names),
+        "build_cpu_s": round(cpu, 1),
+    }
+    J.write_atomic(out / J.MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
+    return manifest
+
+
+def _verify(root: str) -> set[str]:
+    """A fresh process with an empty local cache runs the exercise of every variant: it must compile nothing.
+    Returns the names of the shipped entries it loaded."""
+    with tempfile.TemporaryDirectory(prefix="mjenv-verify-cache-") as empty:
+        env = dict(os.environ, NUMBA_CACHE_DIR=empty, **{J.LOG_ENV: "1"})
+        env.pop(J.PRECOMPILED_ENV, None)
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        variants = [v for g in GROUPS for v in g]
+        code = f"from mjenv.engine import build_cache as b; [b.exercise(v) for v in {variants!r}]"
+        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    misses = [line for line in proc.stderr.splitlines() if "cache miss" in line]
+    if proc.returncode != 0 or misses:
+        raise SystemExit("build_cache: the store does not serve a fresh start:\n" + "\n".join(misses or [proc.stderr[-3000:]]))
+    return {line.rsplit(" ", 1)[-1] for line in proc.stderr.splitlines() if "cache hit: shipped" in line}
+
+
+def stale(out: Path = J.SHIPPED_DIR) -> list[str]:
+    """What differs between the shipped store and today's sources (empty: up to date)."""
+    try:
+        manifest = json.loads((out / J.MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        return [f"no readable {out / J.MANIFEST}: {e}"]
+    import_compiled_modules()
+    now = {c.funcid: c.fingerprint()[:16] for c in J.REGISTRY}
+    problems = []
+    for funcid, fp in manifest["functions"].items():
+        if funcid not in now:
+            problems.append(f"{funcid}: no longer exists")
+        elif now[funcid] != fp:
+            problems.append(f"{funcid}: its sources changed")
+    if manifest.get("format") != J.FORMAT:
+        problems.append(f"entry format {manifest.get('format')} (this code reads {J.FORMAT})")
+    return problems
+
+
+def import_compiled_modules() -> None:
+    """Import every module of mjenv and agents that holds compiled code (those that import ``mjenv.engine.jit``)."""
+    for package in ("mjenv", "agents"):
+        base = J.PACKAGE_DIR.parent / package
+        for path in sorted(base.rglob("*.py")):
+            if "__pycache__" in path.parts:
+                continue
+            text = path.read_text(encoding="utf-8")
+            if "engine.jit import" in text and path.stem not in ("__main__", "build_cache"):
+                mod = ".".join(path.relative_to(base.parent).with_suffix("").parts)
+                importlib.import_module(mod)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: build (default) or ``--check``."""
+    p = argparse.ArgumentParser(prog="python -m mjenv.engine.build_cache", description=__doc__.split("\n")[0])
+    p.add_argument("--check", action="store_true", help="only say whether the shipped store matches the sources")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--work", default=None, help="compile in this folder and keep it: a rebuild reuses what did not change")
+    ns = p.parse_args(argv)
+    if ns.check:
+        problems = stale()
+        for line in problems:
+            print(f"stale: {line}")
+        print("the shipped compiled code is " + ("stale: run python -m mjenv.engine.build_cache" if problems else "up to date"))
+        return 1 if problems else 0
+    build(jobs=ns.jobs, work=ns.work)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
