@@ -15,6 +15,8 @@ machine is shared, and CPU time is what a configuration costs whatever else runs
   with Python's ``random`` as the peer's loop picks from its legal actions);
 * ``engine:B[:V]`` — ``Engine(V, B, record_events=False)``, a random legal action for every table from
   :class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once;
+* ``match:B[:V]`` — as ``engine`` but each finished table plays its match on with ``Engine.next_hand`` (a
+  table whose session is over is dealt afresh), as tournaments and training with sessions do;
 * ``obs:B[:V]`` — the same plus the ``mjenv-obs-v1`` encoding of every table's acting seat after each step,
   into one preallocated buffer.
 
@@ -68,9 +70,9 @@ def parse_spec(spec: str, variant: str) -> tuple[str, int, str]:
         return kind, 1, "riichi"
     if kind == "aec" and len(parts) <= 2:
         return kind, 1, parts[1] if len(parts) == 2 else variant
-    if kind in ("engine", "obs") and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) >= 1:
+    if kind in ("engine", "match", "obs") and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) >= 1:
         return kind, int(parts[1]), parts[2] if len(parts) == 3 else variant
-    raise SystemExit(f"configuration {spec!r}: use riichienv, aec[:VARIANT], engine:B[:VARIANT] or obs:B[:VARIANT]")
+    raise SystemExit(f"configuration {spec!r}: use riichienv, aec[:VARIANT], engine:B[:VARIANT], match:B[:VARIANT] or obs:B[:VARIANT]")
 
 
 # ----------------------------------------------------------------------------------------- the loops
@@ -141,7 +143,7 @@ def _aec_loop(variant: str, seconds: float) -> dict:
     return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": decisions / max(hands, 1)}
 
 
-def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool) -> dict:
+def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool, match: bool = False) -> dict:
     import numpy as np
 
     from mjenv.encoding.observation import ObservationEncoder
@@ -175,7 +177,14 @@ def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool) -> di
                 idx = np.flatnonzero(done)
                 finished.append(steps - dealt_at[idx])
                 redealt[idx] = True
-                eng.reset(seed=0, tables=idx, table_ids=np.arange(next_id, next_id + len(idx)))
+                if match:  # the match goes on; a table whose session is over starts a new one
+                    over = eng.session_over[idx]
+                    if (~over).any():
+                        eng.next_hand(seed=0, tables=idx[~over], table_ids=np.arange(next_id, next_id + (~over).sum()))
+                    if over.any():
+                        eng.reset(seed=0, tables=idx[over], table_ids=np.arange(next_id, next_id + over.sum()) + batch)
+                else:
+                    eng.reset(seed=0, tables=idx, table_ids=np.arange(next_id, next_id + len(idx)))
                 dealt_at[idx] = steps + eng.done[idx]  # a hand over at its deal (no decision) counts 0
                 next_id += len(idx)
             if with_obs:
@@ -198,7 +207,7 @@ def run_one(spec: str, variant: str, seconds: float, core: int) -> dict:
     elif kind == "aec":
         res = _aec_loop(var, seconds)
     else:
-        res = _engine_loop(var, batch, seconds, with_obs=kind == "obs")
+        res = _engine_loop(var, batch, seconds, with_obs=kind == "obs", match=kind == "match")
     res.update(
         spec=spec,
         kind=kind,
@@ -234,7 +243,7 @@ def _label(r: dict) -> str:
         return f"RiichiEnv {r.get('version', '')} random play (4p hanchan, skip log)".replace("  ", " ")
     if r["kind"] == "aec":
         return f"AEC env `mjenv.env()`, `last()` every step, {r['variant']}"
-    what = "engine" if r["kind"] == "engine" else "engine + observations"
+    what = {"engine": "engine", "match": "engine, matches (next_hand)"}.get(r["kind"], "engine + observations")
     return f"{what}, B = {r['batch']}, {r['variant']}"
 
 

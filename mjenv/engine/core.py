@@ -483,13 +483,13 @@ class Engine:
         The dealer is the finished hand's ``next_dealer``; money accumulates in ``match_money``.
         """
         idx = np.flatnonzero(self.done) if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
-        unfinished = [int(b) for b in idx if self.results[b] is None]
+        unfinished = [int(b) for b in idx if list.__getitem__(self.results, b) is None]
         if unfinished:
             raise ValueError(f"tables {unfinished} have no finished hand to continue from")
         over = [int(b) for b in idx if self.session_over[b]]
         if over:
             raise ValueError(f"tables {over} finished their session; start a new one with reset()")
-        dealers = np.array([self.results[b]["next_dealer"] for b in idx], dtype=np.int8)
+        dealers = np.array([self._next_dealer(b) for b in idx.tolist()], dtype=np.int8)
         self.reset(seed, walls=walls, dealer=dealers, tables=idx, table_ids=table_ids, continue_match=True)
 
     def _check_walls(self, walls, k: int) -> np.ndarray:
@@ -621,6 +621,28 @@ class Engine:
         for b in idx.tolist():
             list.__setitem__(results, b, _UNREAD)
 
+    def _next_dealer(self, b: int) -> int:
+        """The next dealer of table ``b``'s finished hand: from its result when built, else from the state the
+        kernel left (who won, who discarded) without scoring the hand or building the result."""
+        result = list.__getitem__(self.results, b)
+        if result is not _UNREAD:
+            return int(result["next_dealer"])
+        winners, discarder = self._kernel_winners(b)
+        return int(self.family.next_dealer(b, winners, discarder))
+
+    def _kernel_winners(self, b: int) -> tuple[list[int], int | None]:
+        """(winners, discarder) of table ``b``'s hand the kernel settled, read from the state."""
+        st = self.state
+        kind = int(self._end_kind[b])
+        if kind == K.END_DRAW:
+            return [], None
+        if kind == K.END_SELF_DRAW:
+            return [int(st.cur[b])], None
+        frm = int(st.claim_from[b])
+        order = [(frm + k) % self.n for k in range(1, self.n)]
+        winners = [s for s in order if st.claim_reply[b, s] == A.WIN]
+        return (winners[:1] if self.family.single_winner else winners), frm
+
     def _kernel_result(self, b: int) -> dict:
         """The result dict of table ``b``'s hand the kernel settled, from the pure scorer (as :meth:`_end` makes it)."""
         st = self.state
@@ -632,11 +654,8 @@ class Engine:
             scored = [(s, self._self_draw_score(b))]
             return self._result(b, self.family.settle_win(b, scored, "self-draw", None), scored, "self-draw", None, w)
         rob = kind == K.END_ROB
-        t, frm = int(st.claim_tile[b]), int(st.claim_from[b])
-        order = [(frm + k) % self.n for k in range(1, self.n)]
-        winners = [s for s in order if st.claim_reply[b, s] == A.WIN]
-        if self.family.single_winner:
-            winners = winners[:1]
+        t = int(st.claim_tile[b])
+        winners, frm = self._kernel_winners(b)
         scored = []
         for s in winners:
             concealed = st.hand[b, s].copy()
