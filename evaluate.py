@@ -59,7 +59,8 @@ import numpy as np  # noqa: E402
 from agents import make_agent, shipped_checkpoints
 from agents.external import BotError
 from agents.report import grouped_bars
-from agents.arena import GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize, table_stats
+from agents.arena import (GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize,
+                          table_stats, warm_up)
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
 from mjenv.rules.options import OptionError, load_rules, n_players, options_to_dict, parse_option_assignments
 from mjenv.rules.scoring.kawuxing import FANS
@@ -379,6 +380,7 @@ def play(agents, variant: str, opts, args: Args, label: str, replay_dir: Path | 
     first_wall = args.first_wall if first_wall is None else first_wall
     walls = args.walls if walls is None else walls
     plan = seatings(len(agents), n_players(variant))
+    warm_up(agents, variant, opts)  # compiled code built or loaded first: the bar and the clock start after it
     bar = _Progress(walls * len(plan), label, args.progress and not args.quiet)
     try:
         return play_duplicate(agents, variant, opts, walls=walls, seed=args.seed, first_wall=first_wall,

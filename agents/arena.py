@@ -277,6 +277,19 @@ def play_duplicate(
     return TournamentResult([r for r in records if r is not None], names, n, seconds, decisions, config, cpu)
 
 
+def warm_up(agents: Sequence[Any], variant: str = "kawuxing3", options: Any = None) -> None:
+    """Build (or load) the compiled code a tournament of ``agents`` runs before its clock and progress bar start:
+    one hand of the first seating, played by copies of the agents (the agents' own state is left untouched)."""
+    import copy
+
+    try:
+        copies = copy.deepcopy(list(agents))
+    except Exception:  # an agent that cannot be copied: its compiled code is built inside the run instead
+        return
+    n = Engine(variant, 1, options=options, record_events=False).n
+    play_duplicate(copies, variant, options, walls=1, batch_size=1, seat_plan=seatings(len(copies), n)[:1])
+
+
 # ------------------------------------------------------------------------------------------ statistics
 
 _T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
