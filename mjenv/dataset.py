@@ -27,8 +27,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Iterable, Sequence
 
-import numba
 import numpy as np
+
+from mjenv.engine.jit import njit
 
 FORMAT = "mjenv-dataset-v1"
 N_ACTIONS = 111
@@ -45,7 +46,7 @@ class DatasetError(ValueError):
 # ------------------------------------------------------------------------------------------ packing
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _classify(buf, idx):
     """Per row of ``buf[idx]`` (``float32 [*, C, W]``): 0 when constant across its columns in every decision,
     1 when every value is 0 or 1, 2 otherwise."""
@@ -73,7 +74,7 @@ def _classify(buf, idx):
     return out
 
 
-@numba.njit(cache=True)
+@njit(cache=True)
 def _pack(buf, idx, rs, rb, rp, out_s, out_b, out_p):
     """Fill the packed arrays of decisions ``buf[idx]`` (bits big-endian within a byte, as ``np.packbits``)."""
     W = buf.shape[2]
