@@ -20,7 +20,7 @@ Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simpl
 :mod:`agents.heuristic`, :mod:`agents.plans` (烂牌, flush and all-triplets plans), :mod:`agents.shanten` (batched shanten and ukeire),
 :mod:`agents.fastplay` (the compiled rollout player), :mod:`agents.search` (the search agent),
 :mod:`agents.clone` (behaviour cloning, the warm start of ``train.py``), :mod:`agents.arena` (batched
-duplicate tournaments on the engine), :mod:`agents.policy` (network and checkpoint format; imports torch on
+duplicate tournaments on the engine), :mod:`agents.report` (the rule-variant report of ``evaluate.py --report``), :mod:`agents.policy` (network and checkpoint format; imports torch on
 use only), :mod:`agents.script_args` (the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``).
 Shipped checkpoints live in ``agents/checkpoints/``.
 """

@@ -69,6 +69,8 @@ def test_a_failing_bot_stops_the_run_in_one_line_and_the_run_resumes(tmp_path, c
     folder = tmp_path / "r"
     assert not (folder / "summary.json").exists() and (folder / "records.jsonl").exists()
     kept = evaluate.load_records(folder)
+    if fail != "crash":
+        return  # one resume is enough: the crash case below
     # The bot is fixed; the run resumes from its folder and ends as if it had never stopped.
     bot.write_text(BOT.read_text(encoding="utf-8").replace('fail = sys.argv[sys.argv.index("--fail") + 1] if "--fail" in sys.argv else None',
                                                           "fail = None"), encoding="utf-8")
