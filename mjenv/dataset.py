@@ -7,10 +7,10 @@ incomplete).  One row per decision: the deciding seat's observation (``mjenv-obs
 the action taken, the reward and return, the seat, the wall id, the hand and the step within the hand, the
 agent that decided, and on request the ``mjenv-oracle-v1`` rows (every hand and the wall order).
 
-Observations are stored losslessly but compactly, per shard: a row (one of the C planes of 34 columns) that is
+Observations are stored losslessly but compactly, per shard (the compiled kernels are in :mod:`mjenv.packing`): a row (one of the C planes of 34 columns) that is
 constant across its columns in every decision of the shard is kept as one float32 (``obs_scalar``); a row
 whose values are all 0 or 1 is bit-packed (``obs_bits``, 5 bytes); any other row is kept whole
-(``obs_plane``, float32).  Masks are bit-packed.  About 0.5 KB per decision instead of 13.6 KB for kawuxing3.
+(``obs_plane``, float32).  Masks are bit-packed.  About 0.9 KB per decision instead of 13.6 KB for kawuxing3.
 
 Sources: :func:`write_from_play` plays agents on seeded walls (each wall once, seats as listed, or under every
 seating with ``all_seatings``) through :func:`agents.arena.play_duplicate`; :func:`write_from_replays`
@@ -29,8 +29,6 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from mjenv.engine.jit import njit
-
 FORMAT = "mjenv-dataset-v1"
 N_ACTIONS = 111
 MASK_BYTES = (N_ACTIONS + 7) // 8
@@ -46,59 +44,11 @@ class DatasetError(ValueError):
 # ------------------------------------------------------------------------------------------ packing
 
 
-@njit(cache=True)
-def _classify(buf, idx):
-    """Per row of ``buf[idx]`` (``float32 [*, C, W]``): 0 when constant across its columns in every decision,
-    1 when every value is 0 or 1, 2 otherwise."""
-    C, W = buf.shape[1], buf.shape[2]
-    scalar = np.ones(C, np.bool_)
-    binary = np.ones(C, np.bool_)
-    for k in range(idx.shape[0]):
-        i = idx[k]
-        for r in range(C):
-            if not scalar[r] and not binary[r]:
-                continue
-            v0 = buf[i, r, 0]
-            for c in range(W):
-                v = buf[i, r, c]
-                if v != v0:
-                    scalar[r] = False
-                if v != 0.0 and v != 1.0:
-                    binary[r] = False
-    out = np.full(C, 2, np.int8)
-    for r in range(C):
-        if scalar[r]:
-            out[r] = 0
-        elif binary[r]:
-            out[r] = 1
-    return out
-
-
-@njit(cache=True)
-def _pack(buf, idx, rs, rb, rp, out_s, out_b, out_p):
-    """Fill the packed arrays of decisions ``buf[idx]`` (bits big-endian within a byte, as ``np.packbits``)."""
-    W = buf.shape[2]
-    for k in range(idx.shape[0]):
-        i = idx[k]
-        for j in range(rs.shape[0]):
-            out_s[k, j] = buf[i, rs[j], 0]
-        for j in range(rb.shape[0]):
-            r = rb[j]
-            for byte in range(out_b.shape[2]):
-                acc = 0
-                for bit in range(8):
-                    c = byte * 8 + bit
-                    if c < W and buf[i, r, c] != 0.0:
-                        acc |= 1 << (7 - bit)
-                out_b[k, j, byte] = acc
-        for j in range(rp.shape[0]):
-            for c in range(W):
-                out_p[k, j, c] = buf[i, rp[j], c]
-
-
 def pack_planes(buf: np.ndarray, prefix: str = "obs", idx: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Decisions ``buf[idx]`` (``float32 [*, C, 34]``, default all) as the arrays of one shard (see the module
     docstring); lossless."""
+    from mjenv.packing import _classify, _pack  # compiled; imported on use, so `mjenv score` never loads numba
+
     buf = np.ascontiguousarray(buf, dtype=np.float32)
     idx = np.arange(buf.shape[0], dtype=np.int64) if idx is None else np.ascontiguousarray(idx, dtype=np.int64)
     cls = _classify(buf, idx)
@@ -446,7 +396,7 @@ def torch_dataset(folder: str | Path, *, oracle: bool = False):
 
     Item ``i`` is a dict of tensors: ``obs float32 [C, 34]``, ``mask bool [111]``, ``action``, ``reward``,
     ``ret``, ``seat``, ``wall``, ``hand``, ``step``, ``agent`` (and ``oracle_obs`` with ``oracle``).  The shards
-    stay packed in memory (about 0.5 KB per decision) and are unpacked per item, or per batch through
+    stay packed in memory (about 0.9 KB per decision) and are unpacked per item, or per batch through
     ``__getitems__`` (what ``DataLoader`` calls with a batch sampler in torch >= 2.1)."""
     import torch
 
