@@ -7,10 +7,11 @@ incomplete).  One row per decision: the deciding seat's observation (``mjenv-obs
 the action taken, the reward and return, the seat, the wall id, the hand and the step within the hand, the
 agent that decided, and on request the ``mjenv-oracle-v1`` rows (every hand and the wall order).
 
-Observations are stored losslessly but compactly, per shard (the compiled kernels are in :mod:`mjenv.packing`): a row (one of the C planes of 34 columns) that is
-constant across its columns in every decision of the shard is kept as one float32 (``obs_scalar``); a row
-whose values are all 0 or 1 is bit-packed (``obs_bits``, 5 bytes); any other row is kept whole
-(``obs_plane``, float32).  Masks are bit-packed.  About 0.9 KB per decision instead of 13.6 KB for kawuxing3.
+Observations are stored losslessly but compactly, per shard (the compiled kernels are in :mod:`mjenv.packing`):
+a row (one of the C planes of 34 columns) that is constant across its columns in every decision of the shard is
+kept as one float32 (``obs_scalar``); a row whose values are all 0 or 1 is bit-packed (``obs_bits``, 5 bytes); any
+other row is kept whole (``obs_plane``, float32).  Masks are bit-packed.  About 0.9 KB per decision instead of
+13.6 KB for kawuxing3.
 
 Sources: :func:`write_from_play` plays agents on seeded walls (each wall once, seats as listed, or under every
 seating with ``all_seatings``) through :func:`agents.arena.play_duplicate`; :func:`write_from_replays`

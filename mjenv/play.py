@@ -12,7 +12,8 @@ This module owns the human seat's loop: at each of its decisions it prints what 
   ``kt 0`` (take face-up kong tile 0);
 
 ``?`` lists the actions again, ``t`` shows the table, ``q`` gives up.  Anything else is answered with one line and
-asked again.  The other seats are played by :func:`agents.make_agent` (``heuristic``, ``random`` or a checkpoint).
+asked again.  The other seats are played by :func:`agents.make_agent` (``heuristic``, ``random``, a checkpoint, or
+an outside bot ``cmd:COMMAND``, docs/bots.md: one that fails voids the hand, exit status 1).
 The hand ends with the settlement (every transfer, the fans, the deltas) and is written as a replay
 (:func:`mjenv.replay.write_replay` with the decisions kept while playing) that ``mjenv replay --verify``
 accepts and ``mjenv replay --html`` shows.
