@@ -22,7 +22,7 @@ the entry point in ``MODE_RESUME``, which carries on exactly where the table sto
 ``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``): every
                           Kawuxing hand end (``kwend._kw_end``), every Gejiu hand end (wins valued by
                           :mod:`mjenv.engine.gjscore`: ``gjend._gj_end``) and the drawn hands of the
-                          families whose drawn hands pay nothing (``table._draw_end``: Gejiu, Diedaohu,
+                          families whose drawn hands pay nothing (``table._end_hand``: Gejiu, Diedaohu,
                           Yangzhou, Liuwei); the engine only books it (match money, the session, a
                           ``results`` entry built when read)
 ========================  ===================================================================

@@ -5,7 +5,7 @@ configuration switches on (:func:`features`; :mod:`mjenv.engine.gates`), so that
 own family's scorer (cold starts: docs/benchmarks.md, "Start-up").  :data:`run_tables` holds them all.  An
 entry loops over a list of tables, so a batch of 4096 tables and the AEC env's single table run the same
 code; it steps, advances, resumes or masks them (``MODE_*``) and ends the hands the kernels settle
-themselves (P_ENDED: :mod:`mjenv.engine.kwend`, :mod:`mjenv.engine.gjend`, ``table._draw_end``).
+themselves (P_ENDED: :mod:`mjenv.engine.kwend`, :mod:`mjenv.engine.gjend`, ``table._end_hand``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from mjenv.engine.codes import (
     C_GJ_SCORE,
     C_KW_SCORE,
     C_YZ,
+    END_DRAW,
     MODE_ADVANCE,
     MODE_MASKS,
     MODE_STEP,
@@ -40,7 +41,7 @@ from mjenv.engine.gjend import gj_end_if
 from mjenv.engine.kwend import kw_end_if
 from mjenv.engine.masks import _compute_mask
 from mjenv.engine.state import DONE, O8_PHASE
-from mjenv.engine.table import _draw_end
+from mjenv.engine.table import _end_hand
 
 
 def features(cfg) -> int:
@@ -143,7 +144,7 @@ def _entry(fam: int):
                 if cfg[C_KW_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN or status == P_EXHAUSTED):
                     status = kw_end_if(E, b, status)
                 elif status == P_EXHAUSTED:  # every other family's drawn hands pay nothing
-                    status = _draw_end(E, b)
+                    status = _end_hand(E, b, END_DRAW)
                 elif cfg[C_GJ_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN):
                     status = gj_end_if(E, b, status)
                 pend[b, 0] = status

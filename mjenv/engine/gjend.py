@@ -3,7 +3,7 @@
 Beside :mod:`mjenv.engine.gjscore` (the compiled twin of :mod:`mjenv.rules.scoring.gejiu`'s valuing), this
 module owns where the state machine asks it: :func:`_shape_window` opens the win on every complete shape
 (§6.4, §6.8: no minimum, no missed-win lock), :func:`_gj_end` values and settles a self-draw or a won
-discard / rob as ``gejiu.settle_win`` does.  Drawn Gejiu hands pay nothing (``table._draw_end``).  The gated
+discard / rob as ``gejiu.settle_win`` does.  Drawn Gejiu hands pay nothing (``table._end_hand``).  The gated
 entry (:data:`gj_end_if`) is what the rest of the kernels call, so that only an entry holding ``FEAT_GJ``
 compiles the scorer.
 """
@@ -19,10 +19,7 @@ from mjenv.engine.codes import (
     END_DISCARD,
     END_ROB,
     END_SELF_DRAW,
-    EV_END,
     F_BASE,
-    N_ACTIONS,
-    P_ENDED,
     P_SELF_DRAW,
 )
 from mjenv.engine.gates import (
@@ -32,11 +29,8 @@ from mjenv.engine.gates import (
     kernel,
 )
 from mjenv.engine.state import (
-    DONE,
     MAX_MELDS,
-    MAX_RIVER,
     O16_CLAIM_VALUE,
-    O16_RIVER_LEN,
     O8_AFTER_KONG,
     O8_CLAIM_FROM,
     O8_CLAIM_OPTS,
@@ -44,15 +38,13 @@ from mjenv.engine.state import (
     O8_CLAIM_TILE,
     O8_CUR,
     O8_DRAWN,
-    O8_HAND,
     O8_MELD_KIND,
     O8_MELD_TILE,
     O8_N_MELDS,
     O8_PHASE,
-    O8_RIVER,
     ROB,
 )
-from mjenv.engine.table import _event, _hand, _pay
+from mjenv.engine.table import _end_hand, _give_won_tile, _hand, _pay
 
 
 @kernel
@@ -119,21 +111,9 @@ def _gj_end(E, b, code):
                 first = s
             # valued before the tile moves (only the nearest winner's hand changes, after every value)
             _pay(money, b, frm, s, float(_gj_value(E, b, s, t, True, False, rob)) * base)
-        if rob:
-            r8[O8_HAND + 34 * frm + t] -= 1
-        else:
-            r16[O16_RIVER_LEN + frm] -= 1
-            r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
-        r8[O8_HAND + 34 * first + t] += 1
+        _give_won_tile(r8, r16, frm, t, first, rob)
         kind = END_ROB if rob else END_DISCARD
-    r8[O8_PHASE] = DONE
-    for x in range(n):
-        r8[O8_CLAIM_OPTS + x] = 0
-    for a in range(N_ACTIONS):
-        mask[b, a] = False
-    pend[b, 1] = kind
-    _event(ev, evn, cfg, b, EV_END, kind, 0, 0, 0)
-    return P_ENDED
+    return _end_hand(E, b, kind)
 
 
 gj_end_if = gate(FEAT_GJ, _gj_end, code_unchanged)

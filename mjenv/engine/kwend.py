@@ -21,11 +21,8 @@ from mjenv.engine.codes import (
     END_DRAW,
     END_ROB,
     END_SELF_DRAW,
-    EV_END,
     F_KONG_DOUBLING,
-    N_ACTIONS,
     P_CLAIM_WIN,
-    P_ENDED,
     P_SELF_DRAW,
 )
 from mjenv.engine.gates import (
@@ -36,14 +33,11 @@ from mjenv.engine.gates import (
     kernel,
 )
 from mjenv.engine.state import (
-    DONE,
     MAX_MELDS,
-    MAX_RIVER,
     O16_BACK,
     O16_CLAIM_VALUE,
     O16_FRONT,
     O16_LOCK,
-    O16_RIVER_LEN,
     O8_AFTER_KONG,
     O8_CLAIM_FROM,
     O8_CLAIM_KONG_POS,
@@ -52,7 +46,6 @@ from mjenv.engine.state import (
     O8_CLAIM_TILE,
     O8_CUR,
     O8_DRAWN,
-    O8_HAND,
     O8_KONG_COUNT,
     O8_MELDED,
     O8_MELD_KIND,
@@ -61,10 +54,9 @@ from mjenv.engine.state import (
     O8_PHASE,
     O8_REVEALED,
     O8_REVEAL_SEQ,
-    O8_RIVER,
     ROB,
 )
-from mjenv.engine.table import _event, _hand, _pay
+from mjenv.engine.table import _end_hand, _give_won_tile, _hand, _pay
 
 
 @kernel
@@ -210,12 +202,7 @@ def _kw_end(E, b, code):
             else:
                 amount = float(kwscore.capped(value * f, cap)) * base
             _pay(money, b, frm, s, amount)
-        if rob:
-            r8[O8_HAND + 34 * frm + t] -= 1
-        else:
-            r16[O16_RIVER_LEN + frm] -= 1
-            r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
-        r8[O8_HAND + 34 * first + t] += 1
+        _give_won_tile(r8, r16, frm, t, first, rob)
         kind = END_ROB if rob else END_DISCARD
     else:
         nrev = 0
@@ -251,14 +238,7 @@ def _kw_end(E, b, code):
                         if v > 0:
                             _pay(money, b, x, r, float(kwscore.capped(2 * v, c)) * base)
         kind = END_DRAW
-    r8[O8_PHASE] = DONE
-    for x in range(n):
-        r8[O8_CLAIM_OPTS + x] = 0
-    for a in range(N_ACTIONS):
-        mask[b, a] = False
-    pend[b, 1] = kind
-    _event(ev, evn, cfg, b, EV_END, kind, 0, 0, 0)
-    return P_ENDED
+    return _end_hand(E, b, kind)
 
 
 kw_window_if = gate(FEAT_KW, _kw_window, false)

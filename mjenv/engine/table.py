@@ -1,11 +1,12 @@
-"""One table's state changes in the compiled game core: the deal, draws, discards, melds, kongs, the drawn-hand end.
+"""One table's state changes in the compiled game core: the deal, draws, discards, melds, kongs, a hand's end.
 
 This module owns the common rules of docs/rules/common.md §1.6–§1.9 as single state changes on the packed
 state: the deal (and the seeded walls), a draw, a discard and a 亮倒 discard with its face-down triplets,
 the pong / chi / direct kong that takes a claimed tile, the three kongs with their chain positions, their
 money (Kawuxing's fixed amounts here, Diedaohu's and Liuwei's bankroll-limited ones in
 :mod:`mjenv.engine.ddend`) and replacement draws, Gejiu's face-up kong tiles, the revealed-kong test, the
-event records, and the end of a drawn hand that pays nothing.  Which change comes next — claim windows
+event records, and what every hand settled in the kernel ends with (the won tile given to the nearest
+winner, the hand closed: all of a drawn hand that pays nothing).  Which change comes next — claim windows
 (:mod:`mjenv.engine.claims`), masks (:mod:`mjenv.engine.masks`), actions and automatic moves
 (:mod:`mjenv.engine.flow`) — is decided above it.
 
@@ -32,7 +33,6 @@ from mjenv.engine.codes import (
     C_SEVEN_PAIRS,
     C_SPECIAL,
     C_WALL,
-    END_DRAW,
     EV_CHI,
     EV_COUNTS,
     EV_DEAL,
@@ -547,10 +547,23 @@ def _pay(money, b, payer, payee, amount):
 
 
 @kernel
-def _draw_end(E, b):
-    """End a drawn hand of a family whose drawn hands pay nothing (Gejiu, Diedaohu, Yangzhou, Liuwei: their
-    ``settle_draw`` has no transfers): phase DONE, window and mask cleared; returns P_ENDED with ``pend[b, 1]`` =
-    END_DRAW.  The engine books the session and builds the result when it is read."""
+def _give_won_tile(r8, r16, frm, t, first, rob):
+    """The won tile ``t`` leaves the discarder's river (a rob: the konger's hand) and joins the hand of ``first``,
+    the nearest winner, so that the tiles stay conserved."""
+    if rob:
+        r8[O8_HAND + 34 * frm + t] -= 1
+    else:
+        r16[O16_RIVER_LEN + frm] -= 1
+        r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
+    r8[O8_HAND + 34 * first + t] += 1
+
+
+@kernel
+def _end_hand(E, b, kind):
+    """End table ``b``'s hand, settled here, as ``kind`` (END_*): phase DONE, window and mask cleared, the EV_END
+    record; returns P_ENDED with ``pend[b, 1]`` = ``kind``.  The engine books the session and builds the result
+    when it is read.  A drawn hand of a family whose drawn hands pay nothing (Gejiu, Diedaohu, Yangzhou, Liuwei:
+    their ``settle_draw`` has no transfers) is only this, with END_DRAW."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r8[O8_PHASE] = DONE
@@ -558,7 +571,7 @@ def _draw_end(E, b):
         r8[O8_CLAIM_OPTS + x] = 0
     for a in range(N_ACTIONS):
         mask[b, a] = False
-    pend[b, 1] = END_DRAW
-    _event(ev, evn, cfg, b, EV_END, END_DRAW, 0, 0, 0)
+    pend[b, 1] = kind
+    _event(ev, evn, cfg, b, EV_END, kind, 0, 0, 0)
     return P_ENDED
 
