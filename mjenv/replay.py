@@ -744,8 +744,8 @@ def add_replay_subcommand(subparsers) -> argparse.ArgumentParser:
 
 
 def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
-    """Run ``mjenv replay``; returns the exit code (0 ok, 1 verification failed or a shown hand whose money does not
-    add up, 2 unreadable file)."""
+    """Run ``mjenv replay``; returns the exit code (0 ok, 1 verification failed or a shown hand — as text or in the
+    ``--html`` page — whose money does not add up, 2 unreadable file)."""
     out = out or sys.stdout
     try:
         hands = read_replay(args.file)
@@ -763,7 +763,14 @@ def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
     else:
         chosen = list(enumerate(hands, start=1))
     if getattr(args, "html", None):
-        return _write_html(args, [rep for _, rep in chosen], out)
+        status = _write_html(args, [rep for _, rep in chosen], out)
+        for i, rep in chosen if status == 0 else ():
+            problem = money_problem(rep)
+            if problem:  # the page shows what the file says; say that it cannot be what was played
+                status = 1
+                print(f"mjenv: error: hand {i}: {problem}; the file was altered (the page shows it as recorded)",
+                      file=sys.stderr)
+        return status
     if args.verify:
         bad = 0
         for i, rep in chosen:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import dataclasses
 import json
 import textwrap
@@ -264,7 +266,7 @@ def _bad_values(name):
 
 @pytest.mark.parametrize("name", list(TABLE_3_13))
 def test_every_option_rejects_bad_values(name):
-    allowed_text = O.Choice(TABLE_3_13[name][0]).describe() if TABLE_3_13[name][0] else "a number > 0"
+    allowed_text = O.Choice(TABLE_3_13[name][0]).describe() if TABLE_3_13[name][0] else "a number > 0, up to 1000000"
     for bad in _bad_values(name):
         with pytest.raises(OptionError) as ei:
             KawuxingOptions(**{name: bad})
@@ -429,7 +431,7 @@ def test_describe_options_lists_every_option():
     assert len(lines) == 2 + len(TABLE_3_13)
     cap_line = next(line for line in lines if line.startswith("cap "))
     assert "8, 16, none" in cap_line and "largest share" in cap_line
-    assert any(line.startswith("base ") and "a number > 0" in line for line in lines)
+    assert any(line.startswith("base ") and "a number > 0, up to 1000000" in line for line in lines)
 
 
 # ----------------------------------------------------------------------------------------- files
@@ -515,6 +517,9 @@ def test_malformed_rule_files(rules_tmp):
     (rules_tmp / "broken.toml").write_text("[meta\n", encoding="utf-8")
     with pytest.raises(OptionError, match="not valid TOML"):
         list_rulesets("kawuxing3")
+    (rules_tmp / "broken.toml").write_bytes(b'[meta]\nname = "broken\xff"\n')
+    with pytest.raises(OptionError, match=re.escape(f"{rules_tmp / 'broken.toml'}: not UTF-8 text (byte b'\\xff' at offset")):
+        list_rulesets("kawuxing3")
     (rules_tmp / "broken.toml").unlink()
     _write(rules_tmp, "wrongname", "ruleset", KWX004)
     (rules_tmp / "wrongname.toml").rename(rules_tmp / "other.toml")
@@ -543,3 +548,11 @@ def test_other_family_files_are_not_listed(rules_tmp):
     assert list_rulesets("kawuxing3") == ["kwx004"]
     with pytest.raises(OptionError, match="unknown ruleset 'gj'"):
         load_rules("kawuxing3", "gj")
+
+
+@pytest.mark.parametrize("variant, name, value", [("kawuxing3", "base", 1e308), ("kawuxing3", "base", "1e7"),
+                                                  ("diedaohu", "bankroll", 1e300), ("liuwei", "base", 1_000_001)])
+def test_amounts_that_would_make_money_infinite_are_refused(variant, name, value):
+    with pytest.raises(OptionError, match=rf"option '{name}': .* allowed values: (none or )?a number > 0, up to 1000000"):
+        load_rules(variant, options={name: value})
+    assert getattr(load_rules(variant, options={name: 1_000_000}), name) == 1e6

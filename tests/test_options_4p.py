@@ -142,7 +142,7 @@ def test_bankroll_is_none_or_a_positive_number():
         assert parse_option_value(cls, "bankroll", "none") is None
         assert parse_option_value(cls, "bankroll", "25.5") == 25.5
         for bad in (0, -50, float("inf"), True):
-            with pytest.raises(OptionError, match=r"option 'bankroll': .* allowed values: none or a number > 0"):
+            with pytest.raises(OptionError, match=r"option 'bankroll': .* allowed values: none or a number > 0, up to 1000000"):
                 cls(bankroll=bad)
         with pytest.raises(OptionError, match=r"\(a str; expected int, float or None\)"):
             cls(bankroll="50")
@@ -263,6 +263,6 @@ def test_describe_options_of_the_new_classes():
     lines = text.splitlines()
     assert len(lines) == 2 + len(TABLE_7_9)
     bankroll = next(line for line in lines if line.startswith("bankroll "))
-    assert "none or a number > 0" in bankroll and " none " in bankroll
+    assert "none or a number > 0, up to 1000000" in bankroll and " none " in bankroll
     min_fan = next(line for line in describe_options(YangzhouOptions).splitlines() if line.startswith("min_fan "))
     assert "an integer >= 0" in min_fan and " 15 " in min_fan

@@ -128,3 +128,9 @@ def test_showing_a_tampered_payment_says_it_does_not_add_up(hand, capsys):
     assert f"hand 1 is inconsistent: {hand}:{k + 1}: the recorded transfers add up to" in text
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "the file was altered" in err[0]
+    page = hand.parent / "page.html"
+    code, text = _cli(["replay", str(hand), "--html", str(page)])  # the page too: written, but not exit 0 in silence
+    assert code == 1 and page.exists() and "wrote" in text
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"mjenv: error: hand 1: {hand}:{k + 1}: the recorded transfers add up to" + err[0].split("add up to", 1)[1]]
+    assert err[0].endswith("; the file was altered (the page shows it as recorded)")

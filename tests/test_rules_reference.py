@@ -117,7 +117,7 @@ def test_markdown_listing(capsys):
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0] == "| option | allowed values | default (`liuwei003`) | meaning |"
     assert len(lines) == 2 + len(option_info(O.LiuweiOptions))
-    assert "| `bankroll` | none or a number > 0 | `50` |" in "\n".join(lines)
+    assert "| `bankroll` | none or a number > 0, up to 1000000 | `50` |" in "\n".join(lines)
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,7 @@ except ModuleNotFoundError:  # Python 3.10: pyproject pulls in tomli there
     import tomli as tomllib  # type: ignore[no-redef]
 
 __all__ = [
+    "MAX_AMOUNT",
     "OptionError",
     "Choice",
     "PositiveNumber",
@@ -165,17 +166,23 @@ class Choice:
         return ", ".join(_format_value(a) for a in self.values)
 
 
+MAX_AMOUNT = 1_000_000
+"""The largest ``base`` stake or ``bankroll``: every amount is a hand value times them, so ``base = 1e308`` made money
+inf and NaN; under this bound a hand's money (a value times at most 10**6, times the balances' 10**6 b) stays many
+orders of magnitude inside float64's range."""
+
+
 @dataclass(frozen=True)
 class PositiveNumber:
-    """A finite number > 0 (int or float, not bool), stored as ``float``."""
+    """A number > 0 and at most :data:`MAX_AMOUNT` (int or float, not bool), stored as ``float``."""
 
     def accepts(self, value: Any) -> bool:
-        """True for a finite real number > 0."""
+        """True for a real number with ``0 < value <= MAX_AMOUNT``."""
         return (
             isinstance(value, numbers.Real)
             and not isinstance(value, bool)
             and math.isfinite(value)
-            and value > 0
+            and 0 < value <= MAX_AMOUNT
         )
 
     def type_problem(self, value: Any) -> str:
@@ -189,7 +196,7 @@ class PositiveNumber:
         return float(value)
 
     def parse(self, text: str) -> float:
-        """``"2.5" -> 2.5``; raises ``ValueError`` on anything that is not a finite number > 0."""
+        """``"2.5" -> 2.5``; raises ``ValueError`` on anything that is not a number in ``(0, MAX_AMOUNT]``."""
         v = float(text.strip())
         if not self.accepts(v):
             raise ValueError(text)
@@ -202,15 +209,15 @@ class PositiveNumber:
 
     def describe(self) -> str:
         """Human wording of the domain."""
-        return "a number > 0"
+        return f"a number > 0, up to {MAX_AMOUNT}"
 
 
 @dataclass(frozen=True)
 class OptionalPositiveNumber:
-    """``None`` (spelled ``none``) or a finite number > 0 stored as ``float`` (e.g. the 园子 ``bankroll``)."""
+    """``None`` (spelled ``none``) or a number in ``(0, MAX_AMOUNT]`` stored as ``float`` (e.g. the 园子 ``bankroll``)."""
 
     def accepts(self, value: Any) -> bool:
-        """True for ``None`` or a finite real number > 0 (not bool)."""
+        """True for ``None`` or a real number in ``(0, MAX_AMOUNT]`` (not bool)."""
         return value is None or PositiveNumber().accepts(value)
 
     def type_problem(self, value: Any) -> str:
@@ -234,7 +241,7 @@ class OptionalPositiveNumber:
 
     def describe(self) -> str:
         """Human wording of the domain."""
-        return "none or a number > 0"
+        return f"none or a number > 0, up to {MAX_AMOUNT}"
 
 
 @dataclass(frozen=True)
@@ -816,6 +823,8 @@ def _read_rule_file(path: Path) -> _RuleFile:
             data = tomllib.load(fh)
     except tomllib.TOMLDecodeError as e:
         raise OptionError(f"{path}: not valid TOML: {e}") from None
+    except UnicodeDecodeError as e:  # tomllib decodes the bytes itself and does not say which file
+        raise OptionError(f"{path}: not UTF-8 text (byte {e.object[e.start:e.start + 1]!r} at offset {e.start})") from None
     extra = sorted(set(data) - {"meta", "options"})
     if extra:
         raise OptionError(f"{path}: unknown top-level table(s) {extra}; a rules file has [meta] and [options]")
