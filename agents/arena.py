@@ -140,6 +140,7 @@ def play_duplicate(
     config: str = "",
     on_record: Callable[[GameRecord], None] | None = None,
     on_step: Callable[..., None] | None = None,
+    scored: bool = True,
 ) -> TournamentResult:
     """Play every wall ``first_wall .. first_wall + walls - 1`` under every seating; one record per hand.
 
@@ -155,7 +156,9 @@ def play_duplicate(
     :class:`~agents.external.BotError`, which leaves here naming the wall and seat of the failed decision).
     ``on_step(engine, tables, actions, games, steps, agents)`` sees every batch of decisions before it is played
     (the live tables, their actions, game numbers, decision numbers within the hand and deciding agents;
-    :mod:`mjenv.dataset` records them).
+    :mod:`mjenv.dataset` records them).  ``scored=False`` keeps only each hand's money in its record (``deltas``;
+    ``how`` empty, no winners, values or fans): the engine's result, whose fans and values are worked out only
+    when read, is then never read.
     """
     probe = Engine(variant, 1, options=options, record_events=False)
     n = probe.n
@@ -201,8 +204,18 @@ def play_duplicate(
 
     def finish(b: int) -> None:
         g = int(table_game[b])
-        res = eng.results[b]
         w, plan_s = games[g]
+        if not scored:
+            records[g] = GameRecord(
+                game=g, wall=int(w), seating=tuple(int(a) for a in plan_s), dealer=int(w % n),
+                deltas=[float(x) for x in st.money[b, :n]], how="", winners=[], discarder=None, values=[], fans=[],
+                revealed=[bool(x) for x in st.revealed[b]], baohu_paid=[0.0] * n, kong_money=[0.0] * n,
+                discards=int(st.n_discards[b]), wall_digest=digests[int(w)], config=config)
+            table_game[b] = -1
+            if on_record is not None:
+                on_record(records[g])
+            return
+        res = eng.results[b]
         winners = [int(x["seat"]) for x in res["winners"]]
         baohu = [0.0] * n
         for tr in res["transfers"]:

@@ -279,7 +279,8 @@ def write_from_play(out: str | Path, agent_specs: Sequence[str], variant: str = 
     cpu, start = time.process_time(), time.perf_counter()
     try:
         res = play_duplicate(agents, variant, opts, walls=walls, seed=seed, first_wall=first_wall, batch_size=batch_size,
-                             seat_plan=plan, on_record=rec.on_record, on_step=rec.on_step, progress=progress)
+                             seat_plan=plan, on_record=rec.on_record, on_step=rec.on_step, progress=progress,
+                             scored=False)
     finally:
         for a in agents:
             if hasattr(a, "close"):
