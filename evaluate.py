@@ -67,8 +67,8 @@ from mjenv.rules.scoring.kawuxing import FANS
 
 
 # The skill pairs of --report: the strongest built-in agent with a measured margin over the heuristic
-# (heuristic-flush: +0.06 to +0.08 per hand in Kawuxing, docs/training.md; `search` is stronger but costs
-# rollouts at every decision), and the heuristic over random.
+# (heuristic-flush: +0.06 to +0.08 per hand in Kawuxing, docs/training.md; `search` spends rollouts at every
+# decision and has no measured margin yet), and the heuristic over random.
 DEFAULT_SKILL = ("heuristic-flush vs heuristic", "heuristic vs random")
 
 
