@@ -514,6 +514,15 @@ class Engine:
             raise WallError(f"{len(rows)} walls given for {k} tables")
         return np.asarray(rows, dtype=np.int8)
 
+    def sample_worlds(self, table: int, seat: int, n: int, *, seed: int, out: "Engine | None" = None,
+                      record_events: bool = False) -> "Engine":
+        """``n`` worlds of table ``table`` as seat ``seat`` knows it: an engine of ``n`` tables (``out`` refilled
+        when given) in which everything ``seat`` cannot see is dealt afresh (:func:`mjenv.engine.worlds.sample_worlds`,
+        docs/search.md)."""
+        from mjenv.engine.worlds import sample_worlds
+
+        return sample_worlds(self, table, seat, n, seed=seed, out=out, record_events=record_events)
+
     # ------------------------------------------------------------------ public views
     @property
     def done(self) -> np.ndarray:

@@ -1,0 +1,633 @@
+"""Sampled worlds: a table as one seat knows it, its hidden part dealt afresh (search by determinization).
+
+This module owns :func:`sample_worlds` (``Engine.sample_worlds`` calls it) and its compiled sampler.  From one
+table of a source engine and one seat ``s``, it fills the ``n`` tables of a world engine with copies of the table
+in which everything ``s`` cannot see is resampled, as OpenSpiel's ``resample_from_infostate`` does for its
+imperfect-information games.  docs/search.md defines exactly what a seat knows; in short it is the table's
+public state, the seat's own concealed tiles, its own lock / 大吊车 / claim-window state, and no more.
+
+What is dealt afresh (the *hidden places*): every other seat's concealed tiles that are not face up — all of an
+unrevealed seat's hand except the tile of an added kong under a rob window; a 亮倒 seat's face-down triplets
+(kinds only: they stay triplets, §3.6 D2) and the tile it just drew — and the live wall from its front to its
+back, replacement tiles included.  The tiles that go there are the *unseen* ones: the variant's tile set less
+everything ``s`` sees (its hand, every meld, every river, 亮倒 hands' face-up tiles, Gejiu's face-up kong tiles).
+A world is a uniformly random permutation of the unseen tiles dealt into the hidden places, conditioned on:
+
+* face-down triplets: each slot takes three copies of one kind the seat does not show (drawn with weight
+  ``c(c-1)(c-2)`` of the kind's unseen count ``c``, which is the uniform permutation conditioned on the three
+  places being equal), and hiding them keeps the shown wait set (§3.6 D2);
+* what the table's resting state says publicly (a state with one legal action is never left resting, and a claim
+  window only stays open while someone may still claim): an other seat that must act now has at least two legal
+  actions; in a claim or rob window, some other seat may claim the tile — one after ``s`` in turn order if ``s``
+  has answered already, one before it if ``s`` may claim but is not asked yet.
+
+Rejected worlds are dealt again (at most ``max_tries`` times each).  Hidden state that follows from hidden tiles
+is derived afresh: the other seats' face-down triplet flags, the tile the seat on turn drew, their claim-window
+eligibility (judged by the kernels' own window functions, so a world's window is what the engine would have
+opened), missed-win locks and 大吊车 tiles (docs/search.md: derived from the unclaimed discards since the seat's
+last discard), and the acting seat's legal mask.  The other seats' answers in an open window are cleared: they
+are asked (again) after ``s`` — claims are simultaneous at a real table, so the order of asking hides nothing.
+
+Each world's random numbers are SplitMix64 seeded with ``mix(mix(seed) ^ j)`` for world ``j`` (as the seeded
+walls), and the sampler reads only what ``s`` knows, so resampling a world with the same seed gives the same
+worlds (tests/test_worlds.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mjenv.engine import handk
+from mjenv.engine import kernels as K
+from mjenv.engine.jit import njit
+from mjenv.engine.state import (
+    CLAIM,
+    CLAIMED,
+    DONE,
+    MAX_MELDS,
+    MAX_RIVER,
+    O8_ACTOR,
+    O8_CLAIM_FROM,
+    O8_CLAIM_OPTS,
+    O8_CLAIM_REPLY,
+    O8_CLAIM_TILE,
+    O8_CUR,
+    O8_DADIAOCHE,
+    O8_DRAWN,
+    O8_HAND,
+    O8_HIDDEN,
+    O8_KONG_TILES,
+    O8_MELD_KIND,
+    O8_MELD_SRC,
+    O8_MELDED,
+    O8_PHASE,
+    O8_REVEALED,
+    O8_RIVER,
+    O8_TURNS,
+    O8_WALL,
+    O16_BACK,
+    O16_CLAIM_VALUE,
+    O16_FRONT,
+    O16_LOCK,
+    O16_N_DISCARDS,
+    O16_RIVER_LEN,
+    O16_RIVER_TIME,
+    PICK,
+    ROB,
+    TURN,
+)
+
+__all__ = ["sample_worlds", "MAX_TRIES"]
+
+MAX_TRIES = 1_000_000
+"""Deals tried per world before giving up.  Almost every world takes one or a few; a window that ``s`` watches
+while only a completed hand can claim the tile (a rob window, or a discard nobody else holds a pair of) needs one
+of the other seats' resampled hands to complete on it, which can take some 10^4 deals (about 10 ms a world)."""
+
+_MASK64 = (1 << 64) - 1
+
+# Status codes of the compiled sampler (>= 0: worlds written).
+ERR_SLOTS = -1  # the hidden places and the unseen tiles do not match (a corrupt state)
+ERR_TRIES = -2  # no consistent world found within max_tries for world ``info[0]``
+
+_jit = njit(cache=True, _nrt=False)
+
+
+@_jit
+def _next(rng):
+    """The next SplitMix64 output of the generator state ``rng[0]`` (advanced in place)."""
+    x = rng[0] + np.uint64(0x9E3779B97F4A7C15)
+    rng[0] = x
+    z = x
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@_jit
+def _below(rng, k):
+    """A uniform int in 0..k-1 (k >= 1; the modulo bias of a 64-bit draw is negligible)."""
+    return np.int64(_next(rng) % np.uint64(k))
+
+
+@_jit
+def _public(s8, s16, cfg, seat, unseen, pub, ntrip, nfree, dslot):
+    """What ``seat`` knows of the source row ``(s8, s16)``, per other seat p: its face-up concealed tiles
+    ``pub[p]``, its face-down triplets ``ntrip[p]``, its other hidden tiles ``nfree[p]``, whether it holds a
+    hidden drawn tile ``dslot[p]``; and the unseen tile counts ``unseen``.  Returns the number of hidden places
+    less the number of unseen tiles (0 for a sound state)."""
+    n = cfg[K.C_N]
+    kb = cfg[K.C_KINDS_BITS]
+    ph = s8[O8_PHASE]
+    cur = s8[O8_CUR]
+    frm = s8[O8_CLAIM_FROM]
+    for x in range(34):
+        unseen[x] = 4 if (kb >> x) & 1 else 0
+        unseen[x] -= s8[O8_HAND + 34 * seat + x]
+    for p in range(n):
+        for x in range(34):
+            unseen[x] -= s8[O8_MELDED + 34 * p + x]
+        for i in range(s16[O16_RIVER_LEN + p]):
+            unseen[s8[O8_RIVER + MAX_RIVER * p + i]] -= 1
+    for i in range(2):
+        if s8[O8_KONG_TILES + i] >= 0:
+            unseen[s8[O8_KONG_TILES + i]] -= 1
+    places = np.int64(s16[O16_BACK]) - np.int64(s16[O16_FRONT])
+    for p in range(n):
+        for x in range(34):
+            pub[p, x] = 0
+        ntrip[p] = 0
+        nfree[p] = 0
+        dslot[p] = 0
+        if p == seat:
+            continue
+        size = 0
+        for x in range(34):
+            size += s8[O8_HAND + 34 * p + x]
+        holding = ph == TURN and cur == p
+        dslot[p] = 1 if holding else 0
+        shown = 0
+        if s8[O8_REVEALED + p] != 0:
+            # 亮倒: everything is face up except the face-down triplets and a tile just drawn (as the observation).
+            d = s8[O8_DRAWN]
+            for x in range(34):
+                c = np.int64(s8[O8_HAND + 34 * p + x])
+                if s8[O8_HIDDEN + 34 * p + x] != 0:
+                    c -= 3
+                    ntrip[p] += 1
+                if holding and x == d:
+                    c -= 1
+                pub[p, x] = c
+                shown += c
+        elif ph == ROB and p == frm:
+            pub[p, s8[O8_CLAIM_TILE]] = 1  # the added-kong (or picked kong) tile under the rob window is public
+            shown = 1
+        for x in range(34):
+            unseen[x] -= pub[p, x]
+        nfree[p] = size - shown - 3 * ntrip[p] - dslot[p]
+        places += nfree[p] + dslot[p] + 3 * ntrip[p]
+    total = 0
+    for x in range(34):
+        if unseen[x] < 0:
+            return -1
+        total += unseen[x]
+    return places - total
+
+
+@_jit
+def _triplets_keep_waits(r8, cfg, tabs, scr, p, trip_bits, drawn_slot):
+    """§3.6 D2 for a world's 亮倒 seat ``p``: its hand (less a tile it holds just drawn) is ready and hiding the
+    triplets ``trip_bits`` (each counted as a finished set) keeps its wait set."""
+    h = scr[0]
+    rest = scr[1]
+    owned = scr[2]
+    total = 0
+    for x in range(34):
+        h[x] = r8[O8_HAND + 34 * p + x]
+    if drawn_slot:
+        h[r8[O8_DRAWN]] -= 1
+    for x in range(34):
+        owned[x] = h[x] + r8[O8_MELDED + 34 * p + x]
+        rest[x] = h[x]
+        total += h[x]
+        if (trip_bits >> x) & 1:
+            rest[x] -= 3
+    keep = handk.owned_bits(owned) & cfg[K.C_KINDS_BITS]
+    waits = handk.wait_bits(h, total == 13, tabs) & keep
+    return waits != 0 and (handk.wait_bits(rest, False, tabs) & keep) == waits
+
+
+@_jit
+def _window_opts(r8, r16, cfg, tabs, scr, p, t, frm, rob):
+    """Claim bits 2/4/8/16/32 (pong, kong, chi) of seat ``p`` on tile ``t`` as :func:`kernels._open_window` finds
+    them; bit 1 is returned separately as 'its hand completes on ``t``' (the win is judged afterwards)."""
+    n = cfg[K.C_N]
+    h = r8[O8_HAND + 34 * p : O8_HAND + 34 * p + 34]
+    cnt = h[t]
+    opts = 0
+    if not rob and r16[O16_BACK] > r16[O16_FRONT]:
+        rev = r8[O8_REVEALED + p] != 0
+        if cnt >= 2 and not rev:
+            opts |= 2
+        if cnt == 3 and (not rev or K._revealed_kong_ok(r8, cfg, tabs, scr, p, t, K.DIRECT_KONG)):
+            opts |= 4
+        if (frm + 1) % n == p and cfg[K.C_CHI] != 0 and t < 27:
+            rank = t % 9
+            if rank <= 6 and h[t + 1] > 0 and h[t + 2] > 0:
+                opts |= 8
+            if 1 <= rank <= 7 and h[t - 1] > 0 and h[t + 1] > 0:
+                opts |= 16
+            if rank >= 2 and h[t - 2] > 0 and h[t - 1] > 0:
+                opts |= 32
+    return opts, K._complete_with(r8, cfg, tabs, p, t)
+
+
+@_jit
+def _judge(E, b, t, frm, rob, bits):
+    """Claim bit 1 and value of the seats ``bits`` whose hands complete on ``t``: the family's window judge, as
+    ``kernels._open_window`` calls it.  False when no compiled judge applies or it left the window to Python
+    (a value past the int16 claim value): the world is then dealt again."""
+    cfg = E[7]
+    if cfg[K.C_KW_SCORE] != 0:
+        return K._kw_window_if(E, b, t, frm, rob, bits)
+    if cfg[K.C_YZ + K.yzscore.YZ_ON] != 0:
+        K._yz_window_if(E, b, t, bits)
+        return True
+    if cfg[K.C_LOUHU_WINDOW] != 0:
+        K._louhu_window(E, b, t, frm, bits)
+        return True
+    if cfg[K.C_WIN_ON_SHAPE] != 0:
+        K._shape_window(E, b, bits)
+        return True
+    return False
+
+
+@_jit
+def _history(s8, s16, cfg, seat, disc_seat, disc_tile, since):
+    """The unclaimed discards by time (``disc_seat[t]``, ``disc_tile[t]``; -1 for a claimed one) and, per other
+    seat, the time of its last discard as far as the rivers tell (``since``; see :func:`_derive_locks`)."""
+    n = cfg[K.C_N]
+    clock = np.int64(s16[O16_N_DISCARDS])
+    for tm in range(clock):
+        disc_seat[tm] = -1
+        disc_tile[tm] = -1
+    for p in range(n):
+        for i in range(s16[O16_RIVER_LEN + p]):
+            tm = np.int64(s16[O16_RIVER_TIME + MAX_RIVER * p + i])
+            disc_seat[tm] = p
+            disc_tile[tm] = s8[O8_RIVER + MAX_RIVER * p + i]
+    latest_claimed = -1
+    for tm in range(clock):
+        if disc_seat[tm] < 0:
+            latest_claimed = tm
+    for p in range(n):
+        since[p] = -1
+        if p == seat:
+            continue
+        for tm in range(clock):
+            if disc_seat[tm] == p:
+                since[p] = tm
+        # A discard of p that another seat claimed is not in any river; when p has had one claimed, its last
+        # discard may be the latest claimed one (taking the later time never locks p on a stale window).
+        claimed = 0
+        for o in range(n):
+            if o != p:
+                for j in range(MAX_MELDS):
+                    if s8[O8_MELD_KIND + MAX_MELDS * o + j] != 0 and s8[O8_MELD_SRC + MAX_MELDS * o + j] == p:
+                        claimed += 1
+        if claimed > 0 and latest_claimed > since[p]:
+            since[p] = latest_claimed
+        if s8[O8_PHASE] == TURN and s8[O8_CUR] == p:
+            since[p] = clock  # it has just drawn: a draw ends the lock
+
+
+@_jit
+def _derive_locks(E, b, seat, clock, disc_seat, disc_tile, since):
+    """Missed-win locks of the other seats in world ``b``: for each, the largest value of the wins its world hand
+    could have taken on the unclaimed discards of others made since its last discard (judged in time order by
+    the family's window judge, with the lock as it grows), as the engine locks a seat that passes a win."""
+    b8, b16 = E[0], E[1]
+    cfg, tabs = E[7], E[8]
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[K.C_N]
+    open_claim = r8[O8_PHASE] == CLAIM
+    save_tile = r8[O8_CLAIM_TILE]
+    save_from = r8[O8_CLAIM_FROM]
+    for p in range(n):
+        if p == seat:
+            continue
+        for tm in range(since[p] + 1, clock):
+            q = disc_seat[tm]
+            if q < 0 or q == p or (open_claim and tm == clock - 1):
+                continue  # claimed, its own, or the discard under claim (the open window, not a passed one)
+            t = disc_tile[tm]
+            if not K._complete_with(r8, cfg, tabs, p, t):
+                continue
+            r8[O8_CLAIM_TILE] = t
+            r8[O8_CLAIM_FROM] = q
+            r8[O8_CLAIM_OPTS + p] = 0
+            r16[O16_CLAIM_VALUE + p] = 0
+            if _judge(E, b, t, q, False, 1 << p) and (r8[O8_CLAIM_OPTS + p] & 1) != 0:
+                v = max(r16[O16_CLAIM_VALUE + p], 1)
+                if v > r16[O16_LOCK + p]:
+                    r16[O16_LOCK + p] = v
+            r8[O8_CLAIM_OPTS + p] = 0
+            r16[O16_CLAIM_VALUE + p] = 0
+    r8[O8_CLAIM_TILE] = save_tile
+    r8[O8_CLAIM_FROM] = save_from
+
+
+@_jit
+def _window(E, b, seat):
+    """Re-open the claim / rob window of world ``b`` for the other seats (their answers cleared, their claims
+    found as the engine finds them); False when the world contradicts what ``seat`` sees of the window."""
+    b8, b16 = E[0], E[1]
+    cfg, tabs, scr = E[7], E[8], E[9]
+    r8 = b8[b]
+    r16 = b16[b]
+    n = cfg[K.C_N]
+    t = r8[O8_CLAIM_TILE]
+    frm = r8[O8_CLAIM_FROM]
+    rob = r8[O8_PHASE] == ROB
+    bits = 0
+    for k in range(1, n):
+        p = (frm + k) % n
+        if p == seat:
+            continue
+        opts, comp = _window_opts(r8, r16, cfg, tabs, scr, p, t, frm, rob)
+        r8[O8_CLAIM_OPTS + p] = opts
+        r8[O8_CLAIM_REPLY + p] = -1
+        r16[O16_CLAIM_VALUE + p] = 0
+        if comp:
+            bits |= 1 << p
+    if bits:
+        own_opts = r8[O8_CLAIM_OPTS + seat]
+        own_val = r16[O16_CLAIM_VALUE + seat]
+        ok = _judge(E, b, t, frm, rob, bits)
+        r8[O8_CLAIM_OPTS + seat] = own_opts
+        r16[O16_CLAIM_VALUE + seat] = own_val
+        if not ok:
+            return False
+    # Where seat stands in the asking order, and which other seats may claim before / after it.
+    own = r8[O8_CLAIM_OPTS + seat] if seat != frm else 0
+    answered = own > 0 and r8[O8_CLAIM_REPLY + seat] >= 0
+    if own > 0 and not answered and r8[O8_ACTOR] == seat:
+        return True  # seat is asked now; the others are asked after it
+    before = -1
+    after = -1
+    first = -1
+    passed = False
+    for k in range(1, n):
+        p = (frm + k) % n
+        if p == seat:
+            passed = True
+        elif r8[O8_CLAIM_OPTS + p] > 0:
+            if first < 0:
+                first = p
+            if passed and after < 0:
+                after = p
+            if not passed and before < 0:
+                before = p
+    if own > 0 and answered:
+        if after < 0:
+            return False  # seat answered and the window is still open: someone after it may claim
+        r8[O8_ACTOR] = first
+    elif own > 0:
+        if before < 0:
+            return False  # seat may claim but waits: someone before it is being asked
+        r8[O8_ACTOR] = before
+    else:
+        if first < 0:
+            return False  # the window is open and seat may not claim: someone else may
+        r8[O8_ACTOR] = first
+    return True
+
+
+def _sampler(fam: int):
+    """The compiled sampler for the kernels' scorer set ``fam`` (as :func:`kernels._entry`: numba types ``fam`` as
+    its literal, so the world tuple ``E`` has the type of the engine's own and the same window judges compile)."""
+
+    @_jit
+    def run(src8, src16, srcmoney, srcmask, srcpend, b, seat, seed, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg,
+            nworlds, max_tries, unseen, pub, ntrip, nfree, dslot, cnt, pool, rng, disc_seat, disc_tile, since, info):
+        """Write ``nworlds`` worlds of source table ``b`` seen by ``seat`` into tables 0.. of the world buffers."""
+        E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam)
+        s8 = src8[b]
+        s16 = src16[b]
+        n = cfg[K.C_N]
+        W = cfg[K.C_WALL]
+        if _public(s8, s16, cfg, seat, unseen, pub, ntrip, nfree, dslot) != 0:
+            return ERR_SLOTS
+        _history(s8, s16, cfg, seat, disc_seat, disc_tile, since)
+        clock = np.int64(s16[O16_N_DISCARDS])
+        ph = s8[O8_PHASE]
+        front = np.int64(s16[O16_FRONT])
+        back = np.int64(s16[O16_BACK])
+        _, s0 = K._splitmix(seed)
+        for w in range(nworlds):
+            st, _ = K._splitmix(s0 ^ np.uint64(w))
+            rng[0] = st
+            ok = False
+            for attempt in range(max_tries):
+                r8 = b8[w]
+                r16 = b16[w]
+                for i in range(s8.shape[0]):
+                    r8[i] = s8[i]
+                for i in range(s16.shape[0]):
+                    r16[i] = s16[i]
+                for i in range(money.shape[1]):
+                    money[w, i] = srcmoney[b, i]
+                for i in range(pend.shape[1]):
+                    pend[w, i] = 0
+                pend[w, K.PEND_ROUND_WIND] = srcpend[b, K.PEND_ROUND_WIND]  # Yangzhou's judge reads it
+                for i in range(W):
+                    if i < front or i >= back:
+                        r8[O8_WALL + i] = -1  # tiles that left the wall: not a world's business
+                for x in range(34):
+                    cnt[x] = unseen[x]
+                # Face-down triplets first: kind x with weight c(c-1)(c-2) of its unseen count c.
+                trips_ok = True
+                for p in range(n):
+                    if p == seat:
+                        continue
+                    for x in range(34):
+                        r8[O8_HAND + 34 * p + x] = pub[p, x]
+                        r8[O8_HIDDEN + 34 * p + x] = 0
+                    r16[O16_LOCK + p] = 0
+                    r8[O8_DADIAOCHE + p] = -1
+                    r8[O8_CLAIM_REPLY + p] = -1
+                    r8[O8_CLAIM_OPTS + p] = 0
+                    r16[O16_CLAIM_VALUE + p] = 0
+                    for _k in range(ntrip[p]):
+                        tot = 0
+                        for x in range(34):
+                            c = cnt[x]
+                            if c >= 3 and pub[p, x] == 0 and r8[O8_HIDDEN + 34 * p + x] == 0:
+                                tot += c * (c - 1) * (c - 2)
+                        if tot == 0:
+                            trips_ok = False
+                            break
+                        r = _below(rng, tot)
+                        for x in range(34):
+                            c = cnt[x]
+                            if c >= 3 and pub[p, x] == 0 and r8[O8_HIDDEN + 34 * p + x] == 0:
+                                wgt = c * (c - 1) * (c - 2)
+                                if r < wgt:
+                                    r8[O8_HIDDEN + 34 * p + x] = 1
+                                    r8[O8_HAND + 34 * p + x] += 3
+                                    cnt[x] -= 3
+                                    break
+                                r -= wgt
+                if not trips_ok:
+                    continue
+                # The other hidden tiles: one uniform shuffle dealt to hands, drawn tiles, then the live wall.
+                m = 0
+                for x in range(34):
+                    for _k in range(cnt[x]):
+                        pool[m] = x
+                        m += 1
+                for i in range(m - 1, 0, -1):
+                    k = _below(rng, i + 1)
+                    tmp = pool[i]
+                    pool[i] = pool[k]
+                    pool[k] = tmp
+                j = 0
+                for p in range(n):
+                    if p == seat:
+                        continue
+                    for _k in range(nfree[p]):
+                        r8[O8_HAND + 34 * p + pool[j]] += 1
+                        j += 1
+                    if dslot[p] != 0:
+                        r8[O8_HAND + 34 * p + pool[j]] += 1
+                        r8[O8_DRAWN] = pool[j]
+                        j += 1
+                for i in range(front, back):
+                    r8[O8_WALL + i] = pool[j]
+                    j += 1
+                if ph == PICK and r8[O8_CUR] != seat:
+                    r8[O8_DRAWN] = -1  # what the konger drew before its kong is its own business (never read)
+                good = True
+                for p in range(n):
+                    if p != seat and ntrip[p] > 0:
+                        tb = 0
+                        for x in range(34):
+                            if r8[O8_HIDDEN + 34 * p + x] != 0:
+                                tb |= np.int64(1) << x
+                        if not _triplets_keep_waits(r8, cfg, tabs, scr, p, tb, dslot[p] != 0):
+                            good = False
+                            break
+                if not good:
+                    continue
+                _derive_locks(E, w, seat, clock, disc_seat, disc_tile, since)
+                if (ph == CLAIM or ph == ROB) and not _window(E, w, seat):
+                    continue
+                if r8[O8_ACTOR] == seat:
+                    for a in range(mask.shape[1]):
+                        mask[w, a] = srcmask[b, a]
+                else:
+                    status, count, last = K._compute_mask(E, w)
+                    if status != K.P_NONE or count < 2:
+                        continue  # the engine never leaves another seat resting with a single choice
+                ok = True
+                break
+            if not ok:
+                info[0] = w
+                return ERR_TRIES
+            evn[w] = 0
+        return nworlds
+
+    return run
+
+
+_SAMPLERS: dict = {}
+
+
+def _sampler_for(cfg):
+    fam = K.features(cfg)
+    fn = _SAMPLERS.get(fam)
+    if fn is None:
+        fn = _SAMPLERS[fam] = _sampler(fam)
+    return fn
+
+
+def _check_int(name: str, value, low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{name} must be an int, got {value!r}")
+    v = int(value)
+    if (low is not None and v < low) or (high is not None and v > high):
+        rng = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be in {rng}, got {v}")
+    return v
+
+
+def _scratch(world) -> tuple:
+    """The sampler's work arrays (kept on the world engine, so a search loop's ``out=`` call allocates nothing)."""
+    pre = getattr(world, "_worlds_scratch", None)
+    if pre is None:
+        n = world.n
+        pre = world._worlds_scratch = (
+            np.zeros(34, np.int64),  # unseen
+            np.zeros((n, 34), np.int64),  # pub
+            np.zeros(n, np.int64),  # ntrip
+            np.zeros(n, np.int64),  # nfree
+            np.zeros(n, np.int64),  # dslot
+            np.zeros(34, np.int64),  # cnt
+            np.zeros(world.wall_size, np.int64),  # pool
+            np.zeros(1, np.uint64),  # rng
+            np.zeros(world.wall_size + 1, np.int64),  # disc_seat by discard time (fewer discards than tiles)
+            np.zeros(world.wall_size + 1, np.int64),  # disc_tile
+            np.zeros(n, np.int64),  # since
+            np.zeros(1, np.int64),  # info
+        )
+    return pre
+
+
+def sample_worlds(engine, table, seat, n, *, seed, out=None, record_events: bool = False, max_tries: int = MAX_TRIES):
+    """``engine``'s table ``table`` as seat ``seat`` knows it, in ``n`` sampled worlds (see the module docstring).
+
+    Returns an :class:`~mjenv.engine.core.Engine` of ``n`` tables (``out`` refilled when given: an engine of the
+    same variant and options with ``n`` tables; nothing is allocated for its tables) whose table ``j`` is world
+    ``j``: same variant, rules, session, balances, match money and this hand's money, every public fact and
+    ``seat``'s own tiles and private state as at the source, the hidden places dealt afresh.  Worlds are a
+    function of what ``seat`` knows and ``seed`` only.  Raises ``ValueError`` naming the argument for bad input
+    (a finished table included) and ``RuntimeError`` if no consistent world turns up in ``max_tries`` deals.
+    """
+    from mjenv.engine.core import _UNREAD, Engine, _direct_entry
+
+    B = engine.batch_size
+    table = _check_int("table", table, 0, B - 1)
+    seat = _check_int("seat", seat, 0, engine.n - 1)
+    n = _check_int("n", n, 1)
+    seed = _check_int("seed", seed)
+    max_tries = _check_int("max_tries", max_tries, 1)
+    if not engine._ever_dealt or engine.state.phase[table] == DONE:
+        raise ValueError(f"table {table} has no hand in play to sample worlds from")
+    if out is None:
+        world = Engine(engine.variant, n, options=engine.opts, record_events=bool(record_events))
+    else:
+        if not isinstance(out, Engine):
+            raise ValueError(f"out must be an Engine, got {type(out).__name__}")
+        if out is engine:
+            raise ValueError("out must not be the source engine")
+        if out.variant != engine.variant or out.opts != engine.opts:
+            raise ValueError(f"out plays {out.variant} with other options; the worlds need {engine.variant}'s")
+        if out.batch_size != n:
+            raise ValueError(f"out has {out.batch_size} tables for n = {n} worlds")
+        world = out
+    if world._logs:  # logs the caller holds keep the hands they belong to (as a deal does)
+        for log in world._logs.values():
+            log._detach()
+        world._logs.clear()
+    world.balance[:] = engine.balance[table]  # (before the worlds are made: a busted discarder's tiles are not won)
+    run = _sampler_for(world._cfg)
+    pre = _scratch(world)
+    status = run(engine._b8, engine._b16, engine._money, engine.mask, engine._pend, table, seat, np.uint64(seed & _MASK64),
+                 *world._args[:4], world._pend, world._ev, world._evn, world._cfg, world._tabs, world._scratch,
+                 world._fcfg, n, max_tries, *pre)
+    if status == ERR_SLOTS:
+        raise RuntimeError(f"table {table}: the hidden places do not match the unseen tiles (corrupt state?)")
+    if status == ERR_TRIES:
+        raise RuntimeError(
+            f"table {table}, seat {seat}: no world consistent with what the seat sees in {max_tries} deals "
+            f"(world {int(pre[-1][0])}); raise max_tries")
+    # Python-side facts of the table: the session, balances, match money, the hand number.
+    world.match_money[:] = engine.match_money[table]
+    world.hand_number[:] = engine.hand_number[table]
+    world.session_over[:] = engine.session_over[table]
+    world._ses[:] = engine._ses[table]
+    world._end_kind[:] = 0
+    list.__setitem__(world.results, slice(None), [None] * n)
+    if world._has_sessions:
+        list.__setitem__(world.sessions, slice(None), [_UNREAD] * n)
+    if world.record_events:
+        for lst in world._py_events:
+            lst.clear()
+    world.n_decisions = 0
+    world._ever_dealt = True
+    kernel = world._entry()
+    if world._step_kernel is None:
+        example = (K.MODE_STEP, *world._args, world._all, world._all, world._waiting, world._info)
+        world._step_kernel = _direct_entry(kernel, example)
+    return world
