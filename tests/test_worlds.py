@@ -273,3 +273,65 @@ def test_bad_arguments_name_the_field_and_change_nothing():
     with pytest.raises(ValueError, match="seed"):
         eng.sample_worlds(0, 0, 2, seed="x")
     assert np.array_equal(before[0], eng._b8) and np.array_equal(before[1], eng._b16)
+
+
+def oracle_lock(world: Engine, j: int, seat: int, p: int) -> int:
+    """docs/search.md's missed-win lock of seat ``p`` in world ``j``, derived in Python with the family's scorer."""
+    from mjenv.rules import hand as H
+
+    st = world.state
+    n, clock = world.n, int(st.n_discards[j])
+    disc = {int(st.river_time[j, q, i]): (q, int(st.river[j, q, i])) for q in range(n) for i in range(st.river_len[j, q])}
+    latest_claimed = max((t for t in range(clock) if t not in disc), default=-1)
+    since = max((t for t, (q, _) in disc.items() if q == p), default=-1)
+    if any(m.source == p for o in range(n) if o != p for m in world.melds_of(j, o)):
+        since = max(since, latest_claimed)
+    if st.phase[j] == S.TURN and st.cur[j] == p:
+        since = clock
+    saved = (int(st.claim_tile[j]), int(st.claim_from[j]), int(st.lock[j, p]))
+    lock = 0
+    try:
+        for t in range(since + 1, clock):
+            if t not in disc or disc[t][0] == p or (st.phase[j] == S.CLAIM and t == clock - 1):
+                continue
+            q, tile = disc[t]
+            h = st.hand[j, p].copy()
+            h[tile] += 1
+            if not (H.is_complete(h, world.seven_pairs) or (world.family.special_complete(h[None]) is not None
+                                                             and world.family.special_complete(h[None])[0])):
+                continue
+            st.claim_tile[j], st.claim_from[j], st.lock[j, p] = tile, q, lock
+            score = world._claim_score(j, p, tile, False)
+            if score.legal:
+                lock = max(lock, max(1, score.value_d) if world.family.value_lock else 1)
+    finally:
+        st.claim_tile[j], st.claim_from[j], st.lock[j, p] = saved
+    return lock
+
+
+@pytest.mark.parametrize("variant,options", [("kawuxing3", {}), ("diedaohu", {})])
+def test_other_seats_locks_are_derived_from_the_rivers(variant, options):
+    """Every world's lock of every other seat equals the Python derivation with the family's scorer, and some worlds
+    are locked (late in hands, where many discards wait since a seat's last discard)."""
+    eng = Engine(variant, 8, options=options, record_events=False)
+    eng.reset(seed=21)
+    rng = np.random.default_rng(2)
+    locked = compared = 0
+    for step in range(400):  # until enough worlds with a locked seat were compared
+        eng.step(greedy(eng, rng))
+        if eng.done.any():
+            eng.reset(seed=1000 + step, tables=np.flatnonzero(eng.done))
+        if locked >= 3 and compared >= 1000:
+            break
+        b = int(rng.integers(8))
+        if eng.state.n_discards[b] < 12:
+            continue
+        seat = int(eng.state.actor[b])
+        worlds = eng.sample_worlds(b, seat, 40, seed=step)
+        for j in range(40):
+            for p in range(eng.n):
+                if p != seat:
+                    assert int(worlds.state.lock[j, p]) == oracle_lock(worlds, j, seat, p), (b, j, p)
+                    locked += int(worlds.state.lock[j, p] > 0)
+                    compared += 1
+    assert compared > 1000 and locked > 0, (compared, locked)

@@ -37,12 +37,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjenv.engine import handk
-from mjenv.engine import kernels as K
+from mjenv.engine import codes as K
+from mjenv.engine import handk, yzscore
+from mjenv.engine.ddend import _louhu_window
+from mjenv.engine.entry import features
+from mjenv.engine.gjend import _shape_window
 from mjenv.engine.jit import njit
+from mjenv.engine.kwend import kw_window_if
+from mjenv.engine.masks import _compute_mask
 from mjenv.engine.state import (
     CLAIM,
     CLAIMED,
+    DIRECT_KONG,
     DONE,
     MAX_MELDS,
     MAX_RIVER,
@@ -76,6 +82,8 @@ from mjenv.engine.state import (
     ROB,
     TURN,
 )
+from mjenv.engine.table import _complete_with, _revealed_kong_ok, _splitmix
+from mjenv.engine.yzend import yz_window_if
 
 __all__ = ["sample_worlds", "MAX_TRIES"]
 
@@ -199,7 +207,7 @@ def _triplets_keep_waits(r8, cfg, tabs, scr, p, trip_bits, drawn_slot):
 
 @_jit
 def _window_opts(r8, r16, cfg, tabs, scr, p, t, frm, rob):
-    """Claim bits 2/4/8/16/32 (pong, kong, chi) of seat ``p`` on tile ``t`` as :func:`kernels._open_window` finds
+    """Claim bits 2/4/8/16/32 (pong, kong, chi) of seat ``p`` on tile ``t`` as :func:`claims._open_window` finds
     them; bit 1 is returned separately as 'its hand completes on ``t``' (the win is judged afterwards)."""
     n = cfg[K.C_N]
     h = r8[O8_HAND + 34 * p : O8_HAND + 34 * p + 34]
@@ -209,7 +217,7 @@ def _window_opts(r8, r16, cfg, tabs, scr, p, t, frm, rob):
         rev = r8[O8_REVEALED + p] != 0
         if cnt >= 2 and not rev:
             opts |= 2
-        if cnt == 3 and (not rev or K._revealed_kong_ok(r8, cfg, tabs, scr, p, t, K.DIRECT_KONG)):
+        if cnt == 3 and (not rev or _revealed_kong_ok(r8, cfg, tabs, scr, p, t, DIRECT_KONG)):
             opts |= 4
         if (frm + 1) % n == p and cfg[K.C_CHI] != 0 and t < 27:
             rank = t % 9
@@ -219,25 +227,25 @@ def _window_opts(r8, r16, cfg, tabs, scr, p, t, frm, rob):
                 opts |= 16
             if rank >= 2 and h[t - 2] > 0 and h[t - 1] > 0:
                 opts |= 32
-    return opts, K._complete_with(r8, cfg, tabs, p, t)
+    return opts, _complete_with(r8, cfg, tabs, p, t)
 
 
 @_jit
 def _judge(E, b, t, frm, rob, bits):
     """Claim bit 1 and value of the seats ``bits`` whose hands complete on ``t``: the family's window judge, as
-    ``kernels._open_window`` calls it.  False when no compiled judge applies or it left the window to Python
+    ``claims._open_window`` calls it.  False when no compiled judge applies or it left the window to Python
     (a value past the int16 claim value): the world is then dealt again."""
     cfg = E[7]
     if cfg[K.C_KW_SCORE] != 0:
-        return K._kw_window_if(E, b, t, frm, rob, bits)
-    if cfg[K.C_YZ + K.yzscore.YZ_ON] != 0:
-        K._yz_window_if(E, b, t, bits)
+        return kw_window_if(E, b, t, frm, rob, bits)
+    if cfg[K.C_YZ + yzscore.YZ_ON] != 0:
+        yz_window_if(E, b, t, bits)
         return True
     if cfg[K.C_LOUHU_WINDOW] != 0:
-        K._louhu_window(E, b, t, frm, bits)
+        _louhu_window(E, b, t, frm, bits)
         return True
     if cfg[K.C_WIN_ON_SHAPE] != 0:
-        K._shape_window(E, b, bits)
+        _shape_window(E, b, bits)
         return True
     return False
 
@@ -302,7 +310,7 @@ def _derive_locks(E, b, seat, clock, disc_seat, disc_tile, since):
             if q < 0 or q == p or (open_claim and tm == clock - 1):
                 continue  # claimed, its own, or the discard under claim (the open window, not a passed one)
             t = disc_tile[tm]
-            if not K._complete_with(r8, cfg, tabs, p, t):
+            if not _complete_with(r8, cfg, tabs, p, t):
                 continue
             r8[O8_CLAIM_TILE] = t
             r8[O8_CLAIM_FROM] = q
@@ -385,8 +393,8 @@ def _window(E, b, seat):
 
 
 def _sampler(fam: int):
-    """The compiled sampler for the kernels' scorer set ``fam`` (as :func:`kernels._entry`: numba types ``fam`` as
-    its literal, so the world tuple ``E`` has the type of the engine's own and the same window judges compile)."""
+    """The compiled sampler for the kernels' scorer set ``fam`` (as :func:`mjenv.engine.entry._entry`: numba types
+    ``fam`` as its literal, so the world tuple ``E`` has the type of the engine's own and the same judges compile)."""
 
     @_jit
     def run(src8, src16, srcmoney, srcmask, srcpend, b, seat, seed, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg,
@@ -404,9 +412,9 @@ def _sampler(fam: int):
         ph = s8[O8_PHASE]
         front = np.int64(s16[O16_FRONT])
         back = np.int64(s16[O16_BACK])
-        _, s0 = K._splitmix(seed)
+        _, s0 = _splitmix(seed)
         for w in range(nworlds):
-            st, _ = K._splitmix(s0 ^ np.uint64(w))
+            st, _ = _splitmix(s0 ^ np.uint64(w))
             rng[0] = st
             ok = False
             for attempt in range(max_tries):
@@ -507,7 +515,7 @@ def _sampler(fam: int):
                     for a in range(mask.shape[1]):
                         mask[w, a] = srcmask[b, a]
                 else:
-                    status, count, last = K._compute_mask(E, w)
+                    status, count, last = _compute_mask(E, w)
                     if status != K.P_NONE or count < 2:
                         continue  # the engine never leaves another seat resting with a single choice
                 ok = True
@@ -525,7 +533,7 @@ _SAMPLERS: dict = {}
 
 
 def _sampler_for(cfg):
-    fam = K.features(cfg)
+    fam = features(cfg)
     fn = _SAMPLERS.get(fam)
     if fn is None:
         fn = _SAMPLERS[fam] = _sampler(fam)
