@@ -515,8 +515,8 @@ def _sampler(fam: int):
                     for a in range(mask.shape[1]):
                         mask[w, a] = srcmask[b, a]
                 else:
-                    status, count, last = _compute_mask(E, w)
-                    if status != K.P_NONE or count < 2:
+                    count, last = _compute_mask(E, w)
+                    if count < 2:
                         continue  # the engine never leaves another seat resting with a single choice
                 ok = True
                 break
