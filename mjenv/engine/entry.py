@@ -10,9 +10,6 @@ themselves (P_ENDED: :mod:`mjenv.engine.kwend`, :mod:`mjenv.engine.gjend`, ``tab
 
 from __future__ import annotations
 
-import hashlib
-import os
-
 from mjenv.engine import yzscore
 from mjenv.engine.codes import (
     C_GJ_SCORE,
@@ -31,7 +28,6 @@ from mjenv.engine.codes import (
 from mjenv.engine.flow import _advance, _apply, _resume
 from mjenv.engine.gates import (
     FEAT_ALL,
-    FEAT_BITS,
     FEAT_GJ,
     FEAT_KW,
     FEAT_YZ,
@@ -53,42 +49,9 @@ def features(cfg) -> int:
     )
 
 
-# The modules whose code an entry compiles (entry's imports within mjenv.engine, transitively; checked by
-# tests/test_kernel_entries.py).  numba's on-disk cache checks only the source file of the function it loads, not
-# those of its callees: an edit of table.py alone would load the stale run_tables.  So every entry carries a hash
-# of all of them above the FEAT_* bits of ``fam``, the literal every kernel function taking ``E`` is typed on: an
-# edit compiles those afresh.  (Functions that do not take ``E`` — handk's, the scorers' — still go by their own
-# file: edit their callees' files together with theirs.)
-SOURCES = (
-    "codes", "gates", "jit", "state", "handk", "kwscore", "yzscore", "gjscore",
-    "ddend", "table", "kwend", "yzend", "gjend", "claims", "masks", "flow", "entry",
-)
-
-
-def source_key(texts) -> int:
-    """A 40-bit hash of the source texts ``texts`` (bytes), in order."""
-    h = hashlib.sha256()
-    for text in texts:
-        h.update(hashlib.sha256(text).digest())
-    return int.from_bytes(h.digest()[:5], "little")
-
-
-def _read_sources() -> list[bytes]:
-    folder = os.path.dirname(os.path.abspath(__file__))
-    out = []
-    for name in SOURCES:
-        with open(os.path.join(folder, name + ".py"), "rb") as f:
-            out.append(f.read())
-    return out
-
-
-SOURCE_KEY = source_key(_read_sources())
-
-
 def _entry(fam: int):
-    """The entry point compiled with the scorers of the FEAT_* set in the low bits of ``fam`` (a closure: numba
-    types ``fam`` as its literal and keys the cached code by its value, so the entries of every set share one cache
-    index; ``fam`` also holds :data:`SOURCE_KEY` above the FEAT_* bits)."""
+    """The entry point compiled with the scorers of the FEAT_* set ``fam`` (a closure: numba types ``fam`` as its
+    literal, and the compiled-code cache keys each entry by the closure's value)."""
 
     @kernel
     def run_tables(mode, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, acts, waiting, info):
@@ -155,7 +118,7 @@ def _entry(fam: int):
     return run_tables
 
 
-_ENTRIES = {feat: _entry(feat | SOURCE_KEY << FEAT_BITS) for feat in range(FEAT_ALL + 1)}  # (compiled on first call)
+_ENTRIES = {fam: _entry(fam) for fam in range(FEAT_ALL + 1)}  # (compiled on first call only)
 run_tables = _ENTRIES[FEAT_ALL]  # every scorer: any configuration
 
 

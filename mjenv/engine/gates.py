@@ -12,8 +12,7 @@ the type of its last item, ``fam``: the literal set of compiled scorers (FEAT_*)
 scorer go through a gate (:func:`gate`) that numba resolves while typing, from that literal: to the scorer
 when the set holds it, else to a stub, so the scorer is neither typed nor compiled.  The rules keep one
 source; the cfg flags still decide at run time, and the set only has to include every scorer they switch on
-(:func:`mjenv.engine.entry.features`).  ``fam`` also carries a hash of the kernels' sources above the set's bits
-(:data:`mjenv.engine.entry.SOURCE_KEY`), so that numba's cache never serves code compiled from older sources.
+(:func:`mjenv.engine.entry.features`).
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ kernel = njit(cache=True, _nrt=False)
 
 FEAT_KW, FEAT_YZ, FEAT_GJ = 1, 2, 4  # kwscore (windows, hand ends), yzscore (windows, self-draws), gjscore (ends)
 FEAT_ALL = FEAT_KW | FEAT_YZ | FEAT_GJ
-FEAT_BITS = 3  # the low bits of ``fam`` that hold the set; above them the sources' hash (entry.SOURCE_KEY)
 
 
 def _compiles(E, feature: int) -> bool:

@@ -10,8 +10,8 @@ so V is all a settlement (V · b per payer) needs; fan names and reading texts s
 (the engine builds the result when it is read).  tests/test_gjscore.py compares V with the scorer on random
 hands and every combination mode, tests/differential.py on whole games.
 
-numba's on-disk cache of a caller does not notice edits to the functions it calls in another module; the
-kernels' cache key includes this file (:data:`mjenv.engine.entry.SOURCE_KEY`), so they recompile after an edit.
+The compiled-code cache keys its callers by this file's source too (:mod:`mjenv.engine.jitcache`), so they
+recompile after an edit.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ The options enter as small ints in a slice of the engine's configuration vector 
 counting); working rows are passed in.  The engine's kernels (:mod:`mjenv.engine.kwend`) also settle
 Kawuxing's hand ends with :func:`best_value`, :func:`payer_factor` and :func:`capped`.
 
-numba's on-disk cache of a caller does not notice edits to the functions it calls in another module; the
-kernels' cache key includes this file (:data:`mjenv.engine.entry.SOURCE_KEY`), so they recompile after an edit.
+The compiled-code cache keys its callers by this file's source too (:mod:`mjenv.engine.jitcache`), so they
+recompile after an edit.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ slice of the engine's configuration vector (:func:`config`, ``YZ_*`` indices), b
 scorer's tables.  Functions allocate nothing (the engine's kernels run without numba's reference counting);
 working rows are passed in.
 
-numba's on-disk cache of a caller does not notice edits to the functions it calls in another module; the
-kernels' cache key includes this file (:data:`mjenv.engine.entry.SOURCE_KEY`), so they recompile after an edit.
+The compiled-code cache keys its callers by this file's source too (:mod:`mjenv.engine.jitcache`), so they
+recompile after an edit.
 """
 
 from __future__ import annotations
