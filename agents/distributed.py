@@ -187,7 +187,10 @@ def merge_shards(job: Job, names: list[str], parts: Sequence[dict], seconds: flo
         Path(job.replay_dir).mkdir(parents=True, exist_ok=True)
         for p in parts:
             for g, text in p["replays"].items():
-                (Path(job.replay_dir) / f"hand_{g:05d}.jsonl").write_text(text, encoding="utf-8")
+                path = Path(job.replay_dir) / f"hand_{g:05d}.jsonl"
+                tmp = path.with_name(f".{path.name}.tmp")  # whole or absent, as the local run writes them
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)
     return TournamentResult(records, names, n_players(job.variant), seconds, sum(p["decisions"] for p in parts),
                             job.label, sum(p["cpu_seconds"] for p in parts))
 
