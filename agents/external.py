@@ -58,7 +58,8 @@ class BotError(RuntimeError):
         super().__init__(self.bot)
 
     def __str__(self) -> str:
-        at = f"decision {self.decision}" + (f" ({self.where})" if self.where else "")
+        at = "start-up (its hello)" if self.decision == 0 else f"decision {self.decision}"
+        at += f" ({self.where})" if self.where else ""
         return f"bot {self.bot!r} {self.problem} at {at}" + (f" [{self.detail}]" if self.detail else "")
 
 

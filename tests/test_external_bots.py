@@ -115,5 +115,5 @@ def test_bad_bot_commands_are_refused_naming_the_agent():
     bot = make_agent("cmd:/nonexistent/bot --x")
     mask = np.zeros((1, 111), bool)
     mask[0, 108] = True
-    with pytest.raises(BotError, match="could not start"):
+    with pytest.raises(BotError, match=r"could not start \(/nonexistent/bot --x: .*\) at start-up \(its hello\)"):
         bot.act(np.zeros((1, *bot.view.shape), np.float32), mask)
