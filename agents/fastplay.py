@@ -12,18 +12,19 @@ What it keeps of :class:`agents.heuristic.HeuristicAgent` (the ``heuristic-flush
   ``heuristic-flush``, Yangzhou 3, the others 1) and **all triplets** (Yangzhou 3, Liuwei 1); the plan whose best
   discard has the lowest credited shanten wins, ties to the plain hand; among the discards of the lowest plan
   shanten the most live improving tiles (under the plan: off-plan tiles go first), then the least connected
-  tile, then the most visible one;
+  tile, then the most visible one; in Kawuxing, between several ready discards, the waits weigh by the capped
+  hand value each would score on a discard (:func:`mjenv.engine.kwscore.best_value`: 卡五星, 清一色, 七对 ...);
 * **never feed** a revealed (亮倒) player's waits, nor a 包牌 liability (Yangzhou's third chi of the next player's
   flush, a fourth honor set of a 风清 in Yangzhou/Diedaohu ``fengqing_baopai``/Liuwei) while a safe discard exists;
 * **亮倒** (Kawuxing) with the chosen ready discard when its waits have at least ``liang_min_live`` live copies and
-  at least ``liang_min_wall`` tiles are left;
+  at least ``liang_min_wall`` tiles are left, or a single live copy when every wait is a 1× hand that
+  ``kaikou: hard`` lets win only by self-draw;
 * **kongs** on its own turn when the hand is not worse for it (shanten, and 60 % of the ukeire), always once
   revealed; a **direct kong** of a discard on the same terms; **pong / chi** only when the best plan cost after
   it is lower (pong first on a tie); in Gejiu the **face-up kong tile** whose plan cost is lowest.
 
-What it leaves out: Kawuxing's weighting of ready waits by the hand value each would score (and the 1×-hand
-亮倒 rule under ``kaikou: hard``), the seven-pairs research plan, the deal-in exposure of Diedaohu/Liuwei and
-the 园子 balances (a busted player's liabilities).  ``python evaluate.py --agents fast heuristic-flush``
+What it leaves out: the seven-pairs research plan (``qidui_bonus``, off by default), the deal-in exposure of
+Diedaohu/Liuwei and the 园子 balances (a busted player's liabilities).  ``python evaluate.py --agents fast heuristic-flush``
 measures what that costs (docs/search.md).
 
 It reads, for the acting seat, only what that seat sees: its own concealed tiles, every seat's melds and
@@ -44,7 +45,7 @@ import numpy as np
 from agents.plans import _BEST as _LANPAI_BEST, _GAIN as _LANPAI_GAIN
 from agents.shanten import NEG, tables as _shanten_tables
 from mjenv.encoding import actions as A
-from mjenv.engine import handk
+from mjenv.engine import handk, kwscore
 from mjenv.engine import state as S
 from mjenv.engine.jit import njit
 from mjenv.engine.state import (O8_ACTOR, O8_CLAIM_TILE, O8_HAND, O8_HIDDEN, O8_KONG_TILES, O8_MELD_KIND, O8_MELDED,
@@ -556,7 +557,8 @@ def _conn(h, t):
 
 
 @njit(cache=True)
-def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire):
+def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
+              all_ukeire):
     """The acting seat's move on its own turn; fills ranked candidates ``cand_a``/``cand_v``, returns their count
     (the first is the choice)."""
     h = wi[0]
@@ -608,15 +610,18 @@ def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi,
             if elig[t] and s_after[t] < best_s:
                 best_s = s_after[t]
     # ukeire of the best discards (every legal one for the search's candidate list)
-    k = 0
-    best_score = -1e300
-    best_t = -1
+    wbits = wi[46]
+    metric_t = wi[47]
+    cheap_t = wi[48]
+    n_ready = 0
     for t in range(34):
+        acc_t[t] = 0
+        metric_t[t] = 0
+        wbits[t] = 0
+        cheap_t[t] = 0
         if not (m[t] or m[A.LIANG + t]):
             continue
         is_cand = elig[t] and s_after[t] == best_s
-        acc_t[t] = 0
-        metric = 0.0
         if is_cand or all_ukeire:
             for x in range(34):
                 after[x] = h[x]
@@ -628,14 +633,57 @@ def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi,
             if plan == 5:
                 acc = _triplets_ukeire(after, nm, nchi, live)
             else:
-                _, acc, _ = _ukeire(kept, nm, sp, liv_k, allowed, suit, honor, codes, excl, tmp)
+                _, acc, bits = _ukeire(kept, nm, sp, liv_k, allowed, suit, honor, codes, excl, tmp)
+                wbits[t] = bits
                 if cfg[PC_LANPAI] and plan == 3:
                     if _lanpai_shanten(after, nm, best_tab) < _shanten(after, nm, sp, suit, honor, tmp):
                         acc = _lanpai_ukeire(after, live, gain_tab)
             acc_t[t] = acc
-            metric = acc + (_OFF_PLAN_W if (allowed >> t) & 1 == 0 else 0.0)
+            metric_t[t] = acc + (_OFF_PLAN_W if (allowed >> t) & 1 == 0 else 0)
+            if is_cand and s_after[t] == 0:
+                n_ready += 1
+    # Kawuxing: between several ready discards (or for the 1x-hand 亮倒 rule) the waits weigh by hand value
+    cheap_best = False
+    kaikou_hard = kc[kwscore.KW_KAIKOU] == 2
+    if cfg[PC_LIANG] and (n_ready > 1 or kaikou_hard):
+        mk = r8[O8_MELD_KIND + S.MAX_MELDS * s : O8_MELD_KIND + S.MAX_MELDS * s + S.MAX_MELDS]
+        mtl = r8[S.O8_MELD_TILE + S.MAX_MELDS * s : S.O8_MELD_TILE + S.MAX_MELDS * s + S.MAX_MELDS]
+        has_kong = False
+        for j in range(nm):
+            if mk[j] >= S.DIRECT_KONG:
+                has_kong = True
+        for t in range(34):
+            if not (m[t] or m[A.LIANG + t]) or not (elig[t] and s_after[t] == best_s and best_s == 0):
+                continue
+            if not (n_ready > 1 or (kaikou_hard and acc_t[t] < cfg[PC_LIANG_LIVE])):
+                continue
+            for x in range(34):
+                full8[x] = h[x]
+            full8[t] -= 1
+            ev = 0
+            cheap = True
+            for w in range(34):
+                if (wbits[t] >> w) & 1 == 0 or live[w] <= 0:
+                    continue
+                full8[w] += 1
+                value, cap = kwscore.best_value(full8, work8, w, mk, mtl, nm, False, 0, kwscore.HOW_DISCARD, False, kc)
+                full8[w] -= 1
+                if value > 0:
+                    ev += live[w] * kwscore.capped(value, cap)
+                    ok = not (kc[kwscore.KW_KAIKOU] != 0 and value < 2 and (kc[kwscore.KW_KAIKOU] == 2 or not has_kong))
+                    if ok:
+                        cheap = False
+            metric_t[t] = ev
+            cheap_t[t] = 1 if cheap else 0  # no wait is a hand that may win on a discard (1x under kaikou hard)
+    k = 0
+    best_score = -1e300
+    best_t = -1
+    for t in range(34):
+        if not (m[t] or m[A.LIANG + t]):
+            continue
+        is_cand = elig[t] and s_after[t] == best_s
         score = (-_BIG * (1 if (not elig[t]) or danger[t] > 0 else 0) * max(danger[t], 1) - _SHANTEN_W * s_after[t]
-                 + metric - 0.01 * _conn(h, t) - 0.001 * live[t])
+                 + metric_t[t] - 0.01 * _conn(h, t) - 0.001 * live[t])
         # the choice is the best among the candidates (heuristic); the rest are ranked for the search
         if is_cand and score > best_score:
             best_score = score
@@ -644,6 +692,8 @@ def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi,
         cand_a[k] = a
         cand_v[k] = score + (1e9 if is_cand else 0.0)
         k += 1
+    if best_t >= 0 and cfg[PC_LIANG] and kaikou_hard and best_s == 0 and acc_t[best_t] >= 1:
+        cheap_best = cheap_t[best_t] == 1
     # 亮倒 with the chosen discard
     revealed = r8[O8_REVEALED + s] != 0
     choice = best_t
@@ -651,7 +701,7 @@ def _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi,
         choice = best_t if m[best_t] else A.LIANG + best_t
         wall_left = np.int64(r16[O16_BACK]) - np.int64(r16[O16_FRONT])
         if (cfg[PC_LIANG] and not revealed and m[A.LIANG + best_t] and wall_left >= cfg[PC_LIANG_WALL]
-                and s_after[best_t] == 0 and acc_t[best_t] >= cfg[PC_LIANG_LIVE]):
+                and s_after[best_t] == 0 and (acc_t[best_t] >= cfg[PC_LIANG_LIVE] or cheap_best)):
             choice = A.LIANG + best_t
             # the plain discard stays a candidate next to the 亮倒
             for i in range(k):
@@ -805,7 +855,8 @@ def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
 
 
 @njit(cache=True)
-def _decide_one(r8, r16, m, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire):
+def _decide_one(r8, r16, m, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
+                all_ukeire):
     """Ranked candidate actions of the acting seat of one table (count returned; the first is the choice)."""
     s = np.int64(r8[O8_ACTOR])
     ph = r8[O8_PHASE]
@@ -815,7 +866,8 @@ def _decide_one(r8, r16, m, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, 
         return 1
     k = 0
     if ph == S.TURN or ph == S.CLAIMED:
-        k = _own_turn(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, all_ukeire)
+        k = _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
+                      all_ukeire)
     elif ph == S.PICK:
         k = _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v)
     elif ph == S.CLAIM or ph == S.ROB:
@@ -830,10 +882,12 @@ def _decide_one(r8, r16, m, cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, 
 
 
 @njit(cache=True, nogil=True)
-def decide_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab, out):
+def decide_tables(b8, b16, mask, idx, cfg, kc, suit, honor, tabs, best_tab, gain_tab, out):
     """``out[b]`` = the player's action at every table ``b`` in ``idx`` whose hand is live (others: untouched)."""
     ws = np.empty((8, 2, 5), np.int16)
-    wi = np.zeros((46, 34), np.int64)
+    wi = np.zeros((49, 34), np.int64)
+    full8 = np.zeros(34, np.int8)
+    work8 = np.zeros(34, np.int8)
     cand_a = np.empty(160, np.int64)
     cand_v = np.empty(160, np.float64)
     n = 0
@@ -841,17 +895,20 @@ def decide_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab
         b = idx[j]
         if b8[b, O8_PHASE] == S.DONE:
             continue
-        _decide_one(b8[b], b16[b], mask[b], cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v, False)
+        _decide_one(b8[b], b16[b], mask[b], cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a,
+                    cand_v, False)
         out[b] = cand_a[0]
         n += 1
     return n
 
 
 @njit(cache=True, nogil=True)
-def candidates_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain_tab, out_a, out_n):
+def candidates_tables(b8, b16, mask, idx, cfg, kc, suit, honor, tabs, best_tab, gain_tab, out_a, out_n):
     """Ranked candidate actions (``out_a [len(idx), K]``, count ``out_n``; -1 padded) of each table ``idx[j]``."""
     ws = np.empty((8, 2, 5), np.int16)
-    wi = np.zeros((46, 34), np.int64)
+    wi = np.zeros((49, 34), np.int64)
+    full8 = np.zeros(34, np.int8)
+    work8 = np.zeros(34, np.int8)
     cand_a = np.empty(160, np.int64)
     cand_v = np.empty(160, np.float64)
     K = out_a.shape[1]
@@ -862,8 +919,8 @@ def candidates_tables(b8, b16, mask, idx, cfg, suit, honor, tabs, best_tab, gain
         out_n[j] = 0
         if b8[b, O8_PHASE] == S.DONE:
             continue
-        k = _decide_one(b8[b], b16[b], mask[b], cfg, suit, honor, tabs, best_tab, gain_tab, ws, wi, cand_a, cand_v,
-                        True)
+        k = _decide_one(b8[b], b16[b], mask[b], cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8,
+                        cand_a, cand_v, True)
         kk = 0
         for i in range(k):
             if kk < K and mask[b, cand_a[i]] and cand_v[i] > -1e299:
@@ -885,6 +942,8 @@ class FastPlayer:
         self.variant = variant
         self.opts = resolve_options(variant, options)
         self.cfg = player_config(variant, self.opts, **settings)
+        # Kawuxing's compiled win valuing reads its options here (waits weighted by hand value)
+        self.kc = kwscore.config(self.opts) if self.cfg[PC_LIANG] else np.zeros(kwscore.N_KW, np.int64)
         tb = _shanten_tables()
         self._suit, self._honor = tb["suit"], tb["honor"]
         self._tabs = handk.tables()
@@ -902,7 +961,7 @@ class FastPlayer:
         idx = engine._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         if out is None:
             out = np.full(engine.batch_size, -1, np.int64)
-        decide_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self._suit, self._honor, self._tabs,
+        decide_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self.kc, self._suit, self._honor, self._tabs,
                       self._best, self._gain, out)
         return out
 
@@ -913,7 +972,7 @@ class FastPlayer:
         idx = np.asarray(tables, dtype=np.int64).reshape(-1)
         out_a = np.full((len(idx), k), -1, np.int64)
         out_n = np.zeros(len(idx), np.int64)
-        candidates_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self._suit, self._honor, self._tabs,
+        candidates_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self.kc, self._suit, self._honor, self._tabs,
                           self._best, self._gain, out_a, out_n)
         return out_a, out_n
 
@@ -922,7 +981,7 @@ class FastPlayer:
         number of decisions made."""
         self._check(engine)
         acts = np.zeros(engine.batch_size, np.int64)
-        args = (engine._b8, engine._b16, engine.mask, engine._all, self.cfg, self._suit, self._honor, self._tabs,
+        args = (engine._b8, engine._b16, engine.mask, engine._all, self.cfg, self.kc, self._suit, self._honor, self._tabs,
                 self._best, self._gain, acts)
         total = 0
         for _ in range(max_steps):
