@@ -1,0 +1,269 @@
+"""The search agent: candidate actions judged by rollouts over sampled worlds (perfect-information Monte Carlo).
+
+This module owns :class:`SearchAgent` (registered as ``search``).  At a decision with more than one sensible
+choice it
+
+1. lists the candidates: the compiled player's (:class:`agents.fastplay.FastPlayer`) ranked actions, at most
+   ``candidates`` of them — on its own turn the discards of the lowest plan shanten (the heuristic's own
+   shortlist, best first) plus a 亮倒 or kong alternative where the mask offers one; in a claim window pass and
+   every legal pong / chi / kong; in Gejiu both face-up kong tiles.  A legal win is always taken, unsearched
+   (passing one measured a loss in every family, docs/training.md);
+2. samples ``worlds`` worlds with :meth:`mjenv.engine.core.Engine.sample_worlds` — everything the seat cannot
+   see redrawn consistently with what it has seen — and gives **every candidate the same worlds** (common random
+   numbers: a candidate's edge is not drowned in the luck of the draw);
+3. plays each candidate in each world, then rolls every table out to the end of the hand with the fast player
+   in every seat (one batch for all decisions of the call), and takes the candidate with the best mean hand
+   money for the seat — the fast player's own choice unless another beats it by ``z`` standard errors.
+
+Everything is batched: the decisions of one ``act`` call (all the tables an ``evaluate.py`` run plays where
+this agent acts) share one rollout engine.  The worlds of a decision are drawn from a seed made of the agent's
+``seed`` and the arena's per-decision key (:mod:`agents.keyrng`), so a tournament is deterministic for a seed
+whatever its batch size; without keys (``mjenv play``) a per-agent decision counter takes the key's place.
+
+Parameters (defaults in :data:`DEFAULTS`): ``candidates`` (3), ``worlds`` per candidate (32), ``search`` — which
+decisions are searched (``"discard"``: own turn incl. 亮倒 and kongs, ``"claim"``: claim windows, ``"pick"``:
+Gejiu's kong tile; default all three), ``z`` (1.0: the fast player's choice is kept unless another candidate's
+mean gain over it, paired by world, exceeds ``z`` standard errors), ``min_wall`` (search only while at least this
+many live-wall tiles are left, default 0) and ``budget_ms`` (None: off; else the worlds of a call are cut so that
+its searched decisions cost about that many CPU milliseconds each, from the cost per rollout table measured so
+far — it makes the agent depend on timing, so it is no longer deterministic).  docs/search.md has the measured
+strength and cost per budget.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from agents.fastplay import FastPlayer
+from agents.keyrng import mix, salt_of
+from mjenv.encoding import actions as A
+from mjenv.engine import state as S
+
+__all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
+
+DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
+            "budget_ms": None}
+_KINDS = ("discard", "claim", "pick")
+
+
+def copy_tables(src, src_idx, dst, dst_idx) -> None:
+    """Copy whole tables ``src_idx`` of engine ``src`` onto tables ``dst_idx`` of ``dst`` (same variant and rules):
+    the packed state, masks, pendings, balances, money and session rows — what the next ``step`` reads."""
+    si = np.asarray(src_idx, dtype=np.int64)
+    di = np.asarray(dst_idx, dtype=np.int64)
+    dst._b8[di] = src._b8[si]
+    dst._b16[di] = src._b16[si]
+    dst._money[di] = src._money[si]
+    dst.mask[di] = src.mask[si]
+    dst._pend[di] = src._pend[si]
+    dst.balance[di] = src.balance[si]
+    dst.match_money[di] = src.match_money[si]
+    dst.hand_number[di] = src.hand_number[si]
+    dst.session_over[di] = src.session_over[si]
+    dst._end_kind[di] = src._end_kind[si]
+    dst._ses[di] = src._ses[si]
+    dst.sessions._stale(di.tolist())
+    dst._evn[di] = 0
+    for b in di.tolist():
+        list.__setitem__(dst.results, b, None)
+
+
+def parse_spec(spec: str) -> dict:
+    """Keyword arguments of an agent spec ``search:worlds=32,candidates=4,search=discard+claim``."""
+    _, sep, rest = spec.partition(":")
+    out: dict[str, Any] = {}
+    if not sep or not rest:
+        return out
+    for item in rest.split(","):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in DEFAULTS:
+            raise ValueError(f"search parameter {item!r}: use name=value with name one of {', '.join(DEFAULTS)}")
+        if key == "search":
+            out[key] = tuple(v for v in value.split("+") if v)
+        elif key == "budget_ms":
+            out[key] = None if value in ("", "none", "None") else float(value)
+        elif key == "z":
+            try:
+                out[key] = float(value)
+            except ValueError:
+                raise ValueError(f"search parameter z: {value!r} is not a number") from None
+        else:
+            try:
+                out[key] = int(value)
+            except ValueError:
+                raise ValueError(f"search parameter {key}: {value!r} is not an integer") from None
+    return out
+
+
+class SearchAgent:
+    """PIMC search over sampled worlds with the compiled player's rollouts (see the module docstring)."""
+
+    uses_obs = False
+    uses_engine = True
+    takes_keys = True
+
+    def __init__(self, variant: str = "kawuxing3", options: Any = None, *, candidates: int = DEFAULTS["candidates"],
+                 worlds: int = DEFAULTS["worlds"], search=DEFAULTS["search"], min_wall: int = DEFAULTS["min_wall"],
+                 z: float = DEFAULTS["z"], budget_ms: float | None = DEFAULTS["budget_ms"], seed: int | None = 0, name: str = "search",
+                 **player_settings):
+        if int(candidates) < 2:
+            raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
+        if int(worlds) < 1:
+            raise ValueError(f"worlds: need at least 1, got {worlds}")
+        search = (search,) if isinstance(search, str) else tuple(search)
+        bad = [x for x in search if x not in _KINDS]
+        if bad:
+            raise ValueError(f"search: unknown decision kind {bad[0]!r} (kinds: {', '.join(_KINDS)})")
+        if budget_ms is not None and not float(budget_ms) > 0:
+            raise ValueError(f"budget_ms: a positive number of milliseconds or None, got {budget_ms}")
+        self.name = name
+        self.variant = variant
+        self.player = FastPlayer(variant, options, **player_settings)
+        self.opts = self.player.opts
+        self.candidates = int(candidates)
+        self.worlds = int(worlds)
+        self.search = search
+        self.min_wall = int(min_wall)
+        self.budget_ms = None if budget_ms is None else float(budget_ms)
+        if not float(z) >= 0:
+            raise ValueError(f"z: a number of standard errors >= 0, got {z}")
+        self.z = float(z)
+        self._salt = salt_of(0 if seed is None else seed)
+        self._counter = 0
+        self._roll = None  # the rollout engine, grown on demand
+        self._worlds: dict = {}  # the sample_worlds out= engine per number of worlds
+        self._cost_per_table = None  # CPU seconds per rollout table, measured (for budget_ms)
+        # statistics: decisions seen, searched, CPU seconds spent searching
+        self.stats = {"decisions": 0, "searched": 0, "changed": 0, "cpu_s": 0.0, "rollout_tables": 0}
+
+    # ------------------------------------------------------------------ engines
+    def _engine(self, attr: str, src, size: int):
+        from mjenv.engine.core import Engine
+
+        eng = getattr(self, attr)
+        if eng is None or eng.batch_size < size:
+            eng = Engine(src.variant, max(size, 1), options=src.opts, record_events=False)
+            eng.reset(seed=0)  # sets the compiled entry points; every table is overwritten before use
+            setattr(self, attr, eng)
+        return eng
+
+    def _kind_ok(self, phase: int) -> bool:
+        if phase in (S.TURN, S.CLAIMED):
+            return "discard" in self.search
+        if phase in (S.CLAIM, S.ROB):
+            return "claim" in self.search
+        if phase == S.PICK:
+            return "pick" in self.search
+        return False
+
+    # ------------------------------------------------------------------ act
+    def act(self, obs, mask, *, engine=None, tables=None, keys=None) -> np.ndarray:
+        """One action per row: the acting seats of ``engine``'s ``tables`` (``mask`` their legal masks)."""
+        if engine is None or tables is None:
+            raise ValueError("agent 'search' samples worlds from the engine: call act(obs, mask, engine=, tables=)")
+        t0 = time.process_time()
+        tables = np.asarray(tables, dtype=np.int64).reshape(-1)
+        R = len(tables)
+        cand, ncand = self.player.candidates(engine, tables, self.candidates)
+        out = cand[:, 0].copy()
+        if keys is None:
+            keys = mix(np.arange(self._counter, self._counter + R, dtype=np.uint64))
+            self._counter += R
+        keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
+        st = engine.state
+        wall_left = (st.back[tables] - st.front[tables]).astype(np.int64)
+        todo = [j for j in range(R)
+                if ncand[j] >= 2 and self._kind_ok(int(st.phase[tables[j]])) and wall_left[j] >= self.min_wall]
+        self.stats["decisions"] += R
+        if todo:
+            n = self.worlds
+            if self.budget_ms is not None and self._cost_per_table:
+                mean_k = float(np.mean([ncand[j] for j in todo]))
+                n = int(max(1, min(n, self.budget_ms / 1e3 / (self._cost_per_table * mean_k))))
+            out_t = self._search(engine, tables, cand, ncand, todo, keys, n)
+            for j, a in zip(todo, out_t):
+                out[j] = a
+            self.stats["searched"] += len(todo)
+        self.stats["cpu_s"] += time.process_time() - t0
+        return out
+
+    def _fill(self, engine, tables, cand, ncand, todo, seeds, n):
+        """The rollout engine with, for decision ``todo[i]`` (an index into ``tables``), ``n`` worlds sampled with
+        ``seeds[i]`` copied once per candidate, and the candidate actions to play on those tables; returns
+        ``(roll, acts, seats, blocks)`` with ``blocks[i] = (first table, candidates)``: candidate c's worlds are the
+        tables ``first + c * n ... first + c * n + n - 1``."""
+        total = int(sum(int(ncand[j]) * n for j in todo))
+        roll = self._engine("_roll", engine, total)
+        world = self._worlds.get(n)
+        acts = np.zeros(roll.batch_size, np.int64)
+        seats, blocks = [], []
+        base = 0
+        src = np.arange(n)
+        for j, seed in zip(todo, seeds):
+            b = int(tables[j])
+            s = int(engine.state.actor[b])
+            k = int(ncand[j])
+            w = world = engine.sample_worlds(b, s, n, seed=int(seed), out=world)
+            self._worlds[n] = w
+            for c in range(k):
+                rows = np.arange(base + c * n, base + (c + 1) * n)
+                copy_tables(w, src, roll, rows)  # the same worlds for every candidate
+                acts[rows] = cand[j, c]
+            seats.append(s)
+            blocks.append((base, k))
+            base += k * n
+        if total < roll.batch_size:  # tables of an earlier, larger call: out of play
+            roll._b8[total:, S.O8_PHASE] = S.DONE
+            roll.mask[total:] = False
+        return roll, acts, seats, blocks
+
+    def _values(self, engine, tables, cand, ncand, todo, seeds, n) -> list[np.ndarray]:
+        """Per decision ``todo[i]``, float64 [candidates, n]: the seat's hand money after each candidate in each
+        world, rolled out to the end of the hand by the fast player."""
+        t0 = time.process_time()
+        roll, acts, seats, blocks = self._fill(engine, tables, cand, ncand, todo, seeds, n)
+        roll.step(acts)
+        self.player.rollout(roll)
+        money = roll.state.money
+        out = [money[base : base + k * n, s].reshape(k, n).copy() for (base, k), s in zip(blocks, seats)]
+        total = sum(k * n for _, k in blocks)
+        self.stats["rollout_tables"] += total
+        self._cost_per_table = (time.process_time() - t0) / max(total, 1)
+        return out
+
+    def _search(self, engine, tables, cand, ncand, todo, keys, n) -> list[int]:
+        """The best candidate of each decision ``todo`` (indices into ``tables``) over ``n`` worlds each."""
+        seeds = [int(mix(np.asarray([keys[j] ^ self._salt], dtype=np.uint64))[0]) for j in todo]
+        values = self._values(engine, tables, cand, ncand, todo, seeds, n)
+        out = []
+        for j, v in zip(todo, values):
+            c = self._pick(v)
+            self.stats["changed"] += c != 0
+            out.append(int(cand[j, c]))
+        return out
+
+    def _pick(self, v: np.ndarray) -> int:
+        """The candidate to play from its values ``v [k, n]``: the best mean, but a candidate other than the fast
+        player's choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` standard errors."""
+        d = v[1:] - v[0]
+        gain = d.mean(1)
+        if self.z > 0 and v.shape[1] > 1:
+            se = d.std(1, ddof=1) / np.sqrt(v.shape[1])
+            gain = np.where(gain > self.z * se, gain, 0.0)
+        best = int(np.argmax(gain))
+        return best + 1 if gain[best] > 0 else 0
+
+    def evaluate(self, engine, table: int, actions, *, worlds: int | None = None, seed: int = 0) -> np.ndarray:
+        """float64 [len(actions), worlds]: the acting seat's hand money after each of ``actions`` (legal ones) at
+        ``table`` in each of the same ``worlds`` sampled worlds (default: the agent's), rolled out to the end."""
+        actions = np.asarray(actions, dtype=np.int64).reshape(1, -1)
+        if not engine.mask[table, actions[0]].all():
+            raise ValueError(f"actions: not all legal at table {table}")
+        n = self.worlds if worlds is None else int(worlds)
+        return self._values(engine, np.array([table]), actions, np.array([actions.shape[1]]), [0], [seed], n)[0]
+
+    __call__ = act
