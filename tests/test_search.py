@@ -99,3 +99,15 @@ def test_search_plays_a_tournament_deterministically():
     r1 = play_duplicate(agents(), "kawuxing3", walls=1, batch_size=6)
     r2 = play_duplicate(agents(), "kawuxing3", walls=1, batch_size=3)
     assert [r.deltas for r in r1.records] == [r.deltas for r in sorted(r2.records, key=lambda r: r.game)]
+
+
+def test_mjenv_play_takes_search_opponents(tmp_path):
+    import io
+
+    from mjenv.play import play_main
+    from tests.test_play import _Player, _args
+
+    out = io.StringIO()
+    args = _args(tmp_path, variant="kawuxing3", seed=1, seat=0, opponents="search:worlds=2")
+    assert play_main(args, inp=_Player(out), out=out) == 0
+    assert "== the hand is over" in out.getvalue()
