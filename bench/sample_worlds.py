@@ -5,7 +5,7 @@ sample points over a hand; at each point the acting seat's worlds are sampled in
 (``out=``), as a search loop does.  Figures are **CPU time** (``time.process_time``) after a warm-up that
 compiles everything, over ``--points`` sample points; printed: the mean per call, per world, and beside it the
 cost of one engine step of the same ``n`` tables from those worlds (a peer measured in the same run: what one
-decision of a rollout over the worlds costs).  The issue's aim: 256 worlds in at most 1 ms.  Usage::
+decision of a rollout over the worlds costs), and the cost of a call without ``out=`` (a new engine each time).  The issue's aim: 256 worlds in at most 1 ms.  Usage::
 
     python bench/sample_worlds.py                      # kawuxing3, n = 256
     python bench/sample_worlds.py --variant gejiu --worlds 64 256 1024
@@ -58,8 +58,13 @@ def measure(variant: str, n: int, points: int, seed: int) -> dict:
         out.step(acts)
         steps += 1
     step = (time.process_time() - t0) / steps - sample
+    few = pts[: max(1, len(pts) // 10)]
+    t0 = time.process_time()
+    for i, (b, s) in enumerate(few):
+        eng.sample_worlds(b, s, n, seed=i)
+    fresh = (time.process_time() - t0) / len(few)
     return {"variant": variant, "n": n, "points": len(pts), "call_ms": 1e3 * sample, "world_us": 1e6 * sample / n,
-            "step_ms": 1e3 * step}
+            "step_ms": 1e3 * step, "fresh_ms": 1e3 * fresh}
 
 
 def main(argv=None) -> None:
@@ -69,10 +74,10 @@ def main(argv=None) -> None:
     ap.add_argument("--points", type=int, default=200, help="sample points (tables stopped mid-hand)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    print(f"{'variant':<13} {'n':>6} {'points':>6} {'ms/call':>9} {'us/world':>9} {'step ms':>8}  (CPU time)")
+    print(f"{'variant':<13} {'n':>6} {'points':>6} {'ms/call':>9} {'us/world':>9} {'step ms':>8} {'new ms':>8}  (CPU time)")
     for n in args.worlds:
         r = measure(args.variant, n, args.points, args.seed)
-        print(f"{r['variant']:<13} {r['n']:>6} {r['points']:>6} {r['call_ms']:>9.3f} {r['world_us']:>9.2f} {r['step_ms']:>8.3f}")
+        print(f"{r['variant']:<13} {r['n']:>6} {r['points']:>6} {r['call_ms']:>9.3f} {r['world_us']:>9.2f} {r['step_ms']:>8.3f} {r['fresh_ms']:>8.3f}")
 
 
 if __name__ == "__main__":

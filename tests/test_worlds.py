@@ -117,16 +117,19 @@ def test_worlds_keep_what_the_seat_sees_and_play_on(variant, options):
     rng = np.random.default_rng(7)
     seen: set[str] = set()
     checks = plays = teeth = 0
+    # (refilled with out=, as a search loop does: a fresh engine per call would cost more than the worlds)
+    worlds = Engine(variant, n_worlds, options=eng.opts, record_events=False)
+    again = Engine(variant, n_worlds, options=eng.opts, record_events=False)
     eng.reset(seed=11)
     for hand in range(3):
         step = 0
         while not eng.done.all():
             for b in np.flatnonzero(~eng.done):
-                if rng.random() > 0.5:
+                if rng.random() > 0.4:
                     continue
                 for seat in range(eng.n):
                     seed = int(rng.integers(1 << 40))
-                    worlds = eng.sample_worlds(b, seat, n_worlds, seed=seed)
+                    eng.sample_worlds(b, seat, n_worlds, seed=seed, out=worlds)
                     check_worlds(eng, b, seat, worlds)
                     seen |= features(eng, b, seat)
                     checks += 1
@@ -134,9 +137,9 @@ def test_worlds_keep_what_the_seat_sees_and_play_on(variant, options):
                     teeth += int((worlds.state.hand[:, others] != eng.state.hand[b, others]).any(axis=(1, 2)).sum())
                     if (worlds.state.lock[:, others] > 0).any():
                         seen.add("locked other in a world")
-                    if step % 7 == 0 and seat == int(eng.state.actor[b]):
+                    if step % 11 == 0 and seat == int(eng.state.actor[b]):
                         # worlds depend only on what the seat knows: resampled from world 1, the same seed
-                        again = worlds.sample_worlds(1, seat, n_worlds, seed=seed)
+                        worlds.sample_worlds(1, seat, n_worlds, seed=seed, out=again)
                         assert same_world(again, worlds)
                         # and play on from every world to the end of the hand, valid after every step
                         while not worlds.done.all():
@@ -148,7 +151,7 @@ def test_worlds_keep_what_the_seat_sees_and_play_on(variant, options):
         eng.next_hand(seed=100 + hand, tables=np.flatnonzero(~eng.session_over))
         if eng.session_over.any():
             eng.reset(seed=200 + hand, tables=np.flatnonzero(eng.session_over))
-    assert checks > 100 and plays > 5 and teeth > 0.9 * checks * n_worlds, (checks, plays, teeth)
+    assert checks > 100 and plays > 4 and teeth > 0.9 * checks * n_worlds, (checks, plays, teeth)
     must = {"turn:acts", "turn:watches", "claim:acts", "claim:watches", "kong chain"}
     if variant.startswith("kawuxing"):
         must |= {"claimed:acts", "face-down triplets"}
