@@ -179,7 +179,7 @@ def test_config_reads_the_scorer_tables():
         assert yc.shape == (YZ.N_YZ,) and yc[YZ.YZ_ON] == 1 and yc[YZ.YZ_MIN_FAN] == 17
         assert yc[YZ.YZ_COMBO_QING + YZ.STRUCTURE.index("tieban")] == Y.BIG_FANS["tiebanqing"][2][col]
         assert yc[YZ.YZ_COMBO_HUN + YZ.STRUCTURE.index("yiban")] == Y.BIG_FANS["hunyise"][2][col] + Y.BIG_FANS["yiban"][2][col]
-    assert YZ.STRUCTURE == Y._STRUCTURE
+    assert YZ.STRUCTURE is Y.STRUCTURE
 
 
 @pytest.mark.parametrize("variant,options", [("yangzhou", {}), ("yangzhou_new", {}), ("yangzhou", {"min_fan": 0, "chi": "off"})])

@@ -9,9 +9,11 @@ so the verdict equals the Python scorer's; tests/test_kwscore.py checks that on 
 option mixes, and tests/differential.py on whole games.  Fan names, reading texts and settlements
 stay in the Python scorer (they are only needed when a hand ends).
 
-The options enter as small ints in a slice of the engine's configuration vector (:func:`config`,
-``KW_*`` indices).  Functions allocate nothing (the engine's kernels run without numba's reference
-counting); working rows are passed in.  The engine's kernels (:mod:`mjenv.engine.kwend`) also settle
+The options and the fan values enter as ints in a slice of the engine's configuration vector (:func:`config`,
+``KW_*`` indices), built when an Engine is made from the options and from the Python scorer's value table
+(``kawuxing.FANS``, the one source: a changed entry reaches the compiled code without a recompile).  Functions
+allocate nothing (the engine's kernels run without numba's reference counting); working rows are passed in.
+The engine's kernels (:mod:`mjenv.engine.kwend`) also settle
 Kawuxing's hand ends with :func:`best_value`, :func:`payer_factor` and :func:`capped`.
 
 The compiled-code cache keys its callers by this file's source too (:mod:`mjenv.engine.jitcache`), so they
@@ -23,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from mjenv.engine.jit import njit
+from mjenv.rules.scoring import kawuxing as _K
 
 __all__ = ["config", "N_KW", "best_value", "claim_verdict", "payer_factor", "capped"]
 
@@ -53,7 +56,29 @@ __all__ = ["config", "N_KW", "best_value", "claim_verdict", "payer_factor", "cap
     KW_TINGTOU,  # drawn hand (§3.11): 0 off, 1 on, 2 each
     KW_HUANG_PENALTY,  # huang_liang_penalty
 ) = range(24)
-N_KW = 24
+# Then the fan values (§3.7), one entry per id of kawuxing.fan_values() in its order: the Python scorer's
+# table, read when an Engine is made (numba would freeze a module-level table into the compiled code).
+_VALUE_IDS = tuple(_K.fan_values())
+KW_V = 24
+KW_V_PIHU = KW_V + _VALUE_IDS.index("pihu")
+KW_V_PENGPENG = KW_V + _VALUE_IDS.index("pengpeng")
+KW_V_QINGYISE = KW_V + _VALUE_IDS.index("qingyise")
+KW_V_QIDUI = KW_V + _VALUE_IDS.index("qidui")
+KW_V_LONGQIDUI = KW_V + _VALUE_IDS.index("longqidui")
+KW_V_SHUANGLONG = KW_V + _VALUE_IDS.index("shuanglong")
+KW_V_DASANYUAN = KW_V + _VALUE_IDS.index("dasanyuan")
+KW_V_XIAOSANYUAN = KW_V + _VALUE_IDS.index("xiaosanyuan")
+KW_V_KAWUXING = KW_V + _VALUE_IDS.index("kawuxing")
+KW_V_MING_SIGUI = KW_V + _VALUE_IDS.index("ming_sigui")
+KW_V_AN_SIGUI = KW_V + _VALUE_IDS.index("an_sigui")
+KW_V_SHOUZHUAYI = KW_V + _VALUE_IDS.index("shouzhuayi")
+KW_V_LIANGDAO = KW_V + _VALUE_IDS.index("liangdao")
+KW_V_GANGKAI = KW_V + _VALUE_IDS.index("gangkai")
+KW_V_GANGPAO = KW_V + _VALUE_IDS.index("gangpao")
+KW_V_QIANGGANG = KW_V + _VALUE_IDS.index("qianggang")
+KW_V_HAIDI = KW_V + _VALUE_IDS.index("haidi")
+KW_V_SHOUZHUAYI_PPH = KW_V + _VALUE_IDS.index("shouzhuayi_pph")
+N_KW = KW_V + len(_VALUE_IDS)
 
 HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2
 _SCOPES = {"win_tile": 0, "qingyise_any": 1, "any": 2}
@@ -91,6 +116,8 @@ def config(opts) -> np.ndarray:
     kc[KW_SINGLE_WINNER] = opts.multi_win == "off"
     kc[KW_TINGTOU] = {"off": 0, "on": 1, "each": 2}[opts.tingtou]
     kc[KW_HUANG_PENALTY] = int(opts.huang_liang_penalty)
+    for i, v in enumerate(_K.fan_values().values()):
+        kc[KW_V + i] = v
     return kc
 
 
@@ -134,19 +161,21 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
     s_sum = 0
     liang = revealed
     if revealed:
-        s_mul *= 2
+        s_mul *= kc[KW_V_LIANGDAO]
     if kong_position >= 1 and how != HOW_ROB:
-        v = (1 << kong_position) if kc[KW_GANG_STACK] != 0 else 2
+        v = kc[KW_V_GANGKAI] if how == HOW_SELF_DRAW else kc[KW_V_GANGPAO]
+        if kc[KW_GANG_STACK] != 0:
+            v = _power(v, kong_position, True)
         s_mul *= v
         s_sum += v
     if how == HOW_ROB:
-        s_mul *= 2
-        s_sum += 2
+        s_mul *= kc[KW_V_QIANGGANG]
+        s_sum += kc[KW_V_QIANGGANG]
     if last_tile and (
         (how == HOW_SELF_DRAW and kc[KW_HAIDI] >= 1) or (how == HOW_DISCARD and kc[KW_HAIDI] == 2)
     ):
-        s_mul *= 2
-        s_sum += 2
+        s_mul *= kc[KW_V_HAIDI]
+        s_sum += kc[KW_V_HAIDI]
     # tiles of the whole hand: 清一色, meld triplets, 明四归一 (none of them depends on the reading)
     suits = 0
     total = 0
@@ -221,32 +250,32 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
             shz = 0
             if kc[KW_SHOUZHUAYI_MELDED] != 0:
                 if nm == 4:
-                    shz = 4
+                    shz = kc[KW_V_SHOUZHUAYI]
                     pengpeng = False
             elif pengpeng and p == w:
-                shz = 2
+                shz = kc[KW_V_SHOUZHUAYI_PPH]
             if pengpeng:
-                mul *= 2
-                sm += 2
+                mul *= kc[KW_V_PENGPENG]
+                sm += kc[KW_V_PENGPENG]
             if qingyise:
-                mul *= 4
-                sm += 4
+                mul *= kc[KW_V_QINGYISE]
+                sm += kc[KW_V_QINGYISE]
             all_trips = trips | meld_bits
             dragons = 0
             for x in range(31, 34):
                 if (all_trips >> x) & 1:
                     dragons += 1
             if dragons == 3:
-                mul *= 8
-                sm += 8
+                mul *= kc[KW_V_DASANYUAN]
+                sm += kc[KW_V_DASANYUAN]
             elif dragons == 2 and p >= 31 and ((all_trips >> p) & 1) == 0:
-                mul *= 4
-                sm += 4
+                mul *= kc[KW_V_XIAOSANYUAN]
+                sm += kc[KW_V_XIAOSANYUAN]
             if (w == 4 or w == 13 or w == 22) and ((seqs >> (w - 1)) & 1):
-                mul *= 2
-                sm += 2
+                mul *= kc[KW_V_KAWUXING]
+                sm += kc[KW_V_KAWUXING]
             if ming:
-                v = _power(2, ming if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
+                v = _power(kc[KW_V_MING_SIGUI], ming if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
                 mul *= v
                 sm += v
             an = an_any
@@ -257,13 +286,13 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
                     an += 1
                     bits &= bits - 1
             if an:
-                v = _power(4, an if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
+                v = _power(kc[KW_V_AN_SIGUI], an if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
                 mul *= v
                 sm += v
             if shz:
                 mul *= shz
                 sm += shz
-            value = mul if multiply else (sm if sm > 0 else 1) * (2 if liang else 1)
+            value = mul if multiply else (sm if sm > 0 else kc[KW_V_PIHU]) * (kc[KW_V_LIANGDAO] if liang else 1)
             key = _key(value, cap)
             if key > best:
                 best = key
@@ -279,20 +308,20 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
             mul = s_mul
             sm = s_sum
             if qingyise:
-                mul *= 4
-                sm += 4
+                mul *= kc[KW_V_QINGYISE]
+                sm += kc[KW_V_QINGYISE]
             sl = False
             if fours >= 2 and kc[KW_SHUANGLONG] != 0:
-                mul *= 16
-                sm += 16
+                mul *= kc[KW_V_SHUANGLONG]
+                sm += kc[KW_V_SHUANGLONG]
                 sl = True
             elif fours > 0 and (kc[KW_LONGQIDUI_ANY] != 0 or full[w] == 4):
-                mul *= 8
-                sm += 8
+                mul *= kc[KW_V_LONGQIDUI]
+                sm += kc[KW_V_LONGQIDUI]
             else:
-                mul *= 4
-                sm += 4
-            value = mul if multiply else (sm if sm > 0 else 1) * (2 if liang else 1)
+                mul *= kc[KW_V_QIDUI]
+                sm += kc[KW_V_QIDUI]
+            value = mul if multiply else (sm if sm > 0 else kc[KW_V_PIHU]) * (kc[KW_V_LIANGDAO] if liang else 1)
             rcap = 16 if (cap == 8 and kc[KW_CAP_SL16] != 0 and sl) else cap
             key = _key(value, rcap)
             if key > best:

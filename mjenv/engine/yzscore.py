@@ -10,9 +10,10 @@ so its best key (legal by the minimum, T, B) equals the scorer's; tests/test_yzs
 and B on random and near-minimum hands, and tests/differential.py on whole games.  Fan names, reading texts
 and settlements stay in the Python scorer (they are only needed when a hand ends).
 
-The options (the fan minimum, ``louhu``) and the big-fan values of the ruleset's column enter as ints in a
-slice of the engine's configuration vector (:func:`config`, ``YZ_*`` indices), built from the Python
-scorer's tables.  Functions allocate nothing (the engine's kernels run without numba's reference counting);
+The options (the fan minimum, ``louhu``), the big-fan values of the ruleset's column and the small-fan values
+enter as ints in a slice of the engine's configuration vector (:func:`config`, ``YZ_*`` indices), built when an
+Engine is made from the Python scorer's tables (``yangzhou.BIG_FANS``, ``SMALL_FANS``, ``COMPOSITES``: the one
+source; a changed entry reaches the compiled code without a recompile).  Functions allocate nothing (the engine's kernels run without numba's reference counting);
 working rows are passed in.
 
 The compiled-code cache keys its callers by this file's source too (:mod:`mjenv.engine.jitcache`), so they
@@ -25,39 +26,25 @@ import numpy as np
 
 from mjenv.engine import handk
 from mjenv.engine.jit import njit
+from mjenv.rules.scoring import yangzhou as _Y
 
 __all__ = ["config", "N_YZ", "best", "claim_legal", "self_draw_legal"]
 
-# The structure fans (yangzhou._STRUCTURE order); bit i of a reading's structure set.
-STRUCTURE = (
-    "tieban",
-    "yiban",
-    "shuangbanban",
-    "shuangban_shuangxi",
-    "shuangban_shuanglao",
-    "shuangban_shuanglian",
-    "yitiaolong",
-    "banlong",
-    "sanfutong",
-    "sifutong",
-    "duiduihu",
-    "shuangpiao",
-)
-(
-    _TIEBAN,
-    _YIBAN,
-    _SHUANGBANBAN,
-    _SHUANGXI,
-    _SHUANGLAO,
-    _SHUANGLIAN,
-    _YITIAOLONG,
-    _BANLONG,
-    _SANFUTONG,
-    _SIFUTONG,
-    _DUIDUIHU,
-    _SHUANGPIAO,
-) = range(12)
-N_STRUCT = 12
+# The structure fans (yangzhou.STRUCTURE, the one list); bit i of a reading's structure set is STRUCTURE[i].
+STRUCTURE = _Y.STRUCTURE
+_TIEBAN = STRUCTURE.index("tieban")
+_YIBAN = STRUCTURE.index("yiban")
+_SHUANGBANBAN = STRUCTURE.index("shuangbanban")
+_SHUANGXI = STRUCTURE.index("shuangban_shuangxi")
+_SHUANGLAO = STRUCTURE.index("shuangban_shuanglao")
+_SHUANGLIAN = STRUCTURE.index("shuangban_shuanglian")
+_YITIAOLONG = STRUCTURE.index("yitiaolong")
+_BANLONG = STRUCTURE.index("banlong")
+_SANFUTONG = STRUCTURE.index("sanfutong")
+_SIFUTONG = STRUCTURE.index("sifutong")
+_DUIDUIHU = STRUCTURE.index("duiduihu")
+_SHUANGPIAO = STRUCTURE.index("shuangpiao")
+N_STRUCT = len(STRUCTURE)
 
 # Indices into the options slice (see :func:`config`).
 YZ_ON = 0  # 1: the engine judges Yangzhou windows and self-draw masks here
@@ -70,7 +57,26 @@ YZ_QING = 6  # 清一色 alone
 YZ_STRUCT = 7  # N_STRUCT entries: each structure fan alone
 YZ_COMBO_HUN = YZ_STRUCT + N_STRUCT  # 混一色 with each structure fan: the listed composite, else the sum
 YZ_COMBO_QING = YZ_COMBO_HUN + N_STRUCT  # 清一色 likewise
-N_YZ = YZ_COMBO_QING + N_STRUCT
+YZ_SMALL = YZ_COMBO_QING + N_STRUCT  # the small fans' values (§8.4), one per yangzhou.SMALL_FANS id in its order
+_SMALL_IDS = tuple(_Y.SMALL_FANS)
+YZ_S_MENQING = YZ_SMALL + _SMALL_IDS.index("menqing")
+YZ_S_PINGHU = YZ_SMALL + _SMALL_IDS.index("pinghu")
+YZ_S_ZIMO = YZ_SMALL + _SMALL_IDS.index("zimo")
+YZ_S_YAZI = YZ_SMALL + _SMALL_IDS.index("yazi")
+YZ_S_QUEYI = YZ_SMALL + _SMALL_IDS.index("queyi")
+YZ_S_YAOTOU = YZ_SMALL + _SMALL_IDS.index("yaotou")
+YZ_S_DUANYAO = YZ_SMALL + _SMALL_IDS.index("duanyao")
+YZ_S_QIXIANG = YZ_SMALL + _SMALL_IDS.index("qixiang")
+YZ_S_LIANFU = YZ_SMALL + _SMALL_IDS.index("lianfu")
+YZ_S_LAOSHAO = YZ_SMALL + _SMALL_IDS.index("laoshao")
+YZ_S_ZIGE = YZ_SMALL + _SMALL_IDS.index("zige")
+YZ_S_MINGGANG = YZ_SMALL + _SMALL_IDS.index("minggang")
+YZ_S_ANGANG = YZ_SMALL + _SMALL_IDS.index("angang")
+YZ_S_MENFENG = YZ_SMALL + _SMALL_IDS.index("menfeng")
+YZ_S_QUANFENG = YZ_SMALL + _SMALL_IDS.index("quanfeng")
+YZ_S_JIANKE = YZ_SMALL + _SMALL_IDS.index("jianke")
+YZ_S_DUDIAO = YZ_SMALL + _SMALL_IDS.index("dudiao")
+N_YZ = YZ_SMALL + len(_SMALL_IDS)
 
 HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2  # as mjenv.engine.kwscore
 # Meld kind codes of mjenv.engine.state.
@@ -79,10 +85,8 @@ _PONG, _CHI, _DIRECT_KONG, _ADDED_KONG, _CONCEALED_KONG = 1, 2, 3, 4, 5
 
 def config(opts) -> np.ndarray:
     """int64 [N_YZ]: what the compiled verdict reads of a ``YangzhouOptions`` value (YZ_ON set)."""
-    from mjenv.rules.scoring import yangzhou as Y
-
     col = 1 if opts.yz_style == "new" else 0
-    big = lambda f: Y.BIG_FANS[f][2][col]  # noqa: E731
+    big = lambda f: _Y.BIG_FANS[f][2][col]  # noqa: E731
     yc = np.zeros(N_YZ, np.int64)
     yc[YZ_ON] = 1
     yc[YZ_MIN_FAN] = int(opts.min_fan)
@@ -94,8 +98,10 @@ def config(opts) -> np.ndarray:
     for i, f in enumerate(STRUCTURE):
         yc[YZ_STRUCT + i] = big(f)
         for at, suit in ((YZ_COMBO_HUN, "hunyise"), (YZ_COMBO_QING, "qingyise")):
-            combo = Y.COMPOSITES.get((suit, f))
+            combo = _Y.COMPOSITES.get((suit, f))
             yc[at + i] = big(combo) if combo is not None else big(suit) + big(f)
+    for i, (_, _, v) in enumerate(_Y.SMALL_FANS.values()):
+        yc[YZ_SMALL + i] = v
     return yc
 
 
@@ -266,9 +272,9 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
         if k != _CONCEALED_KONG:
             open_melds = True
         if k == _DIRECT_KONG or k == _ADDED_KONG:
-            kong_fans += 1  # 明杠
+            kong_fans += yc[YZ_S_MINGGANG]  # 明杠
         elif k == _CONCEALED_KONG:
-            kong_fans += 2  # 暗杠
+            kong_fans += yc[YZ_S_ANGANG]  # 暗杠
     n_suits = (suits & 1) + ((suits >> 1) & 1) + ((suits >> 2) & 1)
     if n_suits == 0:
         suit_fan = 3
@@ -280,13 +286,13 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
     sole_wait = waits != 0 and (waits & (waits - 1)) == 0
     fixed = kong_fans  # small fans that do not depend on the reading
     if not open_melds:
-        fixed += 1  # 门清
+        fixed += yc[YZ_S_MENQING]  # 门清
     if self_draw:
-        fixed += 1  # 自摸
+        fixed += yc[YZ_S_ZIMO]  # 自摸
     if not honors and n_suits == 2:
-        fixed += 1  # 缺一
+        fixed += yc[YZ_S_QUEYI]  # 缺一
     if not honors and not terminals:
-        fixed += 1  # 断幺
+        fixed += yc[YZ_S_DUANYAO]  # 断幺
     min_fan = yc[YZ_MIN_FAN]
     best_key = np.int64(-1)
     best_t = 0
@@ -335,9 +341,9 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
             b_value = _big_value(sc, ns, suit_fan, yc)
             small = fixed
             if not honors and ns == 4:
-                small += 1  # 平胡
+                small += yc[YZ_S_PINGHU]  # 平胡
             if p < 27 and (p % 9 == 0 or p % 9 == 8):
-                small += 1  # 幺头
+                small += yc[YZ_S_YAOTOU]  # 幺头
             qixiang = False
             lianfu = False
             laoshao = False
@@ -350,31 +356,37 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
                         lianfu = True  # 连副
                 if sc[9 * s] > 0 and sc[9 * s + 6] > 0:
                     laoshao = True  # 老少
-            small += qixiang + lianfu + laoshao
+            if qixiang:
+                small += yc[YZ_S_QIXIANG]
+            if lianfu:
+                small += yc[YZ_S_LIANFU]
+            if laoshao:
+                small += yc[YZ_S_LAOSHAO]
             x = trips
             while x:
-                small += 1  # 子格, one per concealed triplet of the reading
+                small += yc[YZ_S_ZIGE]  # 子格, one per concealed triplet of the reading
                 x &= x - 1
             all_trips = trips | meld_trips
             if (all_trips >> seat_wind) & 1:
-                small += 1  # 门风
+                small += yc[YZ_S_MENFENG]  # 门风
             if (all_trips >> round_wind) & 1:
-                small += 1  # 圈风
+                small += yc[YZ_S_QUANFENG]  # 圈风
             for t in range(31, 34):
                 if (all_trips >> t) & 1:
-                    small += 1  # 中发白
+                    small += yc[YZ_S_JIANKE]  # 中发白
             # the winning tile's placement that scores best: 丫子, 独吊, or a triplet completed by another's tile
-            extra = -99
+            # (which is then no concealed triplet: one 子格 less)
+            extra = np.int64(-(1 << 20))
             if (trips >> w) & 1:
-                extra = 0 if self_draw else -1
+                extra = 0 if self_draw else -yc[YZ_S_ZIGE]
             if w < 27:
                 for f in range(max(w - 2, 9 * (w // 9)), w + 1):
                     if (hand_seqs >> f) & 1:
-                        e = 1 if sole_wait and _edge_or_closed(f, w) else 0
+                        e = yc[YZ_S_YAZI] if sole_wait and _edge_or_closed(f, w) else 0
                         if e > extra:
                             extra = e
             if p == w:
-                e = 1 if sole_wait else 0
+                e = yc[YZ_S_DUDIAO] if sole_wait else 0
                 if e > extra:
                     extra = e
             total = b_value + small + extra

@@ -33,7 +33,8 @@ id                 Chinese   English                     value
 ``qianggang``      抢杠      robbing                     8
 =================  ========  ==========================  =====
 
-``pinghu`` is listed only when no other pattern applies (it is the base every other value is relative to,
+The values live in :data:`PATTERNS` only: this scorer and its compiled twin :mod:`mjenv.engine.gjscore` (the
+value V the engine's kernels settle Gejiu wins with) both read them.  ``pinghu`` is listed only when no other pattern applies (it is the base every other value is relative to,
 §6.8).  Everything here is a pure function of tiles, melds, a :class:`GejiuContext` and a ``GejiuOptions``
 value; the engine tracks the face-up kong tiles and who robbed what.  ``WinScore``, ``Transfer`` and
 ``Settlement`` are the Kawuxing types, shared.  Readings of unclear rules are in ``docs/rules-notes.md``.
@@ -303,12 +304,13 @@ def _combine(patterns: list[str], opts: GejiuOptions) -> tuple[dict[str, int], i
         found = {"pinghu"}  # a standard reading with nothing else is 平胡
     fans = {p: PATTERNS[p][2] for p in PATTERN_ORDER if p in found}
     if opts.gejiu_combine == "multiply":
-        # each listed value is the value of a hand with that pattern alone, i.e. 2 × (v / 2); values are
-        # powers of two, so the product stays an integer
-        value = 2
+        # each listed value is the value of a hand with that pattern alone, i.e. base × (v / base) with the
+        # base 平胡; values are powers of two, so the product stays an integer
+        base = PATTERNS["pinghu"][2]
+        value = base
         for p, v in fans.items():
             if p != "pinghu":
-                value = value * v // 2
+                value = value * v // base
     elif opts.gejiu_combine == "add":
         value = sum(fans.values())
     else:
@@ -344,13 +346,16 @@ def score_win(concealed, melds, win_tile: int, ctx: GejiuContext, opts: GejiuOpt
     w = int(win_tile)
     if not 0 <= w < N_KINDS:
         raise ValueError(f"winning tile id {w} out of range 0..33")
-    legal, reason, reading, text, fans, value = _score_cached(counts.tobytes(), tuple(melds), w, ctx, opts)
+    tables = (tuple(PATTERNS.items()), tuple(REPLACES.items()))
+    legal, reason, reading, text, fans, value = _score_cached(counts.tobytes(), tuple(melds), w, ctx, opts, tables)
     return WinScore(legal, reason, reading, text, dict(fans), value, None, value)
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: GejiuContext, opts: GejiuOptions):
-    """The work of :func:`score_win`, memoized on its (hashable) arguments; returns a plain tuple."""
+def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: GejiuContext, opts: GejiuOptions, tables):
+    """The work of :func:`score_win`, memoized on its (hashable) arguments, the tables :data:`PATTERNS` and
+    :data:`REPLACES` as they stand included (a changed table is never answered from the cache); returns a plain
+    tuple."""
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     all_tiles = check_hand(counts, melds, w)  # Gejiu allows chi
     if ctx.after_kong and not any(m.is_kong for m in melds):

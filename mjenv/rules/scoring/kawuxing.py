@@ -9,6 +9,10 @@ This module owns, for Kawuxing 3p and 4p and every option of §3.13 that touches
 * the drawn-hand settlement with the ready value T(X) (§3.11) — :func:`ready_value`, :func:`settle_draw`;
 * which concealed triplets a player may keep face down when declaring 亮倒 (§3.6 D2) — :func:`hideable_triplets`.
 
+Its compiled twin is :mod:`mjenv.engine.kwscore` (the value and legality a claim window needs, and the hand
+values the engine's kernels settle with); both read the fan values of :data:`FANS` (and :data:`SHOUZHUAYI_PPH`),
+the twin through the engine's configuration vector (:func:`mjenv.engine.kwscore.config`).
+
 Everything here is a pure function of tiles, melds, a :class:`WinContext` and a ``KawuxingOptions`` value;
 the engine tracks the situation (kong chains, locks, who revealed) and passes it in.  Hand shapes come from
 :mod:`mjenv.rules.hand`.  Readings of unclear rules are recorded in ``docs/rules-notes.md``.
@@ -40,6 +44,8 @@ from mjenv.tiles import DRAGONS, N_KINDS, Hand, Meld, tile_name
 __all__ = [
     "FANS",
     "FAN_ORDER",
+    "SHOUZHUAYI_PPH",
+    "fan_values",
     "WinContext",
     "WinScore",
     "Transfer",
@@ -56,7 +62,9 @@ __all__ = [
     "hideable_triplets",
 ]
 
-# Fan id -> (Chinese name, English name, base value), in the order of the §3.7 table.
+# Fan id -> (Chinese name, English name, base value), in the order of the §3.7 table.  The one source of the
+# values: this scorer reads them at each call, and the compiled twin (mjenv.engine.kwscore) gets them through
+# the engine's configuration vector when an Engine is made (kwscore.config).
 FANS: dict[str, tuple[str, str, int]] = {
     "pihu": ("屁胡", "plain win", 1),
     "pengpeng": ("碰碰胡", "all triplets", 2),
@@ -77,6 +85,17 @@ FANS: dict[str, tuple[str, str, int]] = {
     "haidi": ("海底捞", "last tile", 2),
 }
 FAN_ORDER: tuple[str, ...] = tuple(FANS)
+
+SHOUZHUAYI_PPH = 2
+"""The value of 手抓一 under ``shouzhuayi: pph_single_x2`` (on top of 碰碰胡); ``FANS["shouzhuayi"]`` is the
+``melded_x4`` value."""
+
+
+def fan_values() -> dict[str, int]:
+    """Fan id -> value as the tables stand now (:data:`FANS`, and ``"shouzhuayi_pph"`` for :data:`SHOUZHUAYI_PPH`)."""
+    values = {f: v for f, (_, _, v) in FANS.items()}
+    values["shouzhuayi_pph"] = SHOUZHUAYI_PPH
+    return values
 
 _FIVES = (4, 13, 22)  # 5m 5p 5s
 
@@ -215,21 +234,21 @@ def _power(value: int, times: int, opts) -> int:
 
 
 def _reading_fans(
-    r: Reading, full: np.ndarray, melds: tuple[Meld, ...], w: int, qingyise: bool, opts
+    r: Reading, full: np.ndarray, melds: tuple[Meld, ...], w: int, qingyise: bool, opts, V: dict[str, int]
 ) -> list[tuple[str, int]]:
-    """Fans that depend on the reading (everything but the situational ones), in §3.7 order."""
+    """Fans that depend on the reading (everything but the situational ones), in §3.7 order; ``V``: :func:`fan_values`."""
     fans: list[tuple[str, int]] = []
     if r.kind == "seven_pairs":
         fours = [t for t in range(N_KINDS) if full[t] == 4]
         if qingyise:
-            fans.append(("qingyise", 4))
+            fans.append(("qingyise", V["qingyise"]))
         if len(fours) >= 2 and opts.shuanglong == "on":
-            fans.append(("shuanglong", 16))
+            fans.append(("shuanglong", V["shuanglong"]))
         elif fours and (opts.longqidui == "any_four" or w in fours):
             # shuanglong off: two fours are scored as 龙七对 (still subject to the longqidui scope)
-            fans.append(("longqidui", 8))
+            fans.append(("longqidui", V["longqidui"]))
         else:
-            fans.append(("qidui", 4))
+            fans.append(("qidui", V["qidui"]))
         return fans
 
     trips = [t for kind, t in r.sets if kind == "trip"]
@@ -241,31 +260,31 @@ def _reading_fans(
     shouzhuayi_value = 0
     if opts.shouzhuayi == "melded_x4":
         if len(melds) == 4:
-            shouzhuayi_value = 4
+            shouzhuayi_value = V["shouzhuayi"]
             pengpeng = False  # implied by 手抓一, not counted in addition (F4)
     elif pengpeng and r.pair == w:
         # pph_single_x2: an all-triplet hand whose winning tile pairs the single concealed tile; with only
         # triplets left in the reading, the pair of w's kind holds exactly the single tile and w
-        shouzhuayi_value = 2
+        shouzhuayi_value = V["shouzhuayi_pph"]
 
     if pengpeng:
-        fans.append(("pengpeng", 2))
+        fans.append(("pengpeng", V["pengpeng"]))
     if qingyise:
-        fans.append(("qingyise", 4))
+        fans.append(("qingyise", V["qingyise"]))
     dragon_trips = sum(d in all_trips for d in DRAGONS)
     if dragon_trips == 3:
-        fans.append(("dasanyuan", 8))
+        fans.append(("dasanyuan", V["dasanyuan"]))
     elif dragon_trips == 2 and r.pair in DRAGONS and r.pair not in all_trips:
-        fans.append(("xiaosanyuan", 4))
+        fans.append(("xiaosanyuan", V["xiaosanyuan"]))
     if w in _FIVES and (w - 1) in seqs:
-        fans.append(("kawuxing", 2))
+        fans.append(("kawuxing", V["kawuxing"]))
 
     ming = [
         m.tile for m in melds
         if m.kind == "P" and full[m.tile] >= 1 and _scope_ok(opts.ming_sigui_scope, w, m.tile, qingyise)
     ]
     if ming:
-        fans.append(("ming_sigui", _power(2, len(ming) if opts.sigui_count == "each" else 1, opts)))
+        fans.append(("ming_sigui", _power(V["ming_sigui"], len(ming) if opts.sigui_count == "each" else 1, opts)))
 
     an = [
         t for t in range(N_KINDS)
@@ -276,43 +295,46 @@ def _reading_fans(
         and (opts.an_sigui_split == "any" or t in trips)
     ]
     if an:
-        fans.append(("an_sigui", _power(4, len(an) if opts.sigui_count == "each" else 1, opts)))
+        fans.append(("an_sigui", _power(V["an_sigui"], len(an) if opts.sigui_count == "each" else 1, opts)))
 
     if shouzhuayi_value:
         fans.append(("shouzhuayi", shouzhuayi_value))
     return fans
 
 
-def _situational_fans(ctx: WinContext, opts) -> list[tuple[str, int]]:
+def _situational_fans(ctx: WinContext, opts, V: dict[str, int]) -> list[tuple[str, int]]:
     """Fans that apply to every reading alike (§1.6): 亮倒, 杠上开花, 杠上炮, 抢杠胡, 海底捞."""
     fans: list[tuple[str, int]] = []
     if ctx.revealed:
-        fans.append(("liangdao", 2))
+        fans.append(("liangdao", V["liangdao"]))
     if ctx.kong_position >= 1 and ctx.how in ("self-draw", "discard"):
-        value = 2**ctx.kong_position if opts.gang_stack == "on" else 2
-        fans.append(("gangkai" if ctx.how == "self-draw" else "gangpao", value))
+        fan = "gangkai" if ctx.how == "self-draw" else "gangpao"
+        # gang_stack: the L-th kong of a chain counts the fan L times (2^L with the table's ×2)
+        value = V[fan] ** ctx.kong_position if opts.gang_stack == "on" else V[fan]
+        fans.append((fan, value))
     if ctx.how == "rob":
-        fans.append(("qianggang", 2))
+        fans.append(("qianggang", V["qianggang"]))
     if ctx.last_tile and (
         (ctx.how == "self-draw" and opts.haidi in ("zimo", "zimo_and_pao"))
         or (ctx.how == "discard" and opts.haidi == "zimo_and_pao")
     ):
-        fans.append(("haidi", 2))
+        fans.append(("haidi", V["haidi"]))
     return fans
 
 
-def _combine(fans: list[tuple[str, int]], opts) -> tuple[dict[str, int], int]:
+def _combine(fans: list[tuple[str, int]], opts, V: dict[str, int]) -> tuple[dict[str, int], int]:
     """Fan dict (in §3.7 order) and hand value V under ``fan_combine`` (§3.8)."""
     if not fans:
-        fans = [("pihu", 1)]
+        fans = [("pihu", V["pihu"])]
     if opts.fan_combine == "multiply":
         value = 1
         for _, v in fans:
             value *= v
     else:
-        value = sum(v for f, v in fans if f != "liangdao") or 1
+        # added fans, with 亮倒 still multiplying the sum
+        value = sum(v for f, v in fans if f != "liangdao") or V["pihu"]
         if any(f == "liangdao" for f, _ in fans):
-            value *= 2
+            value *= V["liangdao"]
     d = dict(fans)
     return {f: d[f] for f in FAN_ORDER if f in d}, int(value)
 
@@ -355,14 +377,16 @@ def score_win(concealed, melds, win_tile: int, ctx: WinContext, opts, n_players:
     win_tile = int(win_tile)
     if not 0 <= win_tile < N_KINDS:
         raise ValueError(f"winning tile id {win_tile} out of range 0..33")
-    r = _score_cached(counts.tobytes(), tuple(melds), win_tile, ctx, opts, int(n_players))
+    r = _score_cached(counts.tobytes(), tuple(melds), win_tile, ctx, opts, int(n_players), (tuple(FANS.values()), SHOUZHUAYI_PPH))
     legal, reason, reading, text, fans, value, cap, value_d = r
     return WinScore(legal, reason, reading, text, dict(fans), value, cap, value_d)
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: WinContext, opts, n_players: int):
-    """The work of :func:`score_win`, memoized on its (hashable) arguments; returns a plain tuple."""
+def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: WinContext, opts, n_players: int, values):
+    """The work of :func:`score_win`, memoized on its (hashable) arguments, the fan values included (a changed
+    table is never answered from the cache); returns a plain tuple."""
+    V = fan_values()
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     _check_hand(counts, melds, w, n_players, opts)
     check_concealed_size(counts, melds)
@@ -373,10 +397,10 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Win
     suits_used = {t // 9 for t in np.flatnonzero(all_tiles)}
     qingyise = len(suits_used) == 1 and 3 not in suits_used
 
-    situational = _situational_fans(ctx, opts)
+    situational = _situational_fans(ctx, opts, V)
     best = None
     for r in readings(full, seven_pairs=not melds):
-        fans, value = _combine(_reading_fans(r, full, melds, w, qingyise, opts) + situational, opts)
+        fans, value = _combine(_reading_fans(r, full, melds, w, qingyise, opts, V) + situational, opts, V)
         cap = _reading_cap(fans, opts)
         key = (_capped(value, cap), value)
         if best is None or key > best[0]:

@@ -14,6 +14,10 @@ Missed win, dealer and session rules are Diedaohu's (§8.2, §8.10): :class:`~.d
 :func:`~.diedaohu.next_hand`, :class:`~.diedaohu.Session` (whose ``round_wind`` / ``seat_wind`` feed the context).
 There is no kong money (§8.12 #12) and no bankroll (紧淌).
 
+Its compiled twin is :mod:`mjenv.engine.yzscore` (the fan minimum and the lock the engine judges while a hand
+runs); both read the values of :data:`BIG_FANS`, :data:`SMALL_FANS`, :data:`COMPOSITES` and :data:`STRUCTURE`, the
+twin through the engine's configuration vector (:func:`mjenv.engine.yzscore.config`).
+
 Fan ids (snake_case pinyin; names of more than three syllables are split at the Chinese word boundary):
 
 Big fans (大番), values standard / new — suit fans, structure fans, then the listed composites:
@@ -107,6 +111,7 @@ __all__ = [
     "FANS",
     "FAN_ORDER",
     "COMPOSITES",
+    "STRUCTURE",
     "YangzhouContext",
     "YangzhouScore",
     "seat_wind",
@@ -170,7 +175,7 @@ COMPOSITES: dict[tuple[str, str], str] = {
     ("qingyise", "tieban"): "tiebanqing",
 }
 
-_STRUCTURE = (
+STRUCTURE: tuple[str, ...] = (
     "tieban",
     "yiban",
     "shuangbanban",
@@ -184,6 +189,8 @@ _STRUCTURE = (
     "duiduihu",
     "shuangpiao",
 )
+"""The structure fans (§8.5) in the order :func:`structure_fans` lists them; the compiled twin
+(:mod:`mjenv.engine.yzscore`) numbers its structure bits by this order."""
 
 # Small fan id -> (Chinese, English, fans per occurrence), in the §8.4 table order.
 SMALL_FANS: dict[str, tuple[str, str, int]] = {
@@ -343,7 +350,7 @@ def structure_fans(sets: Sequence[tuple[str, int]]) -> tuple[str, ...]:
         found.add("duiduihu")
     if len(seqs) == 4 and _shuangpiao(count):
         found.add("shuangpiao")
-    return tuple(f for f in _STRUCTURE if f in found)
+    return tuple(f for f in STRUCTURE if f in found)
 
 
 def _shuangpiao(count: Counter) -> bool:
@@ -513,12 +520,18 @@ def score_win(concealed, melds, win_tile: int, ctx: YangzhouContext, opts: Yangz
     standard reading returns ``legal=False`` with T = 0; an impossible hand raises ``ValueError``.
     """
     counts = hand_counts(concealed)
-    r = _score_cached(counts.tobytes(), tuple(melds), int(win_tile), ctx, opts)
+    r = _score_cached(counts.tobytes(), tuple(melds), int(win_tile), ctx, opts, _tables_key())
     return YangzhouScore(**{**r, "fans": dict(r["fans"])})
 
 
+def _tables_key() -> tuple:
+    """The value tables as they stand now, so that a changed table is never answered from the cache."""
+    return tuple(BIG_FANS.items()), tuple(SMALL_FANS.items()), tuple(COMPOSITES.items()), STRUCTURE
+
+
 @functools.lru_cache(maxsize=1 << 14)
-def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: YangzhouContext, opts) -> dict:
+def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: YangzhouContext, opts, tables) -> dict:
+    """The work of :func:`score_win`, memoized on its arguments (``tables``: :func:`_tables_key`)."""
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     check_hand(counts, melds, w, chi=opts.chi == "on", variant="Yangzhou with chi: off")
     full = counts.astype(np.int8).copy()
