@@ -80,28 +80,34 @@ from mjenv.tiles import Meld
 _BIG = 1e6  # weight of "feeds a revealed player" in the discard score
 _SHANTEN_W = 1e4  # weight of one step of shanten: far above any ukeire or hand-value term
 _OFF_PLAN_W = 100.0  # bonus for throwing a tile the chosen flush plan does not keep: above ukeire, below shanten
-# How many steps of shanten a flush (混一色 / 清一色) is worth per family: the plan is chosen when its shanten,
-# minus this, is below the plain hand's.  Yangzhou: a plain hand rarely reaches the 15/20-fan minimum, while a
-# 混一色 (15 / 20) is legal alone; Liuwei: a 混一色 is paid 3x a 屁胡 on a discard; Diedaohu and Gejiu: 2x.
-_FLUSH_BONUS = {"yangzhou": 3, "liuwei": 1, "diedaohu": 1, "gejiu": 1}
-# What a discard that an opponent's visible big hand wins on costs the discarder, in b (before 园子 caps), as
-# (discarder pays, each other payer pays): Diedaohu (docs/rules/diedaohu.md §7.4-7.5) charges the discarder
-# alone V; Liuwei's 陪冲 table (§10.4, at the 50-scale) charges everyone, the discarder more, so dealing in costs
-# only the difference.  ``None`` is the discarder's whole balance (Liuwei's 风清).  Classes: ``hun`` a flush whose
-# melds show honors (混一色), ``flush`` one suit without honors shown yet (混一色 or 清一色: their mean), ``fengqing``
-# honors only (风清).
-_DEAL_IN = {
-    "diedaohu": {"hun": (2.0, 0.0), "flush": (3.0, 0.0), "fengqing": (16.0, 0.0)},
-    "liuwei": {"hun": (12.0, 6.0), "flush": (14.0, 7.0), "fengqing": (None, 16.0)},
-}
+# The per-family parameters (flush and all-triplets credits, deal-in costs, exposure weight) are the family
+# classes' ``heuristic`` dicts (mjenv.engine.family), read through :func:`family_params`.
+#
+# Flush credit: how many steps of shanten a flush (混一色 / 清一色) is worth; the plan is chosen when its shanten,
+# minus this, is below the plain hand's.  Deal-in cost: what a discard that an opponent's visible big hand wins
+# on costs the discarder, in b (before 园子 caps), as (discarder pays, each other payer pays); ``None`` is the
+# discarder's whole balance (Liuwei's 风清).  Classes: ``hun`` a flush whose melds show honors (混一色), ``flush``
+# one suit without honors shown yet (混一色 or 清一色: their mean), ``fengqing`` honors only (风清).
 # A rough chance that an opponent showing k melds (pongs/kongs: these families have no chi) is ready, and how
 # many tiles a ready hand waits on: together they turn a visible threat into a per-tile deal-in chance.
 _READY_BY_MELDS = np.array([0.0, 0.0, 0.3, 0.6, 0.9])
 _WAITS_PER_HAND = 2.0
-# Ukeire tiles one b of expected deal-in cost is worth in the discard score, per family (docs/training.md): in
-# Liuwei the tie-break lost 0.02-0.04 per hand at weights 1 and 3 (2,000 duplicate walls): under 陪冲 a deal-in
-# costs little more than the self-draw it would prevent, so the player there does not trade ukeire for safety.
-_EXPOSURE_W = {"diedaohu": 3.0, "liuwei": 0.0}
+
+def family_params(family: str) -> dict:
+    """The player's parameters for rule family ``family`` (its class's ``heuristic``, mjenv.engine.family):
+    ``flush_bonus`` (None = no flush plan), ``triplets_bonus``, ``exposure_weight`` (ukeire per b of expected
+    deal-in cost; docs/training.md: in Liuwei the tie-break lost 0.02-0.04 per hand at weights 1 and 3, so 0),
+    ``deal_in`` (None = not modelled) and ``flush_variant`` (the keywords of ``heuristic-flush``)."""
+    from mjenv.engine.family import family_class
+
+    p = family_class(family).heuristic
+    return {
+        "flush_bonus": p.get("flush_bonus"),
+        "triplets_bonus": int(p.get("triplets_bonus", 0)),
+        "exposure_weight": float(p.get("exposure_weight", 0.0)),
+        "deal_in": p.get("deal_in"),
+        "flush_variant": dict(p.get("flush_variant", {})),
+    }
 
 
 def wait_ways(live: np.ndarray) -> np.ndarray:
@@ -120,11 +126,10 @@ def wait_ways(live: np.ndarray) -> np.ndarray:
         lb = live[:, np.clip(tb, 0, 33)]
         out += np.where(ok[None, :], np.minimum(la, lb), 0.0)
     return out
-# How many steps of shanten an all-triplets hand (对对胡 / 碰碰胡 / 大对子) is worth per family, chosen like a flush
-# plan; 0 = no such plan.  Picked by duplicate tournaments against the heuristic without it (docs/training.md):
-# Yangzhou 3 (对对胡 is 15/20 fans, legal alone, like 混一色), Liuwei 1 (对对胡 pays 10/10/5 against 6/4/2);
-# Diedaohu, Gejiu and Kawuxing showed no gain at 1 or 2.
-_TRIPLETS_BONUS = {"kawuxing": 0, "gejiu": 0, "yangzhou": 3, "diedaohu": 0, "liuwei": 1}
+# The all-triplets credit (对对胡 / 碰碰胡 / 大对子, chosen like a flush plan; 0 = no such plan) was picked by
+# duplicate tournaments against the heuristic without it (docs/training.md): Yangzhou 3 (对对胡 is 15/20 fans,
+# legal alone, like 混一色), Liuwei 1 (对对胡 pays 10/10/5 against 6/4/2); Diedaohu, Gejiu and Kawuxing showed no
+# gain at 1 or 2.
 _CHI_ROW = MELD_LETTER_BY_ROW.index("C")
 
 
@@ -153,7 +158,7 @@ def flush_variant_kwargs(variant: str) -> dict:
     """The :class:`HeuristicAgent` keywords of the built-in ``heuristic-flush``: in Kawuxing a 清一色 plan with 2
     steps of credit (it beat the plain heuristic by +0.059 ± 0.049 and, on fresh walls, +0.078 ± 0.051 per hand
     over 2,000 duplicate walls, docs/training.md); every other family keeps its own flush credit."""
-    return {"flush_bonus": 2} if get_variant(variant).family == "kawuxing" else {}
+    return family_params(get_variant(variant).family)["flush_variant"]
 
 
 class HeuristicAgent:
@@ -177,21 +182,22 @@ class HeuristicAgent:
         self._lanpai = family == "gejiu"  # 烂牌 / 七星 shapes (docs/rules/gejiu.md §6.6)
         # ``flush_bonus`` overrides the family's credit; in Kawuxing (no credit by default) a flush is 清一色 alone
         # (×4, docs/rules/kawuxing.md §3.7: no dragons), so its plan keeps one suit without honors.
-        self._flush_bonus = _FLUSH_BONUS.get(family) if flush_bonus is None else int(flush_bonus)
+        params = family_params(family)
+        self._flush_bonus = params["flush_bonus"] if flush_bonus is None else int(flush_bonus)
         self._flush_honors = family != "kawuxing"
         # ``qidui_bonus`` (research knob, 0 = off): a seven-pairs plan (七对 is ×4 in Kawuxing) credited this many
         # steps, chosen like a flush plan; only where seven pairs wins.
         self._qidui_bonus = int(qidui_bonus)
         # ``triplets_bonus``: the credit of the all-triplets plan (None = the family's, 0 = no such plan).
-        self._triplets_bonus = int(_TRIPLETS_BONUS.get(family, 0) if triplets_bonus is None else triplets_bonus)
+        self._triplets_bonus = int(params["triplets_bonus"] if triplets_bonus is None else triplets_bonus)
         # 包牌 liability the player can incur by feeding (docs/rules/yangzhou.md §8.9; Diedaohu's option).
         self._bao_flush = family == "yangzhou" and getattr(self.opts, "baopai", "off") == "on"
         # Liuwei's 风清 on a discard takes the discarder's whole balance (docs/rules/liuwei.md §10.4) while the
         # 陪冲 players pay 16: the same exposure as Diedaohu's 风清 包牌, so the same rule.
         # Deal-in cost of the visible big hands (Diedaohu, Liuwei), weighed against ukeire at equal shanten;
         # ``exposure_weight`` overrides the family's weight (0 = off).
-        self._deal_in = _DEAL_IN.get(family)
-        self._exposure_w = _EXPOSURE_W.get(family, 0.0) if exposure_weight is None else float(exposure_weight)
+        self._deal_in = params["deal_in"]
+        self._exposure_w = params["exposure_weight"] if exposure_weight is None else float(exposure_weight)
         self._bao_fengqing = (self._bao_flush or getattr(self.opts, "fengqing_baopai", "off") == "on"
                               or family == "liuwei")
         if self._deal_in is not None:

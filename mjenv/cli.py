@@ -15,8 +15,8 @@ module's two functions.  Today: ``score`` (one winning hand of any variant, the 
 ``score`` is driven by two tables:
 
 * :data:`_FAMILIES` — per rule family (``VariantSpec.family``), how to build the scorer's context from the
-  command line and call it, the JSON object it prints, the fan-name table and the text notes on value and share;
-  a new family adds one entry;
+  command line and call it, the JSON object it prints and the text notes on value and share; a new family adds
+  one entry (its fan names and whether values are factors come from its class, :mod:`mjenv.engine.family`);
 * :data:`_FLAGS` — the situation flags (``--liangdao``, ``--louhu``, ``--seat-wind`` ...), each with the
   families it applies to; a flag given for another family is a usage error that names its variants.
 
@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mjenv.dataset import add_dataset_subcommand, dataset_main
+from mjenv.engine.family import family_class
 from mjenv.play import add_play_subcommand, play_main
 from mjenv.replay import add_replay_subcommand, replay_main
 from mjenv.rules import reference
@@ -303,8 +304,6 @@ def _share_yangzhou(out: dict, opts: Any, how: str) -> str:
 class _Family:
     """How ``score`` handles the variants of one rule family."""
 
-    fans: Mapping[str, tuple]
-    """Fan id -> (Chinese name, ...): the scorer module's table, for the readable output."""
     score: Callable[[Hand, argparse.Namespace, Any, str], WinScore]
     """(hand, args, options, variant) -> the score; builds the context from the situation flags."""
     to_json: Callable[[WinScore, Any], dict]
@@ -313,37 +312,30 @@ class _Family:
     """(score, options) -> what follows V on the text ``value`` line."""
     share_note: Callable[[dict, Any, str], str]
     """(JSON object, options, how) -> the text ``share`` line."""
-    fan_mark: str = ""
-    """Written before a fan's value in the text ``fans`` line (``×`` where values are factors)."""
 
 
 _FAMILIES: dict[str, _Family] = {
     "kawuxing": _Family(
-        fans=kawuxing.FANS,
         score=_score_kawuxing,
         to_json=lambda s, o: _plain_json(s, kawuxing.share(s, 1, o)),
         value_note=lambda s, o: f"({o.fan_combine})",
         share_note=lambda out, o, how: (
             f"{out['share']} per payer before payer factors (min(V, cap) × b, b = {_number(o.base)})"
         ),
-        fan_mark="×",
     ),
     "gejiu": _Family(
-        fans=gejiu.PATTERNS,
         score=_score_gejiu,
         to_json=lambda s, o: _plain_json(s, gejiu.share(s, o)),
         value_note=lambda s, o: f"({o.gejiu_combine}; 平胡 = 2 is the base)",
         share_note=lambda out, o, how: f"{out['share']} per payer (V × b, b = {_number(o.base)}; no cap)",
     ),
     "diedaohu": _Family(
-        fans=diedaohu.FANS,
         score=_score_by_class(diedaohu),
         to_json=lambda s, o: s.to_json(),
         value_note=lambda s, o: "(V of the hand class, §7.4)",
         share_note=_share_diedaohu,
     ),
     "yangzhou": _Family(
-        fans=yangzhou.FANS,
         score=_score_yangzhou,
         to_json=lambda s, o: s.to_json(),
         value_note=lambda s, o: (
@@ -353,7 +345,6 @@ _FAMILIES: dict[str, _Family] = {
         share_note=_share_yangzhou,
     ),
     "liuwei": _Family(
-        fans=liuwei.FANS,
         score=_score_by_class(liuwei),
         to_json=lambda s, o: s.to_json(),
         value_note=lambda s, o: "(Diedaohu V of the hand class, §7.4; money from the §10.4 table)",
@@ -468,7 +459,10 @@ def _run_score(args: argparse.Namespace) -> int:
     setup = f"{args.variant}, ruleset {ruleset}" + (f", preset {args.preset}" if args.preset else "")
     if args.option:
         setup += ", " + " ".join(args.option)
-    fans = "  ".join(f"{family.fans[f][0]} {f} {family.fan_mark}{v}" for f, v in score.fans.items()) or "-"
+    cls = family_class(family_name)
+    mark = "×" if cls.fan_factors else ""  # values that are factors
+    names = cls.fans()
+    fans = "  ".join(f"{names[f][0]} {f} {mark}{v}" for f, v in score.fans.items()) or "-"
     lines = [
         f"hand     {args.hand.strip()}",
         f"rules    {setup}",

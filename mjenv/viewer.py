@@ -44,16 +44,11 @@ def _family(variant: str):
 
 
 def fan_names(family: str) -> dict[str, str]:
-    """Fan id -> ``"中文 english"`` for one rule family (the scorer module's table)."""
-    from mjenv.rules.scoring import diedaohu, gejiu, kawuxing, liuwei, yangzhou
+    """Fan id -> ``"中文 english"`` for one rule family (its family class's fan table); empty for an unknown one."""
+    from mjenv.engine.family import FAMILIES
 
-    table = {
-        "kawuxing": kawuxing.FANS,
-        "gejiu": gejiu.PATTERNS,
-        "diedaohu": diedaohu.FANS,
-        "yangzhou": yangzhou.FANS,
-        "liuwei": liuwei.FANS,
-    }.get(family, {})
+    cls = FAMILIES.get(family)
+    table = cls.fans() if cls is not None else {}
     return {k: f"{v[0]} {v[1]}" for k, v in table.items()}
 
 
@@ -279,13 +274,21 @@ def _mark_claimed(seat: _Seat, by: int) -> None:
         seat.river[-1][2] = int(by)
 
 
+def _fan_factors(family: str) -> bool:
+    """Whether the family's fan values are factors (the page writes them ×v)."""
+    from mjenv.engine.family import FAMILIES
+
+    cls = FAMILIES.get(family)
+    return bool(cls is not None and cls.fan_factors)
+
+
 def _result(ev: dict, family: str) -> dict:
     names = fan_names(family)
     return {
         "how": ev["how"],
         "tile": ev.get("tile"),
         "discarder": ev.get("discarder"),
-        "multiply": family == "kawuxing",
+        "multiply": _fan_factors(family),
         "winners": [
             {
                 "seat": w["seat"],

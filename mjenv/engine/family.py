@@ -6,6 +6,13 @@ and whether it is legal, who pays what (wins, kongs, drawn hands), who deals nex
 win locks a player.  Each family is a thin adapter over the pure scoring module of that family
 (:mod:`mjenv.rules.scoring`); a variant is a rule-options value plus a family, never a fork of
 the engine.
+
+A family class is also the one place the rest of mjenv reads a family's particulars from: its id
+(:attr:`Family.name`, ``VariantSpec.family``), rule page, scorer module and fan table (the CLI, the viewer and
+the generated rule reference), the rows of its generated value tables, its kong money at default options, the
+slices it sets in the compiled core's configuration vector (:meth:`Family.configure`) and the rule-based player's
+per-family parameters (:attr:`Family.heuristic`).  :data:`FAMILIES` lists the classes by name; adding a family
+is a class here, its scorer module, its options, its rules files and its rule page.
 """
 
 from __future__ import annotations
@@ -22,6 +29,18 @@ from mjenv.rules.scoring import yangzhou as Y
 class Family:
     """Defaults shared by every family; subclasses override what their rule book section changes."""
 
+    name = ""  # the family id: ``VariantSpec.family`` and ``meta.family`` of its rules files
+    page = ""  # its rule page in docs/rules/
+    scorer = None  # its pure scoring module (mjenv.rules.scoring.<name>)
+    fan_factors = False  # fan values are factors (shown ×v): they multiply under the default combination
+    heuristic: dict = {}
+    """The rule-based player's per-family parameters (:class:`agents.heuristic.HeuristicAgent`, measured in
+    docs/training.md): ``flush_bonus`` (shanten steps a flush plan is worth; absent = no flush plan),
+    ``triplets_bonus`` (likewise the all-triplets plan; 0 = none), ``exposure_weight`` (ukeire per b of expected
+    deal-in cost), ``deal_in`` (what dealing into a visible flush / 风清 costs: class -> (discarder pays, each
+    other payer pays), ``None`` = the whole balance) and ``flush_variant`` (the keywords of the built-in
+    ``heuristic-flush``)."""
+
     seven_pairs = False  # seven pairs is a winning shape (checked on 14 concealed tiles)
     liang = False  # 亮倒 declarations exist (Kawuxing)
     chi = False  # the discarder's next player may chi
@@ -34,6 +53,28 @@ class Family:
     draw_pays_nothing = True  # settle_draw never pays: the kernel ends drawn hands itself (no Python on the way)
     louhu_window = 0  # claim-window wins judged in the kernel by the missed-win lock and the discarder's bankroll
     win_on_shape = False  # every complete shape on a claimed / robbed tile is a legal win (the kernel opens it)
+
+    @classmethod
+    def fans(cls) -> dict:
+        """Fan (pattern, hand class) id -> (Chinese name, English name, value...): the scorer's table."""
+        return cls.scorer.FANS
+
+    @classmethod
+    def fan_table(cls) -> tuple[list[str], list[list[str]]]:
+        """Header and rows of the family's value table for its rule page (values straight from the scorer)."""
+        rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in cls.fans().items()]
+        return ["id", "fan", "English", "value"], rows
+
+    @classmethod
+    def extra_tables(cls) -> dict[str, tuple[list[str], list[list[str]]]]:
+        """Further value tables of the rule page, by name (generated block ``"<name> <family>"``): header and rows."""
+        return {}
+
+    @classmethod
+    def default_kong_money(cls, kind: str, opts) -> list:
+        """The transfers of one kong of ``kind`` by seat 0 (seat 1 discarding a direct kong) under ``opts``; only for
+        families whose kongs pay (:attr:`pays_kong_money`)."""
+        raise NotImplementedError(f"family {cls.name!r} has no kong money")
 
     def __init__(self, engine):
         self.engine = engine
@@ -100,6 +141,12 @@ class Family:
 class KawuxingFamily(Family):
     """Kawuxing 3p/4p and its rulesets (docs/rules/kawuxing.md §3–§5)."""
 
+    name = "kawuxing"
+    page = "kawuxing.md"
+    scorer = K
+    fan_factors = True
+    # no flush credit by default (a flush is 清一色 alone, ×4); heuristic-flush plays a 清一色 plan worth 2 steps
+    heuristic = {"triplets_bonus": 0, "flush_variant": {"flush_bonus": 2}}
     seven_pairs = True
     liang = True
     value_lock = True
@@ -117,6 +164,16 @@ class KawuxingFamily(Family):
         onehot = np.zeros_like(four)
         onehot[np.arange(len(drawn)), drawn] = True
         return four & (onehot | first_turn[:, None])
+
+    @classmethod
+    def fan_table(cls):
+        """Fans are factors (×v) under the default ``fan_combine``."""
+        rows = [[f"`{k}`", zh, en, f"×{v}"] for k, (zh, en, v) in K.FANS.items()]
+        return ["id", "fan", "English", "value"], rows
+
+    @classmethod
+    def default_kong_money(cls, kind, opts):
+        return K.kong_money(3, kind, 0, 1 if kind == "direct" else None, 1, opts)
 
     def hideable_triplets(self, b: int, s: int) -> tuple[int, ...]:
         """§3.6 D2: the triplets seat ``s`` keeps face down when it declares 亮倒 now."""
@@ -169,6 +226,10 @@ class KawuxingFamily(Family):
 class GejiuFamily(Family):
     """Gejiu (docs/rules/gejiu.md §6): chi, seven pairs and 烂牌, face-up kong tiles, no kong money, no lock."""
 
+    name = "gejiu"
+    page = "gejiu.md"
+    scorer = G
+    heuristic = {"flush_bonus": 1, "triplets_bonus": 0}  # a flush is 2x a plain hand
     seven_pairs = True
     chi = True
     kong_tiles = 2
@@ -181,6 +242,15 @@ class GejiuFamily(Family):
     @property
     def rob_replacement(self) -> bool:  # type: ignore[override]
         return self.opts.gejiu_qianggang == "replacement_tile"
+
+    @classmethod
+    def fans(cls):
+        return G.PATTERNS
+
+    @classmethod
+    def fan_table(cls):
+        rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in G.PATTERNS.items()]
+        return ["id", "pattern", "English", "value"], rows
 
     def special_complete(self, counts):
         """烂牌 / 七星 (§6.6): 14 unrelated concealed tiles."""
@@ -214,7 +284,16 @@ class DiedaohuFamily(Family):
     Yangzhou and Liuwei share its missed-win rule, sessions and (Liuwei) bankroll.
     """
 
+    name = "diedaohu"
+    page = "diedaohu.md"
     scorer = D
+    heuristic = {
+        "flush_bonus": 1,  # a flush is 2x a plain hand
+        "triplets_bonus": 0,
+        "exposure_weight": 3.0,
+        # the discarder alone pays V (docs/rules/diedaohu.md §7.4-7.5); ``flush``: 混一色 or 清一色, their mean
+        "deal_in": {"hun": (2.0, 0.0), "flush": (3.0, 0.0), "fengqing": (16.0, 0.0)},
+    }
     pays_kong_money = True
 
     @property
@@ -222,6 +301,15 @@ class DiedaohuFamily(Family):
         """A complete shape wins a claimed tile unless the lock or a busted discarder refuses it (codes.LOUHU_* bits:
         judged in the kernel, ``louhu`` on, a bankroll)."""
         return 1 | (2 if self.opts.louhu == "on" else 0) | (4 if getattr(self.opts, "bankroll", None) is not None else 0)
+
+    @classmethod
+    def fan_table(cls):
+        rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in D.CLASSES.items()]
+        return ["id", "hand class", "English", "value V (紧淌)"], rows
+
+    @classmethod
+    def default_kong_money(cls, kind, opts):
+        return cls.scorer.kong_money(kind, 0, 1 if kind == "direct" else None, opts)
 
     def _lock(self, b: int, s: int) -> D.LouhuLock:
         st = self.engine.state
@@ -336,7 +424,11 @@ class DiedaohuFamily(Family):
 class YangzhouFamily(DiedaohuFamily):
     """Yangzhou standard and new (docs/rules/yangzhou.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
 
+    name = "yangzhou"
+    page = "yangzhou.md"
     scorer = Y
+    # 混一色 (15 / 20) and 对对胡 (15 / 20) are legal alone, a plain hand rarely reaches the minimum
+    heuristic = {"flush_bonus": 3, "triplets_bonus": 3}
     louhu_window = 0  # its windows are judged by mjenv.engine.yzscore (fan minimum and lock)
     self_draw_minimum = True
     pays_kong_money = False
@@ -344,6 +436,19 @@ class YangzhouFamily(DiedaohuFamily):
     @property
     def chi(self) -> bool:  # type: ignore[override]
         return self.opts.chi == "on"
+
+    @classmethod
+    def fan_table(cls):
+        """The big fans with both value columns and what each composite combines (the small fans: their own block)."""
+        made_of = {c: f"{Y.BIG_FANS[a][0]} + {Y.BIG_FANS[b][0]}" for (a, b), c in Y.COMPOSITES.items()}
+        rows = [[f"`{k}`", zh, en, made_of.get(k, ""), str(s), str(n)] for k, (zh, en, (s, n)) in Y.BIG_FANS.items()]
+        return ["id", "big fan", "English", "combines", "standard", "new"], rows
+
+    @classmethod
+    def extra_tables(cls):
+        """The small fans (小番) with their fan counts."""
+        rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in Y.SMALL_FANS.items()]
+        return {"small fans": (["id", "small fan", "English", "fans"], rows)}
 
     def round_wind(self, b: int) -> int:
         """Tile id of table ``b``'s round wind (§8.3), from its session (the kernels read it too, see ``PEND_ROUND_WIND``)."""
@@ -376,7 +481,29 @@ class YangzhouFamily(DiedaohuFamily):
 class LiuweiFamily(DiedaohuFamily):
     """Liuwei (docs/rules/liuwei.md §10): one winner per discard, 陪冲 payments, kong money, 园子 50, 8 rounds."""
 
+    name = "liuwei"
+    page = "liuwei.md"
     scorer = L
+    heuristic = {
+        "flush_bonus": 1,  # a 混一色 is paid 3x a 屁胡 on a discard
+        "triplets_bonus": 1,
+        "exposure_weight": 0.0,  # under 陪冲 a deal-in costs little more than the self-draw it would prevent
+        # the §10.4 table at the 50-scale: everyone pays, the discarder more; 风清 takes the discarder's balance
+        "deal_in": {"hun": (12.0, 6.0), "flush": (14.0, 7.0), "fengqing": (None, 16.0)},
+    }
+
+    @classmethod
+    def fan_table(cls):
+        """The payments of each hand class (§10.4)."""
+        rows = []
+        for k, (zh, en, _v) in L.CLASSES.items():
+            cells = [str(m) for m in L.PAYMENTS[k]]
+            if k == "fengqing":  # under 园子 the self-draw and the discarder pay their whole balance (§10.4)
+                cells[:2] = [f"whole balance ({c} without a bankroll)" for c in cells[:2]]
+            rows.append([f"`{k}`", zh, en, *cells])
+        header = ["id", "hand class", "English", "self-draw: each other pays", "discard: discarder pays",
+                  "discard: each other pays (陪冲)"]
+        return header, rows
 
     @property
     def single_winner(self) -> bool:  # type: ignore[override]
@@ -390,13 +517,18 @@ class LiuweiFamily(DiedaohuFamily):
         return D.next_dealer(int(self.engine.state.dealer[b]), winners, "stay")
 
 
-FAMILIES = {
-    "kawuxing": KawuxingFamily,
-    "gejiu": GejiuFamily,
-    "diedaohu": DiedaohuFamily,
-    "yangzhou": YangzhouFamily,
-    "liuwei": LiuweiFamily,
+FAMILIES: dict[str, type[Family]] = {
+    cls.name: cls for cls in (KawuxingFamily, GejiuFamily, DiedaohuFamily, YangzhouFamily, LiuweiFamily)
 }
+"""Family id -> its class: every per-family particular is read from here."""
+
+
+def family_class(family: str) -> type[Family]:
+    """The class of rule family ``family`` (a ``VariantSpec.family``); ``ValueError`` naming the known ones."""
+    try:
+        return FAMILIES[family]
+    except KeyError:
+        raise ValueError(f"unknown rule family {family!r}; known: {', '.join(FAMILIES)}") from None
 
 
 def family_for(engine) -> Family:

@@ -14,7 +14,8 @@ This module owns
 * the ``mjenv rules`` subcommand (:func:`add_rules_subcommand`, :func:`rules_main`), wired into
   :mod:`mjenv.cli`.
 
-Pure rules: nothing here knows about the engine or the envs.
+Pure rules: nothing here knows about the envs or compiled code; what differs between families (their page, value
+tables and kong money) is read from the family classes of :mod:`mjenv.engine.family`, which are plain Python.
 """
 
 from __future__ import annotations
@@ -160,93 +161,59 @@ def family_presets_markdown(family: str) -> str:
     return _md_table(["option", *[f"`{p}`" for p in presets]], rows)
 
 
-def _fan_table(family: str) -> tuple[list[str], list[list[str]]]:
-    """Header and rows of a family's fan / pattern / class values, straight from its scorer module."""
-    from mjenv.rules.scoring import diedaohu, gejiu, kawuxing, liuwei, yangzhou
+def _family_class(family: str):
+    """The family's class (:mod:`mjenv.engine.family`, pure Python: it holds no compiled code), which owns its page,
+    its value tables and its kong money."""
+    from mjenv.engine.family import family_class
 
-    if family == "kawuxing":
-        rows = [[f"`{k}`", zh, en, f"×{v}"] for k, (zh, en, v) in kawuxing.FANS.items()]
-        return ["id", "fan", "English", "value"], rows
-    if family == "gejiu":
-        rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in gejiu.PATTERNS.items()]
-        return ["id", "pattern", "English", "value"], rows
-    if family == "diedaohu":
-        rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in diedaohu.CLASSES.items()]
-        return ["id", "hand class", "English", "value V (紧淌)"], rows
-    if family == "liuwei":
-        rows = []
-        for k, (zh, en, _v) in liuwei.CLASSES.items():
-            cells = [str(m) for m in liuwei.PAYMENTS[k]]
-            if k == "fengqing":  # under 园子 the self-draw and the discarder pay their whole balance (§10.4)
-                cells[:2] = [f"whole balance ({c} without a bankroll)" for c in cells[:2]]
-            rows.append([f"`{k}`", zh, en, *cells])
-        header = ["id", "hand class", "English", "self-draw: each other pays", "discard: discarder pays",
-                  "discard: each other pays (陪冲)"]
-        return header, rows
-    if family == "yangzhou":
-        made_of = {c: f"{yangzhou.BIG_FANS[a][0]} + {yangzhou.BIG_FANS[b][0]}" for (a, b), c in yangzhou.COMPOSITES.items()}
-        big = [
-            [f"`{k}`", zh, en, made_of.get(k, ""), str(s), str(n)] for k, (zh, en, (s, n)) in yangzhou.BIG_FANS.items()
-        ]
-        return ["id", "big fan", "English", "combines", "standard", "new"], big
-    raise ValueError(f"no fan table for family {family!r}")
+    return family_class(family)
 
 
 def fans_markdown(family: str) -> str:
     """A family's scoring table (fans, patterns or hand classes with their values) as Markdown."""
-    header, rows = _fan_table(family)
+    header, rows = _family_class(family).fan_table()
     return _md_table(header, rows)
 
 
-def small_fans_markdown() -> str:
-    """Yangzhou's small fans (小番) with their fan counts."""
-    from mjenv.rules.scoring import yangzhou
-
-    rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in yangzhou.SMALL_FANS.items()]
-    return _md_table(["id", "small fan", "English", "fans"], rows)
+def extra_table_markdown(family: str, name: str) -> str:
+    """One of a family's further value tables (``extra_tables``, e.g. Yangzhou's small fans) as Markdown."""
+    header, rows = _family_class(family).extra_tables()[name]
+    return _md_table(header, rows)
 
 
 def kong_money_markdown(family: str) -> str:
     """A family's kong money per kind of kong at its default options, computed by the scorer's ``kong_money``."""
-    from mjenv.rules.scoring import diedaohu, kawuxing, liuwei
-
-    def pay(kind: str) -> list:
-        discarder = 1 if kind == "direct" else None
-        if family == "kawuxing":
-            return kawuxing.kong_money(3, kind, 0, discarder, 1, load_rules("kawuxing3"))
-        if family in ("diedaohu", "liuwei"):
-            module = diedaohu if family == "diedaohu" else liuwei
-            return module.kong_money(kind, 0, discarder, load_rules(family))
+    cls = _family_class(family)
+    if not cls.pays_kong_money:
         raise ValueError(f"family {family!r} has no kong money")
-
+    opts = load_rules(_family_variants(family)[0])
     rows = []
     for kind in ("concealed", "added", "direct"):
-        transfers = pay(kind)
+        transfers = cls.default_kong_money(kind, opts)
         amounts = {_format_value(t.amount) for t in transfers}
         payers = "the discarder pays" if kind == "direct" and len(transfers) == 1 else "each other player pays"
         rows.append([kind, f"{payers} {', '.join(sorted(amounts))} b"])
     return _md_table(["kong", "kong money at default options"], rows)
 
 
+FAMILY_NAMES: tuple[str, ...] = tuple(dict.fromkeys(spec.family for spec in VARIANTS.values()))
+"""The rule families of the registered variants, in registry order."""
+
 BLOCKS: dict[str, Callable[[], str]] = {}
 """Generated block name -> the function that renders it (filled below for every family)."""
 
-for _family in dict.fromkeys(spec.family for spec in VARIANTS.values()):
+for _family in FAMILY_NAMES:
     BLOCKS[f"options {_family}"] = lambda f=_family: family_options_markdown(f)
     BLOCKS[f"presets {_family}"] = lambda f=_family: family_presets_markdown(f)
     BLOCKS[f"fans {_family}"] = lambda f=_family: fans_markdown(f)
-BLOCKS["small fans yangzhou"] = small_fans_markdown
-for _family in ("kawuxing", "diedaohu", "liuwei"):
-    BLOCKS[f"kong money {_family}"] = lambda f=_family: kong_money_markdown(f)
+    if _family_class(_family).pays_kong_money:
+        BLOCKS[f"kong money {_family}"] = lambda f=_family: kong_money_markdown(f)
+    for _name in _family_class(_family).extra_tables():
+        BLOCKS[f"{_name} {_family}"] = lambda f=_family, n=_name: extra_table_markdown(f, n)
 
-PAGES: dict[str, str] = {
-    "kawuxing": "kawuxing.md",
-    "gejiu": "gejiu.md",
-    "diedaohu": "diedaohu.md",
-    "yangzhou": "yangzhou.md",
-    "liuwei": "liuwei.md",
-}
-"""Rule family -> its page in ``docs/rules/``; ``common.md`` holds what all families share."""
+PAGES: dict[str, str] = {f: _family_class(f).page for f in FAMILY_NAMES}
+"""Rule family -> its page in ``docs/rules/`` (the family class's ``page``); ``common.md`` holds what all families
+share."""
 
 _BLOCK_RE = re.compile(r"(<!-- generated: (?P<name>[^>]*?) -->\n)(?P<body>.*?)(\n<!-- end generated -->)", re.S)
 
