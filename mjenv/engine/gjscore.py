@@ -91,43 +91,21 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, mode):
     elif suits == 9 or suits == 10 or suits == 12:
         common |= 1 << _HUNYISE
     best = 0
-    # standard readings (the enumeration of kwscore.best_value)
+    # standard readings (handk.reading_split, the enumeration of mjenv.rules.hand.readings)
     for p in range(34):
         if full[p] < 2:
             continue
-        m = 0
-        for t in range(34):
-            if full[t] - (2 if t == p else 0) >= 3:
-                m += 1
+        m = handk.reading_choices(full, p)
         for choice in range(1 << m):
-            for t in range(34):
-                work[t] = full[t]
-            work[p] -= 2
-            seqs = meld_seqs
-            dup = meld_dup
-            d = 0
-            ok = True
-            for i in range(34):
-                n = work[i]
-                if n == 0:
-                    continue
-                tr = 0
-                if n >= 3:
-                    tr = (choice >> d) & 1
-                    d += 1
-                sq = n - 3 * tr
-                if sq > 0:
-                    if i >= 27 or i % 9 > 6 or work[i + 1] < sq or work[i + 2] < sq:
-                        ok = False
-                        break
-                    work[i + 1] -= sq
-                    work[i + 2] -= sq
-                    if sq > 1 or (seqs >> i) & 1:
-                        dup = True
-                    seqs |= np.int64(1) << i
-                work[i] = 0
-            if not ok or (d < m and (choice >> d) != 0):
-                continue  # a split that fails, or one already produced by a smaller choice
+            ok, _, hand_seqs, _ = handk.reading_split(full, work, p, choice, m)
+            if not ok:
+                continue
+            seqs = meld_seqs | hand_seqs
+            # 一般高: a sequence twice, in the hand (``work`` counts them by first tile) or beside a melded chi
+            dup = meld_dup or (meld_seqs & hand_seqs) != 0
+            for i in range(27):
+                if work[i] > 1:
+                    dup = True
             bits = common
             if seqs == 0:
                 bits |= 1 << _DADUIZI

@@ -19,7 +19,10 @@ Two layers:
   combine masks;
 * the array forms mirroring :mod:`mjenv.rules.hand`: :func:`is_complete`, :func:`wait_mask`,
   :func:`ready_after_discards`, :func:`lanpai`, :func:`qixing`, plus batched loops
-  ``*_batch`` over ``[N, 34]`` hands (for tests and benchmarks).
+  ``*_batch`` over ``[N, 34]`` hands (for tests and benchmarks);
+* the standard readings of a complete hand, the one enumeration the compiled scorers
+  (:mod:`mjenv.engine.kwscore`, :mod:`mjenv.engine.gjscore`, :mod:`mjenv.engine.yzscore`) walk:
+  :func:`reading_choices` and :func:`reading_split`.
 
 Arguments are not validated here (no exceptions inside the engine's hot loop): counts must lie in
 0..4, ``kinds`` is bool ``[34]``, ``owned`` int ``[34]``, ``out`` a writable bool ``[34]``.
@@ -44,6 +47,8 @@ __all__ = [
     "owned_bits",
     "qixing",
     "qixing_batch",
+    "reading_choices",
+    "reading_split",
     "ready_after_discards",
     "ready_after_discards_batch",
     "tables",
@@ -308,6 +313,63 @@ def qixing(h):
         if h[t] != 1:
             return False
     return lanpai(h)
+
+
+# ----------------------------------------------------------------------------------- readings
+
+
+@njit(cache=True)
+def reading_choices(full, p):
+    """How many tiles of the complete hand ``full`` are held three or more times once the pair ``p`` is taken
+    out: each of them may be read as a triplet or not, so ``range(1 << m)`` numbers the candidate splits."""
+    m = 0
+    for t in range(34):
+        if full[t] - (2 if t == p else 0) >= 3:
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def reading_split(full, work, p, choice, m):
+    """The standard reading of ``full`` with pair ``p`` and triplet choice ``choice`` (of
+    :func:`reading_choices` ``m``): ``(ok, trips, seqs, n_seqs)``.
+
+    Bit ``d`` of ``choice`` reads the d-th tile held three or more times (in increasing tile order) as a
+    triplet; what is left of each tile then starts sequences.  ``trips`` / ``seqs``: int64 masks of the triplet
+    tiles and of the sequences' first tiles; ``n_seqs`` counts the sequences, and ``work`` (an int8 row of 34)
+    ends holding how many start at each tile.  ``ok`` is False for a split that fails and for one a smaller
+    choice already gives (a choice bit beyond the tiles used), so that every reading comes once, as
+    :func:`mjenv.rules.hand.readings` lists them.
+    """
+    for t in range(34):
+        work[t] = full[t]
+    work[p] -= 2
+    trips = np.int64(0)
+    seqs = np.int64(0)
+    n_seqs = 0
+    d = 0
+    for i in range(34):
+        n = work[i]
+        if n == 0:
+            continue
+        tr = 0
+        if n >= 3:
+            tr = (choice >> d) & 1
+            d += 1
+        sq = n - 3 * tr
+        if sq > 0:
+            if i >= 27 or i % 9 > 6 or work[i + 1] < sq or work[i + 2] < sq:
+                return False, trips, seqs, n_seqs
+            work[i + 1] -= sq
+            work[i + 2] -= sq
+            seqs |= np.int64(1) << i
+            n_seqs += sq
+        if tr:
+            trips |= np.int64(1) << i
+        work[i] = sq if sq > 0 else 0
+    if d < m and (choice >> d) != 0:
+        return False, trips, seqs, n_seqs
+    return True, trips, seqs, n_seqs
 
 
 # ----------------------------------------------------------------------------------- batches

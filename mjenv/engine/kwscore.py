@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjenv.engine import handk
 from mjenv.engine.jit import njit
 from mjenv.rules.scoring import kawuxing as _K
 
@@ -205,44 +206,16 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
     best = np.int64(-1)
     best_value_ = 0
     best_cap = 0
-    # standard readings: each pair, each split of the rest (the choice triplet / sequences at every tile
-    # held three or four times, in increasing tile order, as mjenv.rules.hand.readings enumerates them)
+    # standard readings: each pair, each split of the rest (handk.reading_split, the enumeration of
+    # mjenv.rules.hand.readings)
     for p in range(34):
         if full[p] < 2:
             continue
-        m = 0
-        for t in range(34):
-            if full[t] - (2 if t == p else 0) >= 3:
-                m += 1
+        m = handk.reading_choices(full, p)
         for choice in range(1 << m):
-            for t in range(34):
-                work[t] = full[t]
-            work[p] -= 2
-            trips = np.int64(0)
-            seqs = np.int64(0)
-            d = 0
-            ok = True
-            for i in range(34):
-                n = work[i]
-                if n == 0:
-                    continue
-                tr = 0
-                if n >= 3:
-                    tr = (choice >> d) & 1
-                    d += 1
-                sq = n - 3 * tr
-                if sq > 0:
-                    if i >= 27 or i % 9 > 6 or work[i + 1] < sq or work[i + 2] < sq:
-                        ok = False
-                        break
-                    work[i + 1] -= sq
-                    work[i + 2] -= sq
-                    seqs |= np.int64(1) << i
-                if tr:
-                    trips |= np.int64(1) << i
-                work[i] = 0
-            if not ok or (d < m and (choice >> d) != 0):
-                continue  # a split that fails, or one already produced by a smaller choice
+            ok, trips, seqs, _ = handk.reading_split(full, work, p, choice, m)
+            if not ok:
+                continue
             # the reading's fans (kawuxing._reading_fans, standard branch)
             mul = s_mul
             sm = s_sum

@@ -300,41 +300,14 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
     for p in range(34):
         if full[p] < 2:
             continue
-        m = 0
-        for t in range(34):
-            if full[t] - (2 if t == p else 0) >= 3:
-                m += 1
+        m = handk.reading_choices(full, p)
         for choice in range(1 << m):
-            for t in range(34):
-                work[t] = full[t]
-            work[p] -= 2
-            trips = np.int64(0)
-            ns = meld_ns
-            hand_seqs = np.int64(0)  # distinct first tiles of the reading's own sequences
-            d = 0
-            ok = True
-            for i in range(34):
-                n = work[i]
-                if n == 0:
-                    continue
-                tr = 0
-                if n >= 3:
-                    tr = (choice >> d) & 1
-                    d += 1
-                sq = n - 3 * tr
-                if sq > 0:
-                    if i >= 27 or i % 9 > 6 or work[i + 1] < sq or work[i + 2] < sq:
-                        ok = False
-                        break
-                    work[i + 1] -= sq
-                    work[i + 2] -= sq
-                    hand_seqs |= np.int64(1) << i
-                    ns += sq
-                if tr:
-                    trips |= np.int64(1) << i
-                work[i] = sq if sq > 0 else 0  # from here on ``work`` counts the sequences by first tile
-            if not ok or (d < m and (choice >> d) != 0):
-                continue  # a split that fails, or one already produced by a smaller choice
+            # (handk.reading_split, the enumeration of mjenv.rules.hand.readings); ``hand_seqs``: the distinct
+            # first tiles of the reading's own sequences, ``work``: how many start at each tile
+            ok, trips, hand_seqs, hand_ns = handk.reading_split(full, work, p, choice, m)
+            if not ok:
+                continue
+            ns = meld_ns + hand_ns
             sc = work
             for j in range(meld_ns):
                 sc[(meld_sp >> (6 * j)) & 63] += 1
