@@ -111,7 +111,7 @@ def test_value_equals_the_scorer(mode):
             mks[i, j], mts[i, j] = mk, t
     out = np.zeros(n, np.int64)
     gjscore.value_batch(
-        fulls, mks, mts, nms, np.array([r[2] for r in rows]), np.array([r[3] for r in rows]), gjscore.COMBINE[mode], out
+        fulls, mks, mts, nms, np.array([r[2] for r in rows]), np.array([r[3] for r in rows]), gjscore.config(opts), out
     )
     want = np.array([r[4] for r in rows])
     assert (want > 0).all()

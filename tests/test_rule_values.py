@@ -13,6 +13,7 @@ import numpy as np
 from mjenv.encoding.actions import WIN
 from mjenv.engine.core import Engine
 from mjenv.rules.options import load_rules
+from mjenv.rules.scoring import gejiu as G
 from mjenv.rules.scoring import kawuxing as K
 from mjenv.rules.scoring import yangzhou as Y
 from mjenv.tiles import parse_tiles
@@ -44,6 +45,30 @@ def test_kawuxing_fan_value_reaches_scorer_and_engine(monkeypatch):
     monkeypatch.setitem(K.FANS, "qingyise", ("清一色", "pure one suit", 2))
     value, money = _kawuxing_self_draw()
     assert (value, money) == (2, 4.0)
+
+
+def _gejiu_self_draw() -> tuple[int, float]:
+    """(V by the Python scorer, the dealer's money after it self-draws in the engine) of a 大对子 hand."""
+    hand = "111m444m777m999m55m"  # 大对子 and 清一色 only, 5m drawn last
+    tiles = parse_tiles(hand)
+    opts = load_rules("gejiu")
+    value = G.score_win(_counts(tiles[:13]), (), tiles[13], G.GejiuContext("self-draw"), opts).value
+    eng = Engine("gejiu", 1)
+    others = {"B": "111s222s333s444s9p", "C": "666s777s888s999s9p", "D": "111z222z333z444z9p"}
+    eng.reset(walls=[make_wall(eng, {"A": hand, **others})])
+    assert eng.mask[0, WIN], "the dealer's complete hand offers a self-draw"
+    eng.step(np.array([WIN]))
+    assert eng.results[0] is not None, "the self-draw ends the hand"
+    return value, float(eng.match_money[0, 0])
+
+
+def test_gejiu_pattern_value_reaches_scorer_and_engine(monkeypatch):
+    value, money = _gejiu_self_draw()
+    assert (value, money) == (16, 48.0)  # 大对子 4, 清一色 8: 2 x (4 / 2) x (8 / 2), from each of the three others
+    cn, en, _ = G.PATTERNS["daduizi"]
+    monkeypatch.setitem(G.PATTERNS, "daduizi", (cn, en, 8))
+    value, money = _gejiu_self_draw()
+    assert (value, money) == (32, 96.0)
 
 
 def _yangzhou_self_draw_offered() -> tuple[bool, bool]:

@@ -41,7 +41,7 @@ them into the documented dicts only when they are read.
 
 from __future__ import annotations
 
-from mjenv.engine import kwscore, yzscore
+from mjenv.engine import gjscore, kwscore, yzscore
 
 
 # Action ids (mjenv.encoding.actions; repeated as plain ints so that they compile as constants).
@@ -90,11 +90,11 @@ C_WIN_ON_SHAPE = C_YZ + yzscore.N_YZ  # Gejiu: every complete shape on a claimed
 C_KONG_ALL_PAY = C_WIN_ON_SHAPE + 1  # KONG_MONEY_BANKROLL: a direct kong is paid by every other seat (Liuwei)
 C_KONG_LIMIT = C_WIN_ON_SHAPE + 2  # KONG_MONEY_BANKROLL: payments limited by the balances (园子)
 C_GJ_SCORE = C_WIN_ON_SHAPE + 3  # Gejiu: wins valued (mjenv.engine.gjscore) and settled here (_gj_end)
-C_GJ_COMBINE = C_WIN_ON_SHAPE + 4  # Gejiu: gejiu_combine (gjscore.COMBINE)
-C_SINGLE_WINNER = C_WIN_ON_SHAPE + 5  # Gejiu: multi_win off (only the nearest claimant wins)
-C_LOUHU_WINDOW = C_WIN_ON_SHAPE + 6  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window), LOUHU_* bits
+C_SINGLE_WINNER = C_WIN_ON_SHAPE + 4  # Gejiu: multi_win off (only the nearest claimant wins)
+C_LOUHU_WINDOW = C_WIN_ON_SHAPE + 5  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window), LOUHU_* bits
 LOUHU_JUDGE, LOUHU_ON, LOUHU_BANKROLL = 1, 2, 4  # judged here; ``louhu`` on; a bankroll (园子): busted discarders
-N_CONFIG = C_WIN_ON_SHAPE + 7
+C_GJ = C_WIN_ON_SHAPE + 6  # Gejiu: first of the gjscore.N_GJ entries (gjscore.config: gejiu_combine, pattern values)
+N_CONFIG = C_GJ + gjscore.N_GJ
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
 KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_BANKROLL = 0, 1, 2

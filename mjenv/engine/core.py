@@ -359,7 +359,7 @@ class Engine:
             cfg[K.C_LOUHU_WINDOW] = fam.louhu_window
         if isinstance(fam, GejiuFamily):  # wins valued and settled in the kernel too
             cfg[K.C_GJ_SCORE] = 1
-            cfg[K.C_GJ_COMBINE] = gjscore.COMBINE[opts.gejiu_combine]
+            cfg[K.C_GJ : K.C_GJ + gjscore.N_GJ] = gjscore.config(opts)
             cfg[K.C_SINGLE_WINNER] = fam.single_winner
         if isinstance(fam, YangzhouFamily):  # claim-window wins and the self-draw minimum judged in the kernel
             cfg[K.C_YZ : K.C_YZ + yzscore.N_YZ] = yzscore.config(opts)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from mjenv.engine import gjscore
 from mjenv.engine.codes import (
     A_WIN,
-    C_GJ_COMBINE,
+    C_GJ,
     C_N,
     C_SINGLE_WINNER,
     END_DISCARD,
@@ -74,7 +74,7 @@ def _gj_value(E, b, s, w, add, after_kong, rob):
         full, scr[1],
         r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
         r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
-        r8[O8_N_MELDS + s], after_kong, rob, E[7][C_GJ_COMBINE],
+        r8[O8_N_MELDS + s], after_kong, rob, E[7][C_GJ : C_GJ + gjscore.N_GJ],
     )
 
 

@@ -20,39 +20,70 @@ import numpy as np
 
 from mjenv.engine import handk
 from mjenv.engine.jit import njit
+from mjenv.rules.scoring import gejiu as _G
 
-__all__ = ["COMBINE", "hand_value"]
+__all__ = ["COMBINE", "N_GJ", "config", "hand_value"]
 
 COMBINE = {"multiply": 0, "add": 1, "max": 2}  # gejiu_combine as the int the kernels get
 
-# pattern bits, one per §6.7 pattern, and their values (gejiu.PATTERNS)
-_PINGHU, _HUNYISE, _DADUIZI, _YITIAOLONG, _YIBANGAO, _LANPAI = 0, 1, 2, 3, 4, 5
-_QINGYISE, _XIAOQIDUI, _LONGQIDUI, _SHUANGLONG, _ZIYISE, _QIXING, _GANGSHANGHUA, _QIANGGANG = 6, 7, 8, 9, 10, 11, 12, 13
-_VALUES = np.array([2, 4, 4, 4, 4, 4, 8, 8, 16, 32, 32, 32, 8, 8], np.int64)
+# pattern bits, one per §6.7 pattern, numbered by gejiu.PATTERN_ORDER
+_ORDER = _G.PATTERN_ORDER
+_PINGHU = _ORDER.index("pinghu")
+_HUNYISE = _ORDER.index("hunyise")
+_DADUIZI = _ORDER.index("daduizi")
+_YITIAOLONG = _ORDER.index("yitiaolong")
+_YIBANGAO = _ORDER.index("yibangao")
+_LANPAI = _ORDER.index("lanpai")
+_QINGYISE = _ORDER.index("qingyise")
+_XIAOQIDUI = _ORDER.index("xiaoqidui")
+_LONGQIDUI = _ORDER.index("longqidui")
+_SHUANGLONG = _ORDER.index("shuanglong")
+_ZIYISE = _ORDER.index("ziyise")
+_QIXING = _ORDER.index("qixing")
+_GANGSHANGHUA = _ORDER.index("gangshanghua")
+_QIANGGANG = _ORDER.index("qianggang")
+N_PATTERNS = len(_ORDER)
+# The slice of the engine's configuration vector this module reads (:func:`config`): the combination mode,
+# then each pattern's value (gejiu.PATTERNS, the one source) in PATTERN_ORDER.
+GJ_MODE = 0
+GJ_V = 1
+N_GJ = GJ_V + N_PATTERNS
 _CHI = 2  # meld kind code of mjenv.engine.state
+
+
+def config(opts) -> np.ndarray:
+    """int64 [N_GJ]: ``gejiu_combine`` of a ``GejiuOptions`` value and the pattern values of ``gejiu.PATTERNS`` as
+    they stand (read when an Engine is made, so a changed table reaches the compiled code without a recompile)."""
+    gc = np.zeros(N_GJ, np.int64)
+    gc[GJ_MODE] = COMBINE[opts.gejiu_combine]
+    for i, p in enumerate(_ORDER):
+        gc[GJ_V + i] = _G.PATTERNS[p][2]
+    return gc
 
 _jit = njit(cache=True, _nrt=False)
 
 
 @_jit
-def _combine(bits, mode):
-    """``gejiu._combine``: the replacements, 平胡 when nothing else applies, then the value under ``mode``."""
+def _combine(bits, gc):
+    """``gejiu._combine``: the replacements, 平胡 when nothing else applies, then the value under the mode of ``gc``."""
     if (bits >> _QIXING) & 1:
         bits &= ~(1 << _LANPAI)
     if (bits >> _ZIYISE) & 1:
         bits &= ~(1 << _DADUIZI)
     if bits == 0:
         bits = 1 << _PINGHU
+    mode = gc[GJ_MODE]
     if mode == 0:
-        value = 2
-        for p in range(1, 14):
-            if (bits >> p) & 1:
-                value = value * _VALUES[p] // 2
+        base = gc[GJ_V + _PINGHU]
+        value = base
+        for p in range(N_PATTERNS):
+            if p != _PINGHU and (bits >> p) & 1:
+                value = value * gc[GJ_V + p] // base
         return value
     value = 0
-    for p in range(14):
+    for p in range(N_PATTERNS):
         if (bits >> p) & 1:
-            v = _VALUES[p]
+            v = gc[GJ_V + p]
             if mode == 1:
                 value += v
             elif v > value:
@@ -61,7 +92,7 @@ def _combine(bits, mode):
 
 
 @_jit
-def hand_value(full, work, mk, mt, nm, after_kong, rob, mode):
+def hand_value(full, work, mk, mt, nm, after_kong, rob, gc):
     """V of the best reading of the complete Gejiu hand ``full`` (concealed counts incl. the winning tile) with
     ``nm`` melds of kinds ``mk`` / lowest tiles ``mt``; 0 when it has no reading.  ``after_kong``: a self-draw
     on the kong tile after one's own kong (杠上花); ``rob``: won by robbing (抢杠).  ``work``: an int8 row of 34."""
@@ -114,7 +145,7 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, mode):
                     bits |= 1 << _YITIAOLONG
             if dup:
                 bits |= 1 << _YIBANGAO
-            v = _combine(bits, mode)
+            v = _combine(bits, gc)
             if v > best:
                 best = v
     if nm == 0 and total == 14:
@@ -127,19 +158,19 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, mode):
                 fours += 1
         if even:
             shape = _SHUANGLONG if fours >= 2 else (_LONGQIDUI if fours == 1 else _XIAOQIDUI)
-            v = _combine(common | (1 << shape), mode)
+            v = _combine(common | (1 << shape), gc)
             if v > best:
                 best = v
         if handk.lanpai(full):
-            v = _combine(common | (1 << (_QIXING if handk.qixing(full) else _LANPAI)), mode)
+            v = _combine(common | (1 << (_QIXING if handk.qixing(full) else _LANPAI)), gc)
             if v > best:
                 best = v
     return best
 
 
 @njit(cache=True)
-def value_batch(fulls, mks, mts, nms, after_kongs, robs, mode, out):
-    """:func:`hand_value` of each row (for the tests)."""
+def value_batch(fulls, mks, mts, nms, after_kongs, robs, gc, out):
+    """:func:`hand_value` of each row under the configuration slice ``gc`` (:func:`config`; for the tests)."""
     work = np.zeros(34, np.int8)
     for i in range(fulls.shape[0]):
-        out[i] = hand_value(fulls[i], work, mks[i], mts[i], nms[i], after_kongs[i], robs[i], mode)
+        out[i] = hand_value(fulls[i], work, mks[i], mts[i], nms[i], after_kongs[i], robs[i], gc)
