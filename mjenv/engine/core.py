@@ -35,8 +35,8 @@ from mjenv.engine import codes as K
 from mjenv.engine import entry
 from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
 from mjenv.engine import state as S
-from mjenv.engine import gjscore, jitcache, kwscore, yzscore
-from mjenv.engine.family import Family, GejiuFamily, KawuxingFamily, YangzhouFamily, family_for
+from mjenv.engine import jitcache, yzscore
+from mjenv.engine.family import Family, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.engine import table as T
 from mjenv.rules import hand as H
@@ -339,50 +339,16 @@ class Engine:
         cfg[K.C_ANGANG_IMMEDIATE] = getattr(opts, "angang_timing", "deferrable") == "immediate"
         cfg[K.C_KONG_LINK] = _KONG_LINK[getattr(opts, "gangshanggang", "off")]
         cfg[K.C_HIDE_TRIPLETS] = fam.liang and getattr(opts, "liang_hide_triplets", "off") == "on"
-        if not fam.pays_kong_money:
-            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_NONE
-        elif fam.liang:  # Kawuxing: fixed amounts, compiled
-            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_COMPILED
-        else:  # Diedaohu / Liuwei: limited by the bankrolls, compiled as well
-            cfg[K.C_KONG_MONEY] = K.KONG_MONEY_BANKROLL
-            _, cfg[K.C_KONG_ALL_PAY], cfg[K.C_KONG_LIMIT] = fam.bankroll_kong()
         cfg[K.C_RECORD] = self.record_events
         cfg[K.C_KINDS_BITS] = handk.kinds_bits(self.kinds)
         cfg[K.C_SPECIAL] = fam.special_complete(np.zeros((1, 34), np.int8)) is not None
-        if isinstance(fam, KawuxingFamily):  # claim windows judged and valued, hand ends settled in the kernel
-            cfg[K.C_KW_SCORE] = 1
-            cfg[K.C_KW : K.C_KW + kwscore.N_KW] = kwscore.config(opts)
-        else:  # drawn hands end in the kernel (they pay nothing); Gejiu's claim windows open there
-            if not fam.draw_pays_nothing:
-                raise NotImplementedError(f"{type(fam).__name__}: drawn hands that pay are settled only for Kawuxing")
-            cfg[K.C_WIN_ON_SHAPE] = fam.win_on_shape
-            cfg[K.C_LOUHU_WINDOW] = fam.louhu_window
-        if isinstance(fam, GejiuFamily):  # wins valued and settled in the kernel too
-            cfg[K.C_GJ_SCORE] = 1
-            cfg[K.C_GJ : K.C_GJ + gjscore.N_GJ] = gjscore.config(opts)
-            cfg[K.C_SINGLE_WINNER] = fam.single_winner
-        if isinstance(fam, YangzhouFamily):  # claim-window wins and the self-draw minimum judged in the kernel
-            cfg[K.C_YZ : K.C_YZ + yzscore.N_YZ] = yzscore.config(opts)
+        fam.configure(cfg)  # kong money, and what the family's compiled scorers and ends read
         return cfg
 
 
     def _float_config(self) -> np.ndarray:
         fcfg = np.zeros(K.N_FCONFIG + self.batch_size * self.n, np.float64)  # then the balances (F_BALANCE)
-        if self._cfg[K.C_KONG_MONEY] == K.KONG_MONEY_COMPILED:
-            from mjenv.rules.scoring.kawuxing import _KONG_MONEY
-
-            fcfg[K.F_KONG_DIRECT] = _KONG_MONEY["direct"]
-            fcfg[K.F_KONG_ADDED] = _KONG_MONEY["added"]
-            fcfg[K.F_KONG_CONCEALED] = _KONG_MONEY["concealed"]
-            fcfg[K.F_KONG_DOUBLING] = self.opts.gangshanggang != "off"
-            fcfg[K.F_KONG_DOUBLING + 1] = self.opts.base
-        elif self._cfg[K.C_GJ_SCORE]:
-            fcfg[K.F_BASE] = self.opts.base
-        elif self._cfg[K.C_KONG_MONEY] == K.KONG_MONEY_BANKROLL:
-            owed = self.family.bankroll_kong()[0]
-            fcfg[K.F_KONG_DIRECT] = owed["direct"]
-            fcfg[K.F_KONG_ADDED] = owed["added"]
-            fcfg[K.F_KONG_CONCEALED] = owed["concealed"]
+        self.family.configure_float(fcfg)
         return fcfg
 
     # ------------------------------------------------------------------ reset

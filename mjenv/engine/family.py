@@ -81,6 +81,22 @@ class Family:
         self.opts = engine.opts
         self.n = engine.n
 
+    def configure(self, cfg: np.ndarray) -> None:
+        """Set the family's entries of the compiled core's configuration vector ``cfg`` (``C_*`` of
+        :mod:`mjenv.engine.codes`; the engine has set the common ones, everything else is 0): by default no kong
+        money, drawn hands end in the kernel (they pay nothing) and the claim windows the flags above describe."""
+        from mjenv.engine import codes as C
+
+        if not self.draw_pays_nothing:
+            raise NotImplementedError(f"{type(self).__name__}: drawn hands that pay are settled only for Kawuxing")
+        cfg[C.C_KONG_MONEY] = C.KONG_MONEY_NONE
+        cfg[C.C_WIN_ON_SHAPE] = self.win_on_shape
+        cfg[C.C_LOUHU_WINDOW] = self.louhu_window
+
+    def configure_float(self, fcfg: np.ndarray) -> None:
+        """Set the family's entries of the float configuration vector (``F_*`` of :mod:`mjenv.engine.codes`):
+        none by default."""
+
     @property
     def single_winner(self) -> bool:
         """Only the nearest claimant wins a discard (docs/rules/common.md §1.8)."""
@@ -175,6 +191,26 @@ class KawuxingFamily(Family):
     def default_kong_money(cls, kind, opts):
         return K.kong_money(3, kind, 0, 1 if kind == "direct" else None, 1, opts)
 
+    def configure(self, cfg):
+        """Claim windows judged and valued, hand ends settled and kong money paid in the kernel
+        (:mod:`mjenv.engine.kwscore` reads its options and the fan values of :data:`~.kawuxing.FANS`)."""
+        from mjenv.engine import codes as C
+        from mjenv.engine import kwscore
+
+        cfg[C.C_KONG_MONEY] = C.KONG_MONEY_COMPILED
+        cfg[C.C_KW_SCORE] = 1
+        cfg[C.C_KW : C.C_KW + kwscore.N_KW] = kwscore.config(self.opts)
+
+    def configure_float(self, fcfg):
+        """Kong money per payer at chain position 1 in units of b (§3.5, the scorer's table), its doubling and b."""
+        from mjenv.engine import codes as C
+
+        fcfg[C.F_KONG_DIRECT] = K._KONG_MONEY["direct"]
+        fcfg[C.F_KONG_ADDED] = K._KONG_MONEY["added"]
+        fcfg[C.F_KONG_CONCEALED] = K._KONG_MONEY["concealed"]
+        fcfg[C.F_KONG_DOUBLING] = self.opts.gangshanggang != "off"
+        fcfg[C.F_KONG_DOUBLING + 1] = self.opts.base
+
     def hideable_triplets(self, b: int, s: int) -> tuple[int, ...]:
         """§3.6 D2: the triplets seat ``s`` keeps face down when it declares 亮倒 now."""
         if self.opts.liang_hide_triplets != "on":
@@ -247,6 +283,23 @@ class GejiuFamily(Family):
     def fans(cls):
         return G.PATTERNS
 
+    def configure(self, cfg):
+        """Wins valued (:mod:`mjenv.engine.gjscore`, with the values of :data:`~.gejiu.PATTERNS`) and settled in the
+        kernel, besides the defaults."""
+        from mjenv.engine import codes as C
+        from mjenv.engine import gjscore
+
+        super().configure(cfg)
+        cfg[C.C_GJ_SCORE] = 1
+        cfg[C.C_GJ : C.C_GJ + gjscore.N_GJ] = gjscore.config(self.opts)
+        cfg[C.C_SINGLE_WINNER] = self.single_winner
+
+    def configure_float(self, fcfg):
+        """The stake b of the compiled settlement."""
+        from mjenv.engine import codes as C
+
+        fcfg[C.F_BASE] = self.opts.base
+
     @classmethod
     def fan_table(cls):
         rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in G.PATTERNS.items()]
@@ -310,6 +363,25 @@ class DiedaohuFamily(Family):
     @classmethod
     def default_kong_money(cls, kind, opts):
         return cls.scorer.kong_money(kind, 0, 1 if kind == "direct" else None, opts)
+
+    def configure(self, cfg):
+        """Kong money (where the family pays it) compiled, limited by the balances under 园子 (:meth:`bankroll_kong`)."""
+        from mjenv.engine import codes as C
+
+        super().configure(cfg)
+        if self.pays_kong_money:
+            cfg[C.C_KONG_MONEY] = C.KONG_MONEY_BANKROLL
+            _, cfg[C.C_KONG_ALL_PAY], cfg[C.C_KONG_LIMIT] = self.bankroll_kong()
+
+    def configure_float(self, fcfg):
+        """The amount each payer owes per kind of kong (:meth:`bankroll_kong`), where the family pays kong money."""
+        from mjenv.engine import codes as C
+
+        if self.pays_kong_money:
+            owed = self.bankroll_kong()[0]
+            fcfg[C.F_KONG_DIRECT] = owed["direct"]
+            fcfg[C.F_KONG_ADDED] = owed["added"]
+            fcfg[C.F_KONG_CONCEALED] = owed["concealed"]
 
     def _lock(self, b: int, s: int) -> D.LouhuLock:
         st = self.engine.state
@@ -449,6 +521,15 @@ class YangzhouFamily(DiedaohuFamily):
         """The small fans (小番) with their fan counts."""
         rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in Y.SMALL_FANS.items()]
         return {"small fans": (["id", "small fan", "English", "fans"], rows)}
+
+    def configure(self, cfg):
+        """Claim-window wins and the self-draw minimum judged in the kernel (:mod:`mjenv.engine.yzscore`, with the
+        values of the scorer's tables), besides Diedaohu's entries."""
+        from mjenv.engine import codes as C
+        from mjenv.engine import yzscore
+
+        super().configure(cfg)
+        cfg[C.C_YZ : C.C_YZ + yzscore.N_YZ] = yzscore.config(self.opts)
 
     def round_wind(self, b: int) -> int:
         """Tile id of table ``b``'s round wind (§8.3), from its session (the kernels read it too, see ``PEND_ROUND_WIND``)."""
