@@ -21,19 +21,8 @@ Yangzhou (§8.2 "打法和跌倒胡一樣") and Liuwei (§10.2 "和跌倒胡基�
 :func:`fengqing_liability`, :func:`apply_bankroll`, :func:`apply_win`, the session helpers and :func:`winners_in_order`
 (``hand_counts``, ``meld_counts`` and ``HOWS`` are :mod:`mjenv.rules.scoring.common`'s, re-exported here).
 
-Hand classes (the ``fans`` ids; value V under 紧淌, §7.4 — the first that applies):
-
-======================  ======  =========================  ====
-id                      中文     English                    V
-======================  ======  =========================  ====
-``fengqing``            风清     all honors                 16
-``qingduidui``          清对对   pure all-triplets          8
-``qingyise``            清一色   full flush                 4
-``hunduidui``           混对对   half-flush all-triplets    4
-``hunyise``             混一色   half flush                 2
-``duiduihu``            对对胡   all triplets               2
-``pihu``                屁胡     plain win                  1
-======================  ======  =========================  ====
+Hand classes (the ``fans`` ids, from the most valuable, the first that applies; value V under 紧淌, §7.4) are
+:data:`CLASSES` (rendered in the generated tables of docs/rules/diedaohu.md).
 
 Everything is a pure function of tiles, melds, a context and a ``DiedaohuOptions`` value; the engine tracks
 the situation (locks, balances, the session) and passes it in.  Readings of unclear rules are recorded in

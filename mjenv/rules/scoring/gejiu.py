@@ -11,33 +11,16 @@ This module owns, for Gejiu and every option of §6.9 that touches shapes, value
   :func:`settle_draw`; Gejiu has no kong money (§6.4), so there is no kong settlement here;
 * the next dealer (§6.5, ``gejiu_multiwin_dealer``) — :func:`next_dealer`, with :func:`nearest_claimant`.
 
-Pattern ids (the ``fans`` keys of :class:`~mjenv.rules.scoring.kawuxing.WinScore`), from the English names of
-the §6.7 table, with their values:
+Pattern ids (the ``fans`` keys of :class:`~mjenv.rules.scoring.kawuxing.WinScore`) come from the English names of
+the §6.7 table; ids, names and values are :data:`PATTERNS` (rendered in the generated tables of
+docs/rules/gejiu.md).
 
-=================  ========  ==========================  =====
-id                 Chinese   English                     value
-=================  ========  ==========================  =====
-``pinghu``         平胡      plain                       2
-``hunyise``        混一色    half flush                  4
-``daduizi``        大对子    all triplets                4
-``yitiaolong``     一条龙    straight                    4
-``yibangao``       一般高    twin sequences              4
-``lanpai``         烂牌      rotten hand                 4
-``qingyise``       清一色    full flush                  8
-``xiaoqidui``      小七对    seven pairs                 8
-``longqidui``      龙七对    dragon seven pairs          16
-``shuanglong``     双龙七对  double dragon seven pairs   32
-``ziyise``         字一色    all honors                  32
-``qixing``         七星      seven stars                 32
-``gangshanghua``   杠上花    kong bloom                  8
-``qianggang``      抢杠      robbing                     8
-=================  ========  ==========================  =====
-
-The values live in :data:`PATTERNS` only: this scorer and its compiled twin :mod:`mjenv.engine.gjscore` (the
-value V the engine's kernels settle Gejiu wins with) both read them.  ``pinghu`` is listed only when no other pattern applies (it is the base every other value is relative to,
-§6.8).  Everything here is a pure function of tiles, melds, a :class:`GejiuContext` and a ``GejiuOptions``
-value; the engine tracks the face-up kong tiles and who robbed what.  ``WinScore``, ``Transfer`` and
-``Settlement`` are the Kawuxing types, shared.  Readings of unclear rules are in ``docs/rules-notes.md``.
+The values live in :data:`PATTERNS` only: this scorer and its compiled twin :mod:`mjenv.engine.gjscore` (the value
+V the engine's kernels settle Gejiu wins with) both read them. ``pinghu`` is listed only when no other pattern
+applies (it is the base every other value is relative to, §6.8). Everything here is a pure function of tiles,
+melds, a :class:`GejiuContext` and a ``GejiuOptions`` value; the engine tracks the face-up kong tiles and who
+robbed what. ``WinScore``, ``Transfer`` and ``Settlement`` are the Kawuxing types, shared. Readings of unclear
+rules are in ``docs/rules-notes.md``.
 """
 
 from __future__ import annotations

@@ -377,7 +377,8 @@ def score_win(concealed, melds, win_tile: int, ctx: WinContext, opts, n_players:
     win_tile = int(win_tile)
     if not 0 <= win_tile < N_KINDS:
         raise ValueError(f"winning tile id {win_tile} out of range 0..33")
-    r = _score_cached(counts.tobytes(), tuple(melds), win_tile, ctx, opts, int(n_players), (tuple(FANS.values()), SHOUZHUAYI_PPH))
+    tables = (tuple(FANS.values()), SHOUZHUAYI_PPH)
+    r = _score_cached(counts.tobytes(), tuple(melds), win_tile, ctx, opts, int(n_players), tables)
     legal, reason, reading, text, fans, value, cap, value_d = r
     return WinScore(legal, reason, reading, text, dict(fans), value, cap, value_d)
 

@@ -16,20 +16,9 @@ Hand shapes and classes, the missed-win lock, the busted-discarder rule and the 
 (:func:`~.diedaohu.best_class_reading`, :class:`~.diedaohu.DiedaohuContext`, :class:`~.diedaohu.LouhuLock`,
 :func:`~.diedaohu.apply_bankroll`).
 
-Hand classes (the ``fans`` ids; V is the Diedaohu value of §7.4, shown for reference; the money comes from the
-50-scale table, per payer: self-draw each / discarder / each 陪冲):
-
-======================  ======  =========================  ==  ====================
-id                      中文     English                    V   money (50-scale)
-======================  ======  =========================  ==  ====================
-``fengqing``            风清     all honors                 16  whole balance / whole balance / 16 (紧淌: 96 / 64 / 16)
-``qingduidui``          清对对   pure all-triplets          8   16 / 16 / 8
-``qingyise``            清一色   full flush                 4   16 / 16 / 8
-``hunduidui``           混对对   half-flush all-triplets    4   16 / 16 / 8
-``hunyise``             混一色   half flush                 2   12 / 12 / 6
-``duiduihu``            对对胡   all triplets               2   10 / 10 / 5
-``pihu``                屁胡     plain win                  1   6 / 4 / 2
-======================  ======  =========================  ==  ====================
+Hand classes (the ``fans`` ids) are Diedaohu's :data:`CLASSES` (V shown for reference); the money comes from the
+50-scale table :data:`PAYMENTS`, per payer: self-draw each / discarder / each 陪冲 (both rendered in the generated
+tables of docs/rules/liuwei.md).
 
 Readings of unclear rules are recorded in ``docs/rules-notes.md`` (section "Liuwei").
 """

@@ -20,53 +20,12 @@ twin through the engine's configuration vector (:func:`mjenv.engine.yzscore.conf
 
 Fan ids (snake_case pinyin; names of more than three syllables are split at the Chinese word boundary):
 
-Big fans (大番), values standard / new — suit fans, structure fans, then the listed composites:
-
-=============================  ==========  =================================  =========
-id                             中文         English                            std / new
-=============================  ==========  =================================  =========
-``qingyise``                   清一色       full flush                         60 / 80
-``hunyise``                    混一色       half flush                         15 / 20
-``fengqing``                   风清         all honors                         240 / 320
-``gangban``                    钢板         four identical sequences           480 / 640
-``tieban``                     铁板         three identical sequences          60 / 80
-``yiban``                      一板         two identical sequences            10 / 15
-``shuangbanban``               双板板       two pairs of identical sequences   30 / 40
-``shuangban_shuangxi``         双板双喜     双板板, same numbers two suits      60 / 80
-``shuangban_shuanglao``        双板双老     双板板, 123 and 789 one suit        60 / 80
-``shuangban_shuanglian``       双板双连     双板板, consecutive one suit        60 / 80
-``yitiaolong``                 一条龙       straight 123-456-789               15 / 20
-``banlong``                    板龙         straight plus a twin               25 / 45
-``sanfutong``                  三副同       same sequence in three suits       15 / 20
-``sifutong``                   四副同       三副同 plus a fourth alike          30 / 50
-``duiduihu``                   对对胡       all triplets                       15 / 20
-``shuangpiao``                 双飘         two-suit mirrored sequences        15 / 20
-``hunlong``                    混龙         混一色 + 一条龙                     30 / 50
-``hunduidui``                  混对对       混一色 + 对对胡                     30 / 50
-``hunbanlong``                 混板龙       混一色 + 板龙                       45 / 80
-``hun_shuangbanban``           混双板板     混一色 + 双板板                     35 / 70
-``huntieban``                  混铁板       混一色 + 铁板                       75 / 110
-``hun_shuangban_shuanglian``   混双板双连   混一色 + 双板双连                   75 / 110
-``hun_shuangban_shuanglao``    混双板双老   混一色 + 双板双老                   75 / 110
-``hun_shuangban_shuangxi``     混双板双喜   混一色 + 双板双喜 (unreachable)     75 / 110
-``qingduidui``                 清对对       清一色 + 对对胡                     75 / 110
-``qinglong``                   清龙         清一色 + 一条龙                     75 / 110
-``shuangbanqing``              双板清       清一色 + 双板板                     80 / 120
-``qingbanlong``                清板龙       清一色 + 板龙                       85 / 130
-``tiebanqing``                 铁板清       清一色 + 铁板                       120 / 160
-=============================  ==========  =================================  =========
+Big fans (大番) with their standard / new values are :data:`BIG_FANS` (suit fans, structure fans, then the listed
+composites of :data:`COMPOSITES`); small fans (小番), the same in both styles, :data:`SMALL_FANS` (both rendered in
+the generated tables of docs/rules/yangzhou.md).
 
 A suit fan with a structure fan that has no listed composite is reported as both ids, their values summed
 (§8.6 step 5, e.g. ``{qingyise: 60, yiban: 10}``).
-
-Small fans (小番), ids as in the §8.4 table, the same in both styles:
-``menqing`` 门清 concealed hand 1, ``pinghu`` 平胡 all sequences no honors 1, ``zimo`` 自摸 self-draw 1,
-``yazi`` 丫子 edge or closed sole wait 1, ``queyi`` 缺一 missing one suit 1, ``yaotou`` 幺头 terminal pair 1,
-``duanyao`` 断幺 no terminals or honors 1, ``qixiang`` 齐相 same sequence in two suits 1, ``lianfu`` 连副 two
-sequences three apart 1, ``laoshao`` 老少 123 + 789 one suit 1, ``zige`` 子格 concealed triplet 1 each,
-``minggang`` 明杠 exposed kong 1 each, ``angang`` 暗杠 concealed kong 2 each, ``menfeng`` 门风 seat-wind set 1,
-``quanfeng`` 圈风 round-wind set 1, ``jianke`` 中/发/白 dragon set 1 each, ``dudiao`` 独吊 single wait on the
-pair 1.
 
 Everything is a pure function of tiles, melds, a :class:`YangzhouContext` and a ``YangzhouOptions`` value.
 Readings of unclear rules are recorded in ``docs/rules-notes.md`` (section "Yangzhou").
