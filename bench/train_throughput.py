@@ -10,12 +10,18 @@ table per rollout, 4 PPO epochs in minibatches of 1,024, and train ``--samples``
   frozen snapshot of the policy (``--opponents self``): their decisions cost a forward pass each and are not
   trained on.
 
+Then the same two jobs once more with the PPO update switched off (``MaskablePPO.train`` and
+:func:`agents.selfplay.ppo_update` replaced by no-ops): samples *collected* per CPU second, where the all-seat
+trainer's advantage lies (the update costs the same per sample in both, and it is most of the all-seat
+trainer's time).
+
 A sample is one decision the PPO update trains on.  The figure is samples / CPU seconds of the training loop
 (``time.process_time`` of this process, which plays, encodes, runs the network and updates it: the loop's
 ``cpu_seconds`` in train.py's summary; the final evaluation and the warm-up are outside it).  Each trainer first
 runs one small warm-up job (compiled game core loaded, torch initialised), then ``--passes`` measured jobs,
 alternating; the medians are reported.  Torch uses ``--threads`` threads in both.  The last line printed is one
-JSON object ``{"allseat": …, "sb3": …, "ratio": …}`` (samples per CPU second, ratio = allseat / sb3)::
+JSON object ``{"allseat": …, "sb3": …, "ratio": …, "rollout_allseat": …, "rollout_sb3": …, "rollout_ratio": …}``
+(samples per CPU second, ratio = allseat / sb3)::
 
     python bench/train_throughput.py                      # 32,768 samples each, 1 pass (≈ 1-2 CPU minutes)
     python bench/train_throughput.py --samples 65536 --passes 3
@@ -50,6 +56,22 @@ def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str) 
     return {"samples": summary["steps"], "cpu": summary["cpu_seconds"], "rate": summary["steps"] / summary["cpu_seconds"]}
 
 
+def rollout_only(trainer: str, samples: int, a: argparse.Namespace, out: str) -> dict:
+    """:func:`job` with the PPO update replaced by a no-op: the trainer's collection cost alone."""
+    import sb3_contrib
+
+    import agents.selfplay as selfplay
+
+    nothing = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clip_fraction": 0.0}
+    saved = sb3_contrib.MaskablePPO.train, selfplay.ppo_update
+    sb3_contrib.MaskablePPO.train = lambda self: None
+    selfplay.ppo_update = lambda *args, **kw: dict(nothing)
+    try:
+        return job(trainer, samples, a, out, f"rollout-{trainer}")
+    finally:
+        sb3_contrib.MaskablePPO.train, selfplay.ppo_update = saved
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Measure both trainers (see the module docstring); prints a table and, last, the JSON line."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -78,11 +100,17 @@ def main(argv: list[str] | None = None) -> dict:
                 r = job(trainer, a.samples, a, out, f"{trainer}-{i}")
                 rates[trainer].append(r["rate"])
                 rows.append((trainer, i, r))
+        collect = {trainer: rollout_only(trainer, a.samples, a, out) for trainer in rates}
     print(f"{'trainer':<8} {'pass':>4} {'samples':>9} {'CPU s':>8} {'samples/CPU s':>14}")
     for trainer, i, r in rows:
         print(f"{trainer:<8} {i:>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f}")
+    for trainer, r in collect.items():
+        print(f"{trainer:<8} {'roll':>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f}   (no update)")
     result = {k: round(statistics.median(v), 1) for k, v in rates.items()}
     result["ratio"] = round(result["allseat"] / result["sb3"], 2)
+    for trainer, r in collect.items():
+        result[f"rollout_{trainer}"] = round(r["rate"], 1)
+    result["rollout_ratio"] = round(result["rollout_allseat"] / result["rollout_sb3"], 2)
     print(json.dumps(result))
     return result
 
