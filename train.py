@@ -542,19 +542,30 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
     print(f"trained {steps:,} samples in {train_seconds:.0f} s ({train_cpu:.0f} CPU s here"
           + (f", {rollout_cpu:.0f} CPU s in the rollout workers" if ray is not None else "") + ")", flush=True)
     final = evaluate(steps, args.final_eval_walls, 1_000_000)
-    meta = {"train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1),
-            "rollout_worker_cpu_seconds": round(rollout_cpu, 1) if ray is not None else None,
+    worker_cpu = round(rollout_cpu, 1) if ray is not None else None
+    ck = payload(steps, {**final_meta(final, train_seconds, train_cpu), "rollout_worker_cpu_seconds": worker_cpu})
+    return finish_run(args, folder, ck, {
+        "run": run_name, "folder": str(folder), "trainer": "allseat", "steps": steps, "seconds": train_seconds,
+        "cpu_seconds": train_cpu, "rollout_worker_cpu_seconds": worker_cpu, "iterations": iteration,
+        "final_eval": final, "options": options_to_dict(opts, args.variant)})
+
+
+def final_meta(final: dict, seconds: float, cpu: float) -> dict:
+    """The training facts a final checkpoint's ``meta`` holds: times and the final evaluation rows."""
+    return {"train_seconds": round(seconds, 1), "train_cpu_seconds": round(cpu, 1),
             "final_eval": {k: {kk: vv for kk, vv in v.items() if kk != "step"} for k, v in final.items()}}
-    final_path = save_checkpoint(folder / "final.pt", payload(steps, meta))
+
+
+def finish_run(args: Args, folder: Path, ck: dict, summary: dict) -> dict:
+    """Save the final checkpoint ``ck`` as ``final.pt`` (and ``--export``), write ``summary.json`` (adding the
+    checkpoint's path to ``summary``); returns the summary."""
+    final_path = save_checkpoint(folder / "final.pt", ck)
     print(f"final checkpoint: {final_path}")
     if args.export:
         Path(args.export).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(final_path, args.export)
         print(f"exported to {args.export}")
-    summary = {"run": run_name, "folder": str(folder), "trainer": "allseat", "steps": steps, "seconds": train_seconds,
-               "cpu_seconds": train_cpu, "rollout_worker_cpu_seconds": rollout_cpu if ray is not None else None,
-               "iterations": iteration, "final_eval": final, "checkpoint": str(final_path),
-               "options": options_to_dict(opts, args.variant)}
+    summary["checkpoint"] = str(final_path)
     (folder / "summary.json").write_text(json_text(summary), encoding="utf-8")
     return summary
 
@@ -832,18 +843,9 @@ def train(args: Args, config: str | None = None) -> dict:
               f"{train_cpu:.0f} CPU s)", flush=True)
 
         final = evaluate(steps, args.final_eval_walls, 1_000_000)
-        meta = {"train_seconds": round(train_seconds, 1), "train_cpu_seconds": round(train_cpu, 1),
-                "final_eval": {k: {kk: vv for kk, vv in v.items() if kk != "step"} for k, v in final.items()}}
-        final_path = save_checkpoint(folder / "final.pt", payload(steps, meta))
-        print(f"final checkpoint: {final_path}")
-        if args.export:
-            Path(args.export).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(final_path, args.export)
-            print(f"exported to {args.export}")
-        summary = {"run": run_name, "folder": str(folder), "steps": steps, "seconds": train_seconds,
-                   "cpu_seconds": train_cpu, "final_eval": final, "checkpoint": str(final_path),
-                   "options": options_to_dict(opts, args.variant)}
-        (folder / "summary.json").write_text(json_text(summary), encoding="utf-8")
+        summary = finish_run(args, folder, payload(steps, final_meta(final, train_seconds, train_cpu)), {
+            "run": run_name, "folder": str(folder), "trainer": "sb3", "steps": steps, "seconds": train_seconds,
+            "cpu_seconds": train_cpu, "final_eval": final, "options": options_to_dict(opts, args.variant)})
     finally:  # progress.csv and the TensorBoard files are open until the logger is closed
         model.logger.close()
         venv.close()
