@@ -12,13 +12,11 @@ module's two functions.  Today: ``score`` (one winning hand of any variant, the 
 (the option reference, :mod:`mjenv.rules.reference`), ``play`` (a hand against the bots, :mod:`mjenv.play`) and
 ``dataset`` (decisions for offline learning, :mod:`mjenv.dataset`).
 
-``score`` is driven by two tables:
-
-* :data:`_FAMILIES` — per rule family (``VariantSpec.family``), how to build the scorer's context from the
-  command line and call it, the JSON object it prints and the text notes on value and share; a new family adds
-  one entry (its fan names and whether values are factors come from its class, :mod:`mjenv.engine.family`);
-* :data:`_FLAGS` — the situation flags (``--liangdao``, ``--louhu``, ``--seat-wind`` ...), each with the
-  families it applies to; a flag given for another family is a usage error that names its variants.
+``score`` reads each rule family from its class (:mod:`mjenv.engine.family`, ``VariantSpec.family``): how to
+score one hand in a situation (``score_situation``), the JSON object (``score_json``), the text notes on value and
+share, the fan names and whether values are factors; :data:`_FLAGS` spells the situation facts as flags
+(``--liangdao``, ``--louhu``, ``--seat-wind`` ...), each applying to the families whose ``situation`` names it; a
+flag given for another family is a usage error that names its variants.
 
 The JSON object always has ``legal``, ``reason``, ``reading``, ``fans`` ({id: value}), ``value``, ``cap`` and
 ``share``; the Diedaohu, Liuwei and Yangzhou scorers add their own fields (``to_json()``: hand class, whole
@@ -36,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mjenv.dataset import add_dataset_subcommand, dataset_main
-from mjenv.engine.family import family_class
+from mjenv.engine.family import FAMILIES, family_class
 from mjenv.play import add_play_subcommand, play_main
 from mjenv.replay import add_replay_subcommand, replay_main
 from mjenv.rules import reference
@@ -49,16 +47,10 @@ from mjenv.rules.options import (
     list_presets,
     list_rulesets,
     load_rules,
-    n_players,
     parse_option_assignments,
     tile_kinds,
 )
-from mjenv.rules.scoring import diedaohu, gejiu, kawuxing, liuwei, yangzhou
-from mjenv.rules.scoring.diedaohu import DiedaohuContext, LouhuLock
-from mjenv.rules.scoring.gejiu import GejiuContext
-from mjenv.rules.scoring.kawuxing import WinContext, WinScore
-from mjenv.rules.scoring.yangzhou import YangzhouContext
-from mjenv.tiles import WINDS, Hand, parse_hand
+from mjenv.tiles import WINDS, parse_hand
 
 PROG = "mjenv"
 
@@ -87,13 +79,6 @@ class _UsageError(Exception):
     """Malformed command line or input; printed as one line, exit status 2."""
 
 
-def _number(x: float | None) -> float | int | None:
-    """Whole amounts as ints, so JSON and text show ``8`` rather than ``8.0``."""
-    if x is None:
-        return None
-    return int(x) if float(x).is_integer() else x
-
-
 # --------------------------------------------------------------------------------------------------
 # score: situation flags
 # --------------------------------------------------------------------------------------------------
@@ -105,7 +90,6 @@ class _Flag:
 
     name: str
     """The option string, e.g. ``"--after-kong"``."""
-    families: tuple[str, ...]
     help: str
     usage: str = ""
     """How the usage line writes it (``"--lock M"``); the bare name when empty."""
@@ -116,55 +100,53 @@ class _Flag:
     def dest(self) -> str:
         return self.name.lstrip("-").replace("-", "_")
 
+    @property
+    def families(self) -> tuple[str, ...]:
+        """The rule families whose scorer reads this fact (their class's ``situation``)."""
+        return tuple(name for name, cls in FAMILIES.items() if self.dest in cls.situation)
+
 
 _WIND_LETTERS = "ESWN"  # seat / round winds as written on the command line: 1z 2z 3z 4z
 
 _FLAGS: tuple[_Flag, ...] = (
-    _Flag("--liangdao", ("kawuxing",), "the winner declared 亮倒 before this win"),
+    _Flag("--liangdao", "the winner declared 亮倒 before this win"),
     _Flag(
         "--after-kong",
-        ("kawuxing", "gejiu"),
         "the win follows the winner's kong: Kawuxing, at chain position L (default 1), 杠上开花 on a self-draw, "
         "杠上炮 on a discard; Gejiu, 杠上花 on a self-draw (no L)",
         "--after-kong [L]",
         # optional value only so that "--after-kong HAND" can be untangled in _after_kong
         {"nargs": "?", "const": "1", "default": None, "metavar": "L"},
     ),
-    _Flag("--last-tile", ("kawuxing",), "the win is on the last tile (海底捞, per option haidi)"),
-    _Flag("--konged", ("kawuxing",), "the winner made a kong earlier this hand (kaikou soft)"),
-    _Flag("--discarder-liangdao", ("kawuxing",), "the discarder has declared 亮倒 (payer factor f_D)"),
+    _Flag("--last-tile", "the win is on the last tile (海底捞, per option haidi)"),
+    _Flag("--konged", "the winner made a kong earlier this hand (kaikou soft)"),
+    _Flag("--discarder-liangdao", "the discarder has declared 亮倒 (payer factor f_D)"),
     _Flag(
         "--lock",
-        ("kawuxing",),
         "the winner is under a missed-win lock with value M",
         "--lock M",
         {"type": int, "default": None, "metavar": "M"},
     ),
     _Flag(
         "--louhu",
-        ("diedaohu", "yangzhou", "liuwei"),
         "the winner is under a missed-win lock (漏胡, §7.6): no discard or rob win",
     ),
     _Flag(
         "--dadiaoche",
-        ("diedaohu", "yangzhou", "liuwei"),
         "the winner is locked but the 大吊车 exception holds for the winning tile (§7.6)",
     ),
     _Flag(
         "--discarder-busted",
-        ("diedaohu", "liuwei"),
         "园子: the discarder's balance is 0, its tiles cannot be won on (§7.7)",
     ),
     _Flag(
         "--seat-wind",
-        ("yangzhou",),
         "the winner's seat wind 门风 (default E)",
         "--seat-wind E|S|W|N",
         {"type": str.upper, "choices": tuple(_WIND_LETTERS), "default": None, "metavar": "E|S|W|N"},
     ),
     _Flag(
         "--round-wind",
-        ("yangzhou",),
         "the round wind 圈风 (default E)",
         "--round-wind E|S|W|N",
         {"type": str.upper, "choices": tuple(_WIND_LETTERS), "default": None, "metavar": "E|S|W|N"},
@@ -206,151 +188,9 @@ def _check_lock(args: argparse.Namespace) -> None:
         raise _UsageError(f"--lock takes the value M >= 1 of the passed win, got {args.lock}")
 
 
-def _louhu_lock(args: argparse.Namespace, hand: Hand) -> LouhuLock:
-    """``--louhu`` / ``--dadiaoche`` as the winner's missed-win state (大吊车: the exception is the winning tile)."""
-    if args.dadiaoche:
-        return LouhuLock(True, hand.win_tile)
-    return LouhuLock(args.louhu)
-
-
 def _wind(letter: str | None) -> int:
     """Tile id 27..30 of a wind letter E/S/W/N (East when not given)."""
     return WINDS[_WIND_LETTERS.index(letter or "E")]
-
-
-# --------------------------------------------------------------------------------------------------
-# score: one entry per rule family
-# --------------------------------------------------------------------------------------------------
-
-
-def _score_kawuxing(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
-    ctx = WinContext(
-        how=hand.win_how,
-        revealed=args.liangdao,
-        kong_position=args.kong_position,
-        last_tile=args.last_tile,
-        winner_has_konged=args.konged,
-        discarder_revealed=args.discarder_liangdao,
-        missed_win_lock=args.lock,
-    )
-    return kawuxing.score_hand(hand, ctx, opts, n_players(variant))
-
-
-def _score_gejiu(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
-    if args.kong_position > 1:
-        raise _UsageError(f"--after-kong takes no chain position in {variant} (杠上花 is one pattern)")
-    if args.kong_position and hand.win_how != "self-draw":
-        raise _UsageError(f"--after-kong applies to a self-draw in {variant} (杠上花; there is no 杠上炮)")
-    return gejiu.score_hand(hand, GejiuContext(hand.win_how, after_kong=bool(args.kong_position)), opts)
-
-
-def _score_by_class(module: Any) -> Callable[[Hand, argparse.Namespace, Any, str], WinScore]:
-    """The scorer of Diedaohu or Liuwei: one hand class, the missed-win lock and a busted discarder."""
-
-    def score(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
-        ctx = DiedaohuContext(hand.win_how, lock=_louhu_lock(args, hand), discarder_busted=args.discarder_busted)
-        return module.score_hand(hand, ctx, opts)
-
-    return score
-
-
-def _score_yangzhou(hand: Hand, args: argparse.Namespace, opts: Any, variant: str) -> WinScore:
-    ctx = YangzhouContext(
-        hand.win_how,
-        seat_wind=_wind(args.seat_wind),
-        round_wind=_wind(args.round_wind),
-        lock=_louhu_lock(args, hand),
-    )
-    return yangzhou.score_hand(hand, ctx, opts)
-
-
-def _plain_json(score: WinScore, amount: float) -> dict:
-    """The seven fields every variant prints, for the scorers without a ``to_json``."""
-    return {
-        "legal": score.legal,
-        "reason": score.reason,
-        "reading": score.reading_text,
-        "fans": score.fans,
-        "value": score.value,
-        "cap": score.cap,
-        "share": _number(amount),
-    }
-
-
-def _share_diedaohu(out: dict, opts: Any, how: str) -> str:
-    if out["whole_balance"]:
-        return "the payer's whole balance (风清 under 园子)"
-    return f"{out['share']} per payer (V × b, b = {_number(opts.base)})"
-
-
-def _share_liuwei(out: dict, opts: Any, how: str) -> str:
-    paid = "the whole balance" if out["whole_balance"] else out["share"]
-    b = _number(opts.base)
-    n = _number(opts.bankroll)
-    scale = f"§10.4 table × b, b = {b}" if n is None else f"§10.4 table × N/50 × b, N = {n}, b = {b}"
-    if how == "self-draw":
-        return f"{paid} from each of the three others ({scale})"
-    return f"{paid} from the discarder (出冲), {out['peichong']} from each other player (陪冲) ({scale})"
-
-
-def _share_yangzhou(out: dict, opts: Any, how: str) -> str:
-    b = _number(opts.base)
-    if how == "self-draw":
-        return f"{out['share']} from each of the three others (T × b, b = {b})"
-    return f"{out['share']} from the discarder (2 × T × b, b = {b}; the others pay nothing)"
-
-
-@dataclass(frozen=True)
-class _Family:
-    """How ``score`` handles the variants of one rule family."""
-
-    score: Callable[[Hand, argparse.Namespace, Any, str], WinScore]
-    """(hand, args, options, variant) -> the score; builds the context from the situation flags."""
-    to_json: Callable[[WinScore, Any], dict]
-    """(score, options) -> the JSON object."""
-    value_note: Callable[[WinScore, Any], str]
-    """(score, options) -> what follows V on the text ``value`` line."""
-    share_note: Callable[[dict, Any, str], str]
-    """(JSON object, options, how) -> the text ``share`` line."""
-
-
-_FAMILIES: dict[str, _Family] = {
-    "kawuxing": _Family(
-        score=_score_kawuxing,
-        to_json=lambda s, o: _plain_json(s, kawuxing.share(s, 1, o)),
-        value_note=lambda s, o: f"({o.fan_combine})",
-        share_note=lambda out, o, how: (
-            f"{out['share']} per payer before payer factors (min(V, cap) × b, b = {_number(o.base)})"
-        ),
-    ),
-    "gejiu": _Family(
-        score=_score_gejiu,
-        to_json=lambda s, o: _plain_json(s, gejiu.share(s, o)),
-        value_note=lambda s, o: f"({o.gejiu_combine}; 平胡 = 2 is the base)",
-        share_note=lambda out, o, how: f"{out['share']} per payer (V × b, b = {_number(o.base)}; no cap)",
-    ),
-    "diedaohu": _Family(
-        score=_score_by_class(diedaohu),
-        to_json=lambda s, o: s.to_json(),
-        value_note=lambda s, o: "(V of the hand class, §7.4)",
-        share_note=_share_diedaohu,
-    ),
-    "yangzhou": _Family(
-        score=_score_yangzhou,
-        to_json=lambda s, o: s.to_json(),
-        value_note=lambda s, o: (
-            f"(T = B {s.big_fan_value} + small fans {s.total - s.big_fan_value}; "
-            f"{o.yz_style} values, min_fan {o.min_fan})"
-        ),
-        share_note=_share_yangzhou,
-    ),
-    "liuwei": _Family(
-        score=_score_by_class(liuwei),
-        to_json=lambda s, o: s.to_json(),
-        value_note=lambda s, o: "(Diedaohu V of the hand class, §7.4; money from the §10.4 table)",
-        share_note=_share_liuwei,
-    ),
-}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -381,7 +221,7 @@ def _family_label(family: str) -> str:
 
 def _score_usage() -> str:
     lines = ["%(prog)s HAND [--variant V] [--ruleset R] [--preset P] [--option NAME=VALUE]... [--json]"]
-    for family in _FAMILIES:
+    for family in FAMILIES:
         flags = " ".join(f"[{f.usage or f.name}]" for f in _FLAGS if family in f.families)
         lines.append(f"  {_family_label(family)}: {flags}")
     return "\n       ".join(lines)
@@ -399,7 +239,7 @@ def _score_epilog() -> str:
                 f"  {name:<{width}}  rulesets: {', '.join(rulesets)}; presets: {', '.join(presets) or 'none'}"
                 f"\n  {'':<{width}}  {spec.description}"
             )
-        for family in _FAMILIES:
+        for family in FAMILIES:
             variant = _variants_of(family)[0]
             table = describe_options(get_variant(variant).options_cls, variant)
             rules = f"rules: docs/rules/{reference.PAGES[family]}; mjenv rules --variant {variant}"
@@ -439,9 +279,7 @@ def _run_score(args: argparse.Namespace) -> int:
     if args.hand is None:
         raise _UsageError("the following arguments are required: hand")
     family_name = get_variant(args.variant).family
-    if family_name not in _FAMILIES:
-        raise _UsageError(f"score has no scorer for variant {args.variant!r} (family {family_name!r}) yet")
-    family = _FAMILIES[family_name]
+    family = family_class(family_name)
     _check_flags(args, family_name)
     _check_lock(args)
     opts = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))
@@ -450,8 +288,9 @@ def _run_score(args: argparse.Namespace) -> int:
         raise _UsageError("the hand has no winning tile; end it with e.g. '+3p discard', '+9p self-draw' or '+5p rob'")
     if args.kong_position and hand.win_how == "rob":
         raise _UsageError("--after-kong does not apply to a rob (robbing is its own fan, 抢杠胡)")
-    score = family.score(hand, args, opts, args.variant)
-    out = family.to_json(score, opts)
+    args.seat_wind, args.round_wind = _wind(args.seat_wind), _wind(args.round_wind)  # tile ids, East by default
+    score = family.score_situation(hand, args, opts, args.variant)
+    out = family.score_json(score, opts)
     if args.json:
         print(json.dumps(out))
         return 0
@@ -459,9 +298,8 @@ def _run_score(args: argparse.Namespace) -> int:
     setup = f"{args.variant}, ruleset {ruleset}" + (f", preset {args.preset}" if args.preset else "")
     if args.option:
         setup += ", " + " ".join(args.option)
-    cls = family_class(family_name)
-    mark = "×" if cls.fan_factors else ""  # values that are factors
-    names = cls.fans()
+    mark = "×" if family.fan_factors else ""  # values that are factors
+    names = family.fans()
     fans = "  ".join(f"{names[f][0]} {f} {mark}{v}" for f, v in score.fans.items()) or "-"
     lines = [
         f"hand     {args.hand.strip()}",

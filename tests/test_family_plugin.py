@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.heuristic import family_params
+from mjenv.cli import _FLAGS
 from mjenv.engine.family import FAMILIES, family_class
 from mjenv.rules import reference
 from mjenv.rules.options import VARIANTS
@@ -28,6 +29,9 @@ def test_every_registered_family_is_a_complete_plugin(family):
     assert fan_names(family) == {k: f"{v[0]} {v[1]}" for k, v in fans.items()}
     assert reference.BLOCKS[f"fans {family}"]() == reference.fans_markdown(family)
     assert (f"kong money {family}" in reference.BLOCKS) == cls.pays_kong_money
+    # every situation fact its scorer reads is a ``mjenv score`` flag that applies to it
+    flags = {f.dest: f for f in _FLAGS}
+    assert set(cls.situation) <= set(flags) and all(family in flags[d].families for d in cls.situation)
 
 
 def test_heuristic_parameters_come_from_the_family(monkeypatch):

@@ -9,7 +9,9 @@ the engine.
 
 A family class is also the one place the rest of mjenv reads a family's particulars from: its id
 (:attr:`Family.name`, ``VariantSpec.family``), rule page, scorer module and fan table (the CLI, the viewer and
-the generated rule reference), the rows of its generated value tables, its kong money at default options, the
+the generated rule reference), how ``mjenv score`` scores one hand in a situation and writes the result
+(:meth:`Family.score_situation`, :attr:`Family.situation`), the rows of its generated value tables, its kong
+money at default options, the
 slices it sets in the compiled core's configuration vector (:meth:`Family.configure`) and the rule-based player's
 per-family parameters (:attr:`Family.heuristic`).  :data:`FAMILIES` lists the classes by name; adding a family
 is a class here, its scorer module, its options, its rules files and its rule page.
@@ -24,6 +26,27 @@ from mjenv.rules.scoring import gejiu as G
 from mjenv.rules.scoring import kawuxing as K
 from mjenv.rules.scoring import liuwei as L
 from mjenv.rules.scoring import yangzhou as Y
+from mjenv.rules.scoring.common import json_number
+
+
+def _plain_json(score, amount: float) -> dict:
+    """The seven ``mjenv score --json`` fields of a score without a ``to_json`` (Kawuxing, Gejiu)."""
+    return {
+        "legal": score.legal,
+        "reason": score.reason,
+        "reading": score.reading_text,
+        "fans": score.fans,
+        "value": score.value,
+        "cap": score.cap,
+        "share": json_number(amount),
+    }
+
+
+def _louhu_lock(sit, hand) -> D.LouhuLock:
+    """The winner's missed-win state from ``louhu`` / ``dadiaoche`` (大吊车: the exception is the winning tile)."""
+    if sit.dadiaoche:
+        return D.LouhuLock(True, hand.win_tile)
+    return D.LouhuLock(sit.louhu)
 
 
 class Family:
@@ -69,6 +92,32 @@ class Family:
     def extra_tables(cls) -> dict[str, tuple[list[str], list[list[str]]]]:
         """Further value tables of the rule page, by name (generated block ``"<name> <family>"``): header and rows."""
         return {}
+
+    situation: tuple[str, ...] = ()
+    """The facts of a win beyond the hand that :meth:`score_situation` reads (the ``mjenv score`` flags that apply)."""
+
+    @classmethod
+    def score_situation(cls, hand, sit, opts, variant: str):
+        """Score the parsed notation hand ``hand`` (:class:`mjenv.tiles.Hand`) in situation ``sit``: an object with
+        an attribute per name of :attr:`situation` (``kong_position`` for ``after_kong``), e.g. the ``mjenv score``
+        arguments; ``ValueError`` for a fact the family cannot take."""
+        raise NotImplementedError(f"family {cls.name!r} has no scorer for one hand")
+
+    @classmethod
+    def score_json(cls, score, opts) -> dict:
+        """The ``mjenv score --json`` object of a score (``legal``, ``reason``, ``reading``, ``fans``, ``value``,
+        ``cap``, ``share`` and the family's own fields)."""
+        return score.to_json()
+
+    @classmethod
+    def value_note(cls, score, opts) -> str:
+        """What follows V on the text ``value`` line of ``mjenv score``."""
+        return ""
+
+    @classmethod
+    def share_note(cls, out: dict, opts, how: str) -> str:
+        """The text ``share`` line of ``mjenv score`` from its JSON object ``out``."""
+        return f"{out['share']} per payer"
 
     @classmethod
     def default_kong_money(cls, kind: str, opts) -> list:
@@ -191,6 +240,35 @@ class KawuxingFamily(Family):
     def default_kong_money(cls, kind, opts):
         return K.kong_money(3, kind, 0, 1 if kind == "direct" else None, 1, opts)
 
+    situation = ("liangdao", "after_kong", "last_tile", "konged", "discarder_liangdao", "lock")
+
+    @classmethod
+    def score_situation(cls, hand, sit, opts, variant):
+        from mjenv.rules.options import n_players
+
+        ctx = K.WinContext(
+            how=hand.win_how,
+            revealed=sit.liangdao,
+            kong_position=sit.kong_position,
+            last_tile=sit.last_tile,
+            winner_has_konged=sit.konged,
+            discarder_revealed=sit.discarder_liangdao,
+            missed_win_lock=sit.lock,
+        )
+        return K.score_hand(hand, ctx, opts, n_players(variant))
+
+    @classmethod
+    def score_json(cls, score, opts):
+        return _plain_json(score, K.share(score, 1, opts))
+
+    @classmethod
+    def value_note(cls, score, opts):
+        return f"({opts.fan_combine})"
+
+    @classmethod
+    def share_note(cls, out, opts, how):
+        return f"{out['share']} per payer before payer factors (min(V, cap) × b, b = {json_number(opts.base)})"
+
     def configure(self, cfg):
         """Claim windows judged and valued, hand ends settled and kong money paid in the kernel
         (:mod:`mjenv.engine.kwscore` reads its options and the fan values of :data:`~.kawuxing.FANS`)."""
@@ -305,6 +383,28 @@ class GejiuFamily(Family):
         rows = [[f"`{k}`", zh, en, str(v)] for k, (zh, en, v) in G.PATTERNS.items()]
         return ["id", "pattern", "English", "value"], rows
 
+    situation = ("after_kong",)
+
+    @classmethod
+    def score_situation(cls, hand, sit, opts, variant):
+        if sit.kong_position > 1:
+            raise ValueError(f"--after-kong takes no chain position in {variant} (杠上花 is one pattern)")
+        if sit.kong_position and hand.win_how != "self-draw":
+            raise ValueError(f"--after-kong applies to a self-draw in {variant} (杠上花; there is no 杠上炮)")
+        return G.score_hand(hand, G.GejiuContext(hand.win_how, after_kong=bool(sit.kong_position)), opts)
+
+    @classmethod
+    def score_json(cls, score, opts):
+        return _plain_json(score, G.share(score, opts))
+
+    @classmethod
+    def value_note(cls, score, opts):
+        return f"({opts.gejiu_combine}; 平胡 = 2 is the base)"
+
+    @classmethod
+    def share_note(cls, out, opts, how):
+        return f"{out['share']} per payer (V × b, b = {json_number(opts.base)}; no cap)"
+
     def special_complete(self, counts):
         """烂牌 / 七星 (§6.6): 14 unrelated concealed tiles."""
         return G.lanpai_mask(counts)
@@ -363,6 +463,24 @@ class DiedaohuFamily(Family):
     @classmethod
     def default_kong_money(cls, kind, opts):
         return cls.scorer.kong_money(kind, 0, 1 if kind == "direct" else None, opts)
+
+    situation = ("louhu", "dadiaoche", "discarder_busted")
+
+    @classmethod
+    def score_situation(cls, hand, sit, opts, variant):
+        """One hand class, the missed-win lock and a busted discarder (Diedaohu and Liuwei)."""
+        ctx = D.DiedaohuContext(hand.win_how, lock=_louhu_lock(sit, hand), discarder_busted=sit.discarder_busted)
+        return cls.scorer.score_hand(hand, ctx, opts)
+
+    @classmethod
+    def value_note(cls, score, opts):
+        return "(V of the hand class, §7.4)"
+
+    @classmethod
+    def share_note(cls, out, opts, how):
+        if out["whole_balance"]:
+            return "the payer's whole balance (风清 under 园子)"
+        return f"{out['share']} per payer (V × b, b = {json_number(opts.base)})"
 
     def configure(self, cfg):
         """Kong money (where the family pays it) compiled, limited by the balances under 园子 (:meth:`bankroll_kong`)."""
@@ -516,6 +634,32 @@ class YangzhouFamily(DiedaohuFamily):
         rows = [[f"`{k}`", zh, en, made_of.get(k, ""), str(s), str(n)] for k, (zh, en, (s, n)) in Y.BIG_FANS.items()]
         return ["id", "big fan", "English", "combines", "standard", "new"], rows
 
+    situation = ("louhu", "dadiaoche", "seat_wind", "round_wind")
+
+    @classmethod
+    def score_situation(cls, hand, sit, opts, variant):
+        """``seat_wind`` / ``round_wind``: wind tile ids (East when ``None``)."""
+        east = Y.round_wind(0)
+        ctx = Y.YangzhouContext(
+            hand.win_how,
+            seat_wind=east if sit.seat_wind is None else sit.seat_wind,
+            round_wind=east if sit.round_wind is None else sit.round_wind,
+            lock=_louhu_lock(sit, hand),
+        )
+        return Y.score_hand(hand, ctx, opts)
+
+    @classmethod
+    def value_note(cls, score, opts):
+        return (f"(T = B {score.big_fan_value} + small fans {score.total - score.big_fan_value}; "
+                f"{opts.yz_style} values, min_fan {opts.min_fan})")
+
+    @classmethod
+    def share_note(cls, out, opts, how):
+        b = json_number(opts.base)
+        if how == "self-draw":
+            return f"{out['share']} from each of the three others (T × b, b = {b})"
+        return f"{out['share']} from the discarder (2 × T × b, b = {b}; the others pay nothing)"
+
     @classmethod
     def extra_tables(cls):
         """The small fans (小番) with their fan counts."""
@@ -572,6 +716,20 @@ class LiuweiFamily(DiedaohuFamily):
         # the §10.4 table at the 50-scale: everyone pays, the discarder more; 风清 takes the discarder's balance
         "deal_in": {"hun": (12.0, 6.0), "flush": (14.0, 7.0), "fengqing": (None, 16.0)},
     }
+
+    @classmethod
+    def value_note(cls, score, opts):
+        return "(Diedaohu V of the hand class, §7.4; money from the §10.4 table)"
+
+    @classmethod
+    def share_note(cls, out, opts, how):
+        paid = "the whole balance" if out["whole_balance"] else out["share"]
+        b = json_number(opts.base)
+        n = json_number(opts.bankroll)
+        scale = f"§10.4 table × b, b = {b}" if n is None else f"§10.4 table × N/50 × b, N = {n}, b = {b}"
+        if how == "self-draw":
+            return f"{paid} from each of the three others ({scale})"
+        return f"{paid} from the discarder (出冲), {out['peichong']} from each other player (陪冲) ({scale})"
 
     @classmethod
     def fan_table(cls):
