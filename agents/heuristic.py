@@ -73,6 +73,7 @@ from agents.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire,
 from agents.shanten import shanten, shanten_seven_pairs, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
+from mjenv.engine.family import family_class
 from mjenv.rules.hand import wait_mask
 from mjenv.rules.options import get_variant
 from mjenv.tiles import Meld
@@ -98,8 +99,6 @@ def family_params(family: str) -> dict:
     ``flush_bonus`` (None = no flush plan), ``triplets_bonus``, ``exposure_weight`` (ukeire per b of expected
     deal-in cost; docs/training.md: in Liuwei the tie-break lost 0.02-0.04 per hand at weights 1 and 3, so 0),
     ``deal_in`` (None = not modelled) and ``flush_variant`` (the keywords of ``heuristic-flush``)."""
-    from mjenv.engine.family import family_class
-
     p = family_class(family).heuristic
     return {
         "flush_bonus": p.get("flush_bonus"),
@@ -203,7 +202,8 @@ class HeuristicAgent:
         if self._deal_in is not None:
             self._pay_scale = float(self.opts.base) * (
                 float(self.opts.bankroll) / 50.0 if family == "liuwei" and self.opts.bankroll is not None else 1.0)
-        self._sp = family in ("kawuxing", "gejiu")  # seven pairs is a winning shape only there (docs/rules/common.md §1.4)
+        # seven pairs is a winning shape only where the family says so (Kawuxing, Gejiu; docs/rules/common.md §1.4)
+        self._sp = family_class(family).seven_pairs
         self._value_cache: dict = {}
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

@@ -620,11 +620,13 @@ def _kong_tiles_at_deal(variant: str | None, wall: str) -> list[int]:
 
 
 def _multiplies(variant: str | None) -> bool:
-    """Kawuxing fans are multipliers (×2, ×4); the other families list pattern values, fan counts or
-    hand-class values that combine by their own rules (Gejiu §6.8, Yangzhou §8.7, Diedaohu §7.4)."""
+    """Whether the family's fan values are multipliers (Kawuxing: ×2, ×4; its class's ``fan_factors``); the other
+    families list pattern values, fan counts or hand-class values that combine by their own rules (Gejiu §6.8,
+    Yangzhou §8.7, Diedaohu §7.4).  No variant: Kawuxing-3p's notation."""
+    from mjenv.engine.family import family_class
     from mjenv.rules.options import get_variant
 
-    return variant is None or get_variant(variant).family == "kawuxing"
+    return variant is None or family_class(get_variant(variant).family).fan_factors
 
 
 def _fans_text(fans: dict, variant: str | None) -> str:
