@@ -399,7 +399,7 @@ class GejiuFamily(Family):
 
     @classmethod
     def value_note(cls, score, opts):
-        return f"({opts.gejiu_combine}; 平胡 = 2 is the base)"
+        return f"({opts.gejiu_combine}; 平胡 = {G.PATTERNS['pinghu'][2]} is the base)"
 
     @classmethod
     def share_note(cls, out, opts, how):
