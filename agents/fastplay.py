@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from agents.plans import _BEST as _LANPAI_BEST, _GAIN as _LANPAI_GAIN
-from agents.shanten import NEG, tables as _shanten_tables
+from agents.shanten import NEG, conv_max_plus as _conv, tables as _shanten_tables
 from mjenv.encoding import actions as A
 from mjenv.engine import handk, kwscore
 from mjenv.engine import state as S
@@ -93,27 +93,6 @@ def player_config(variant: str, opts, *, flush_bonus: int | None = None, triplet
 
 
 # ------------------------------------------------------------------------------------------- shanten
-
-
-@njit(cache=True, inline="always")
-def _conv(a, b, out):
-    """Max-plus product of two (head, sets) -> partial-sets arrays ``[2, 5]`` into ``out``."""
-    for h in range(2):
-        for m in range(5):
-            out[h, m] = NEG
-    for h1 in range(2):
-        for m1 in range(5):
-            x = a[h1, m1]
-            if x <= NEG:
-                continue
-            for h2 in range(2 - h1):
-                for m2 in range(5 - m1):
-                    y = b[h2, m2]
-                    if y <= NEG:
-                        continue
-                    v = x + y
-                    if v > out[h1 + h2, m1 + m2]:
-                        out[h1 + h2, m1 + m2] = v
 
 
 @njit(cache=True, inline="always")
@@ -251,17 +230,23 @@ def _ukeire(h, nm, sp, live, allowed, suit, honor, codes, excl, tmp):
 # ------------------------------------------------------------------------------------------- plans
 
 
+@njit(cache=True, inline="always")
+def _rank_mask(h, s):
+    """Bit r set where suit ``s`` of ``h`` holds rank r (the index of the 烂牌 tables of :mod:`agents.plans`)."""
+    m = 0
+    for r in range(9):
+        if h[9 * s + r] > 0:
+            m |= 1 << r
+    return m
+
+
 @njit(cache=True)
 def _lanpai_shanten(h, nm, best):
     if nm != 0:
         return 99
     cnt = 0
     for s in range(3):
-        m = 0
-        for r in range(9):
-            if h[9 * s + r] > 0:
-                m |= 1 << r
-        cnt += best[m]
+        cnt += best[_rank_mask(h, s)]
     for t in range(27, 34):
         if h[t] > 0:
             cnt += 1
@@ -272,10 +257,7 @@ def _lanpai_shanten(h, nm, best):
 def _lanpai_ukeire(h, live, gain):
     acc = 0
     for s in range(3):
-        m = 0
-        for r in range(9):
-            if h[9 * s + r] > 0:
-                m |= 1 << r
+        m = _rank_mask(h, s)
         for r in range(9):
             if h[9 * s + r] == 0 and gain[m, r]:
                 acc += live[9 * s + r]
@@ -556,20 +538,21 @@ def _conn(h, t):
 # ------------------------------------------------------------------------------------------- decisions
 
 
+@njit(cache=True, inline="always")
+def _rows(wi):
+    """The work rows every decision reads: hand, meld tiles, live counts, a hand copy, kept tiles, suit codes."""
+    return wi[0], wi[1], wi[2], wi[3], wi[4], wi[8]
+
+
 @njit(cache=True)
 def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
               all_ukeire):
     """The acting seat's move on its own turn; fills ranked candidates ``cand_a``/``cand_v``, returns their count
     (the first is the choice)."""
-    h = wi[0]
-    mt = wi[1]
-    live = wi[2]
-    after = wi[3]
-    kept = wi[4]
+    h, mt, live, after, kept, codes = _rows(wi)
     danger = wi[5]
     shown = wi[6]
     liv_k = wi[7]
-    codes = wi[8]
     costs_all = wi[9:43]  # [34, 6] in rows 9..42 (first 6 columns)
     s_after = wi[43]
     elig = wi[44]
@@ -759,13 +742,8 @@ def _rank(cand_a, cand_v, k, choice):
 @njit(cache=True)
 def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand_v):
     """Reply in a claim window: direct kong, pong, chi or pass; ranked candidates, returns their count."""
-    h = wi[0]
-    mt = wi[1]
-    live = wi[2]
-    after = wi[3]
-    kept = wi[4]
+    h, mt, live, after, kept, codes = _rows(wi)
     mtm = wi[5]
-    codes = wi[8]
     costs = wi[9]
     tmp = ws
     excl = tmp[4:8]
@@ -826,10 +804,7 @@ def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand
 @njit(cache=True)
 def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
     """Gejiu: the face-up kong tile leaving the lowest plan cost (a completed hand is the lowest)."""
-    h = wi[0]
-    mt = wi[1]
-    live = wi[2]
-    kept = wi[4]
+    h, mt, live, _, kept, _ = _rows(wi)
     costs = wi[9]
     nm, nchi = _read_seat(r8, r16, s, cfg, h, mt, live)
     k = 0

@@ -126,6 +126,28 @@ def _as_batch(counts) -> tuple[np.ndarray, bool]:
     return arr, single
 
 
+@njit(cache=True, inline="always")
+def conv_max_plus(a, b, out):
+    """``out[h, m]``: the most partial sets of two components whose ``[2, 5]`` (head, sets) -> partial sets tables
+    are ``a`` and ``b``, heads and sets added (one head and four sets at most): their max-plus product."""
+    for h in range(2):
+        for m in range(5):
+            out[h, m] = NEG
+    for h1 in range(2):
+        for m1 in range(5):
+            x = a[h1, m1]
+            if x <= NEG:
+                continue
+            for h2 in range(2 - h1):
+                for m2 in range(5 - m1):
+                    y = b[h2, m2]
+                    if y <= NEG:
+                        continue
+                    v = x + y
+                    if v > out[h1 + h2, m1 + m2]:
+                        out[h1 + h2, m1 + m2] = v
+
+
 @njit(cache=True, nogil=True)
 def _standard_rows(c, n_melds, suit, honor, out):
     """Standard shanten of every row of ``c`` (int8 ``[N, 34]``) into ``out``: per row, the four components'
@@ -145,23 +167,7 @@ def _standard_rows(c, n_melds, suit, honor, out):
                 code = code * 5 + c[i, 9 * j + x]
             if code == 0:
                 continue
-            part = honor[code] if j == 3 else suit[code]
-            for h in range(2):
-                for m in range(5):
-                    nxt[h, m] = NEG
-            for h1 in range(2):
-                for m1 in range(5):
-                    a = acc[h1, m1]
-                    if a <= NEG:
-                        continue
-                    for h2 in range(2 - h1):
-                        for m2 in range(5 - m1):
-                            b = part[h2, m2]
-                            if b <= NEG:
-                                continue
-                            v = a + b
-                            if v > nxt[h1 + h2, m1 + m2]:
-                                nxt[h1 + h2, m1 + m2] = v
+            conv_max_plus(acc, honor[code] if j == 3 else suit[code], nxt)
             for h in range(2):
                 for m in range(5):
                     acc[h, m] = nxt[h, m]
