@@ -111,3 +111,16 @@ def test_mjenv_play_takes_search_opponents(tmp_path):
     args = _args(tmp_path, variant="kawuxing3", seed=1, seat=0, opponents="search:worlds=2")
     assert play_main(args, inp=_Player(out), out=out) == 0
     assert "== the hand is over" in out.getvalue()
+
+
+def test_a_time_budget_cuts_the_worlds():
+    eng = _midgame()
+    live = np.flatnonzero(~eng.done)
+    keys = np.arange(len(live), dtype=np.uint64)
+    agent = SearchAgent("kawuxing3", worlds=16, budget_ms=1e-6)
+    agent.act(None, eng.mask[live], engine=eng, tables=live, keys=keys)  # measures the cost per rollout table
+    first = agent.stats["rollout_tables"]
+    agent.act(None, eng.mask[live], engine=eng, tables=live, keys=keys)
+    assert agent.stats["rollout_tables"] - first < first / 8  # one world per candidate instead of 16
+    with pytest.raises(ValueError, match="budget_ms"):
+        SearchAgent("kawuxing3", budget_ms=0)
