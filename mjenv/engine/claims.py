@@ -84,6 +84,31 @@ CLAIM_RANK[A_WIN] = RANK_WIN
 
 # ----------------------------------------------------------------------------------------- claim windows
 @kernel
+def claim_bits(r8, cfg, tabs, scr, s, t, next_player, can):
+    """Seat ``s``'s claims of ``t`` other than a win: bits 2 pong, 4 direct kong, 8/16/32 chi low/mid/high (the
+    discarder's ``next_player`` only); none unless ``can`` (a discard, not a rob, with a tile left to replace).
+    Also used by :mod:`mjenv.engine.worlds` to re-open a window in a sampled world."""
+    opts = 0
+    if can:
+        h = _hand(r8, s)
+        cnt = h[t]
+        rev = r8[O8_REVEALED + s] != 0
+        if cnt >= 2 and not rev:
+            opts |= 2
+        if cnt == 3 and (not rev or _revealed_kong_ok(r8, cfg, tabs, scr, s, t, DIRECT_KONG)):
+            opts |= 4
+        if next_player and cfg[C_CHI] != 0 and t < 27:
+            rank = t % 9
+            if rank <= 6 and h[t + 1] > 0 and h[t + 2] > 0:
+                opts |= 8
+            if 1 <= rank <= 7 and h[t - 1] > 0 and h[t + 1] > 0:
+                opts |= 16
+            if rank >= 2 and h[t - 2] > 0 and h[t - 1] > 0:
+                opts |= 32
+    return opts
+
+
+@kernel
 def _open_window(E, b, t, frm, rob):
     """Find who may claim ``t`` discarded (or added-konged) by ``frm``; scoring of complete hands is pending."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
@@ -100,25 +125,9 @@ def _open_window(E, b, t, frm, rob):
     to_score = 0
     for k in range(1, n):
         s = (frm + k) % n
-        h = _hand(r8, s)
-        cnt = h[t]
         if _complete_with(r8, cfg, tabs, s, t):
             to_score |= 1 << s
-        opts = 0
-        if not rob and can:
-            rev = r8[O8_REVEALED + s] != 0
-            if cnt >= 2 and not rev:
-                opts |= 2
-            if cnt == 3 and (not rev or _revealed_kong_ok(r8, cfg, tabs, scr, s, t, DIRECT_KONG)):
-                opts |= 4
-            if k == 1 and cfg[C_CHI] != 0 and t < 27:
-                rank = t % 9
-                if rank <= 6 and h[t + 1] > 0 and h[t + 2] > 0:
-                    opts |= 8
-                if 1 <= rank <= 7 and h[t - 1] > 0 and h[t + 1] > 0:
-                    opts |= 16
-                if rank >= 2 and h[t - 2] > 0 and h[t - 1] > 0:
-                    opts |= 32
+        opts = claim_bits(r8, cfg, tabs, scr, s, t, k == 1, not rob and can)
         r8[O8_CLAIM_OPTS + s] = opts
     r8[O8_PHASE] = ROB if rob else CLAIM
     if to_score:

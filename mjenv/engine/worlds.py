@@ -39,6 +39,7 @@ import numpy as np
 
 from mjenv.engine import codes as K
 from mjenv.engine import handk, yzscore
+from mjenv.engine.claims import claim_bits
 from mjenv.engine.ddend import _louhu_window
 from mjenv.engine.entry import features
 from mjenv.engine.gjend import _shape_window
@@ -47,8 +48,6 @@ from mjenv.engine.kwend import kw_window_if
 from mjenv.engine.masks import _compute_mask
 from mjenv.engine.state import (
     CLAIM,
-    CLAIMED,
-    DIRECT_KONG,
     DONE,
     MAX_MELDS,
     MAX_RIVER,
@@ -69,7 +68,6 @@ from mjenv.engine.state import (
     O8_PHASE,
     O8_REVEALED,
     O8_RIVER,
-    O8_TURNS,
     O8_WALL,
     O16_BACK,
     O16_CLAIM_VALUE,
@@ -82,7 +80,7 @@ from mjenv.engine.state import (
     ROB,
     TURN,
 )
-from mjenv.engine.table import _complete_with, _revealed_kong_ok, _splitmix
+from mjenv.engine.table import _complete_with, _splitmix
 from mjenv.engine.yzend import yz_window_if
 
 __all__ = ["sample_worlds", "MAX_TRIES"]
@@ -206,31 +204,6 @@ def _triplets_keep_waits(r8, cfg, tabs, scr, p, trip_bits, drawn_slot):
 
 
 @_jit
-def _window_opts(r8, r16, cfg, tabs, scr, p, t, frm, rob):
-    """Claim bits 2/4/8/16/32 (pong, kong, chi) of seat ``p`` on tile ``t`` as :func:`claims._open_window` finds
-    them; bit 1 is returned separately as 'its hand completes on ``t``' (the win is judged afterwards)."""
-    n = cfg[K.C_N]
-    h = r8[O8_HAND + 34 * p : O8_HAND + 34 * p + 34]
-    cnt = h[t]
-    opts = 0
-    if not rob and r16[O16_BACK] > r16[O16_FRONT]:
-        rev = r8[O8_REVEALED + p] != 0
-        if cnt >= 2 and not rev:
-            opts |= 2
-        if cnt == 3 and (not rev or _revealed_kong_ok(r8, cfg, tabs, scr, p, t, DIRECT_KONG)):
-            opts |= 4
-        if (frm + 1) % n == p and cfg[K.C_CHI] != 0 and t < 27:
-            rank = t % 9
-            if rank <= 6 and h[t + 1] > 0 and h[t + 2] > 0:
-                opts |= 8
-            if 1 <= rank <= 7 and h[t - 1] > 0 and h[t + 1] > 0:
-                opts |= 16
-            if rank >= 2 and h[t - 2] > 0 and h[t - 1] > 0:
-                opts |= 32
-    return opts, _complete_with(r8, cfg, tabs, p, t)
-
-
-@_jit
 def _judge(E, b, t, frm, rob, bits):
     """Claim bit 1 and value of the seats ``bits`` whose hands complete on ``t``: the family's window judge, as
     ``claims._open_window`` calls it.  False when no compiled judge applies or it left the window to Python
@@ -338,16 +311,16 @@ def _window(E, b, seat):
     t = r8[O8_CLAIM_TILE]
     frm = r8[O8_CLAIM_FROM]
     rob = r8[O8_PHASE] == ROB
+    can = r16[O16_BACK] > r16[O16_FRONT]
     bits = 0
     for k in range(1, n):
         p = (frm + k) % n
         if p == seat:
             continue
-        opts, comp = _window_opts(r8, r16, cfg, tabs, scr, p, t, frm, rob)
-        r8[O8_CLAIM_OPTS + p] = opts
+        r8[O8_CLAIM_OPTS + p] = claim_bits(r8, cfg, tabs, scr, p, t, k == 1, not rob and can)
         r8[O8_CLAIM_REPLY + p] = -1
         r16[O16_CLAIM_VALUE + p] = 0
-        if comp:
+        if _complete_with(r8, cfg, tabs, p, t):
             bits |= 1 << p
     if bits:
         own_opts = r8[O8_CLAIM_OPTS + seat]
