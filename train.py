@@ -353,7 +353,8 @@ def warm_start(model, args: Args, opts, folder: Path, features=None):
 
 
 def write_curve(rows: list[dict], path: Path, title: str) -> None:
-    """Plot the evaluation margin (and its 95 % CI) against each opponent over training steps to ``path``."""
+    """Plot the evaluation margin (and its 95 % CI) against each opponent to ``path``: over training steps, and,
+    when the rows carry ``cpu_seconds`` (the process's CPU time at each evaluation), over CPU minutes beside it."""
     try:
         import matplotlib
 
@@ -361,19 +362,23 @@ def write_curve(rows: list[dict], path: Path, title: str) -> None:
         import matplotlib.pyplot as plt
     except ModuleNotFoundError:
         return
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for name in dict.fromkeys(r["opponent"] for r in rows):
-        pts = [r for r in rows if r["opponent"] == name]
-        x = np.array([r["step"] for r in pts])
-        y = np.array([r["margin"] for r in pts])
-        e = np.array([r["margin_ci95"] for r in pts])
-        ax.plot(x, y, marker="o", label=f"vs {name}")
-        ax.fill_between(x, y - e, y + e, alpha=0.2)
-    ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel("learner steps (0 = after behaviour cloning)")
-    ax.set_ylabel("duplicate margin per hand (policy - opponent)")
-    ax.set_title(title, fontsize=9)
-    ax.legend()
+    axes_x = [("step", "learner steps (0 = after behaviour cloning)", 1.0)]
+    if all("cpu_seconds" in r for r in rows):
+        axes_x.append(("cpu_seconds", "CPU minutes of this process (training and evaluations)", 60.0))
+    fig, axes = plt.subplots(1, len(axes_x), figsize=(7 * len(axes_x), 4), squeeze=False)
+    for ax, (key, label, scale) in zip(axes[0], axes_x):
+        for name in dict.fromkeys(r["opponent"] for r in rows):
+            pts = [r for r in rows if r["opponent"] == name]
+            x = np.array([float(r[key]) / scale for r in pts])
+            y = np.array([r["margin"] for r in pts])
+            e = np.array([r["margin_ci95"] for r in pts])
+            ax.plot(x, y, marker="o", label=f"vs {name}")
+            ax.fill_between(x, y - e, y + e, alpha=0.2)
+        ax.axhline(0, color="grey", lw=0.8)
+        ax.set_xlabel(label)
+        ax.set_ylabel("duplicate margin per hand (policy - opponent)")
+        ax.legend()
+    fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
