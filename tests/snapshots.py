@@ -7,9 +7,13 @@ import copy
 import numpy as np
 
 
+_SCRATCH = ("_info", "_waiting", "_scratch")  # the kernels' work buffers, rewritten by every call: not state
+
+
 def engine_snapshot(eng) -> dict:
-    """Every numpy array of the engine copied, with its results, decision count, sessions and event counts."""
-    snap = {k: v.copy() for k, v in vars(eng).items() if isinstance(v, np.ndarray)}
+    """Every numpy array of the engine copied (but its scratch buffers), with its results, decision count, sessions
+    and event counts."""
+    snap = {k: v.copy() for k, v in vars(eng).items() if isinstance(v, np.ndarray) and k not in _SCRATCH}
     snap["results"] = copy.deepcopy(eng.results)
     snap["n_decisions"] = eng.n_decisions
     snap["sessions"] = repr(eng.sessions)

@@ -27,7 +27,7 @@ from gymnasium import spaces
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import IllegalActionError
-from mjenv.envs.vector import LearnerEnvCore, Policy
+from mjenv.envs.vector import LearnerEnvCore, Policy, show_value
 
 
 class MahjongSingleEnv(LearnerEnvCore, gym.Env):
@@ -95,7 +95,7 @@ class MahjongSingleEnv(LearnerEnvCore, gym.Env):
             raise RuntimeError("step() after the episode ended; call reset()")
         arr = np.asarray(action)
         if arr.size != 1 or not np.issubdtype(arr.dtype, np.integer):  # 3.7 is not action 3; bools are not ids
-            raise IllegalActionError(f"action must be one integer id 0..{N_ACTIONS - 1}, got {action!r}")
+            raise IllegalActionError(f"action must be one integer id 0..{N_ACTIONS - 1}, got {show_value(action)}")
         a = int(arr.reshape(-1)[0])
         if not (0 <= a < N_ACTIONS and self.core.engine.mask[0, a]):
             if self.illegal_action == "raise":

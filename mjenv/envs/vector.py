@@ -81,8 +81,9 @@ def _step_tables(engine: Engine, tables: np.ndarray, actions: np.ndarray) -> Non
         raise IllegalActionError(f"opponent policy chose an illegal action: {exc}") from None
 
 
-def _show(value: Any) -> str:
-    text = repr(value)
+def show_value(value: Any) -> str:
+    """``repr(value)`` on one line, cut to 60 characters (for one-line error messages)."""
+    text = " ".join(repr(value).split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -98,17 +99,17 @@ def check_learner_actions(actions: Any, B: int) -> np.ndarray:
         raise IllegalActionError(f"actions must be {B} integer ids 0..{N_ACTIONS - 1}, one per table; got {what}")
 
     if isinstance(actions, (str, bytes)):
-        refuse(_show(actions))
+        refuse(show_value(actions))
     try:
         arr = np.asarray(actions)
     except (TypeError, ValueError):
-        refuse(_show(actions))
+        refuse(show_value(actions))
     if arr.dtype.kind == "O" and all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in arr.flat):
         arr = np.asarray([x if 0 <= x < N_ACTIONS else -1 for x in arr.flat]).reshape(arr.shape)  # no int64 overflow
         if arr.dtype.kind == "O":  # (an empty object array)
             arr = arr.astype(np.int64)
     if arr.dtype.kind not in "iu":
-        refuse(f"{arr.dtype} values {_show(actions)}")
+        refuse(f"{arr.dtype} values {show_value(actions)}")
     if arr.shape != (B,):
         refuse(f"shape {arr.shape}")
     bad = np.flatnonzero((arr < 0) | (arr >= N_ACTIONS))
