@@ -8,9 +8,10 @@ This module owns
 * :class:`SeatRollouts` — ``B`` :class:`~mjenv.engine.core.Engine` tables played to a fixed number of engine
   steps per rollout.  At every step each table's acting seat decides: a **learner seat** samples the shared
   policy (masked logits) and its decision is a sample; a **frozen seat** (a share ``frozen_share`` of the seats,
-  drawn per hand) is played by an entry of the opponent pool (``heuristic``, ``heuristic-flush``, ``random``,
-  ``self`` = a frozen snapshot of the learner, or a checkpoint path) and yields no sample.  Finished hands are
-  dealt again at once (table ``b``'s hands are walls ``(seed, episode)`` with a per-worker episode counter);
+  drawn per hand) is played by an entry of the opponent pool (``heuristic``, ``heuristic-flush``, ``fast``,
+  ``search``, ``random``, ``self`` = a frozen snapshot of the learner, or a checkpoint path) and yields no
+  sample.  Finished hands are dealt again at once (table ``b``'s hands are walls ``(seed, episode)`` with a
+  per-worker episode counter);
 * :func:`seat_advantages` — GAE over each seat's **own** decision sequence: a sample's reward is its seat's money
   change from that decision to the seat's next decision (or to the end of the hand), so every hand's rewards of
   a seat add up to that seat's money for the hand; a hand's last decision is terminal; a sequence cut by the
@@ -29,6 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from agents.base import agent_act
 from agents.policy import _torch, make_head, make_trunk
 from mjenv.encoding.actions import N_ACTIONS
 
@@ -284,8 +286,9 @@ class SeatRollouts:
                 for j in np.unique(pick):
                     sub = sel[pick == j]
                     out[sub] = self.snapshots[j].act(obs[sub], mask[sub])
-            else:  # 'self' before the first snapshot plays random
-                out[sel] = self.pool["random" if name == "self" else name].act(obs[sel], mask[sel])
+            else:  # 'self' before the first snapshot plays random; search and fast read the engine's tables
+                out[sel] = agent_act(self.pool["random" if name == "self" else name], obs[sel], mask[sel],
+                                     engine=self.engine, tables=tables[sel])
         return out
 
     def _book(self, done: np.ndarray) -> None:
