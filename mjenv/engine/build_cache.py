@@ -112,14 +112,15 @@ def _worker(variants: tuple[str, ...], folder: str, root: str) -> float:
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     env.pop(J.PRECOMPILED_ENV, None)
     code = (
-        "import json, time, resource; from mjenv.engine import build_cache as b; "
+        "import json, time, resource; from mjenv.engine import build_cache as b, jitcache as J; "
         f"[b.exercise(v) for v in {list(variants)!r}]; "
-        "r = resource.getrusage(resource.RUSAGE_SELF); print(json.dumps(r.ru_utime + r.ru_stime))"
+        "r = resource.getrusage(resource.RUSAGE_SELF); "
+        "print(json.dumps([r.ru_utime + r.ru_stime, {n: c.describe() for n, c in J.SESSION.used.items()}]))"
     )
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"build_cache: exercising {', '.join(variants)} failed:\n{proc.stderr[-4000:]}")
-    return float(proc.stdout.strip().splitlines()[-1])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def _magic(root: str) -> list:
@@ -139,37 +140,37 @@ def build(out: Path = J.SHIPPED_DIR, jobs: int = 2, work: str | None = None) -> 
         folder = work or tmp
         Path(folder).mkdir(parents=True, exist_ok=True)
         with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
-            cpu = sum(pool.map(lambda g: _worker(g, folder, root), GROUPS))
-        import_compiled_modules()
-        current = {f"{c.funcid}-{c.fingerprint()[:16]}-" for c in J.REGISTRY}
-        entries = [p for p in sorted(Path(folder).glob(f"*{J.SUFFIX}")) if p.name[: -len(J.SUFFIX) - 16] in current]
+            results = list(pool.map(lambda g: _worker(g, folder, root), GROUPS))
+        cpu = sum(r[0] for r in results)
+        described = {name: d for r in results for name, d in r[1].items()}  # every entry the workers used
+        entries = sorted(described)
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob(f"*{J.SUFFIX}"):
             old.unlink()
-        for p in entries:
-            J.write_atomic(out / p.name, J.compress_entry(p.read_bytes()))
+        for name in entries:
+            J.write_atomic(out / name, J.compress_entry((Path(folder) / name).read_bytes()))
     magic = _magic(root)
-    _write_manifest(out, magic, [p.name for p in entries], cpu)
+    _write_manifest(out, magic, entries, described, cpu)
     used = _verify(root)  # what a fresh start loads: the entry points; the functions they call are inside them
     for p in out.glob(f"*{J.SUFFIX}"):
         if p.name not in used:
             p.unlink()
-    manifest = _write_manifest(out, magic, sorted(used), cpu)
+    manifest = _write_manifest(out, magic, sorted(used), described, cpu)
     print(
-        f"build_cache: {manifest['entries']} entries ({len(entries)} compiled) of {len(manifest['functions'])} functions, "
+        f"build_cache: {manifest['entries']} entries (of {len(entries)} the exercise used) of {len(manifest['functions'])} functions, "
         f"{manifest['bytes'] / 1e6:.1f} MB in {out} ({cpu:.0f} CPU s, {time.perf_counter() - t0:.0f} s wall); "
         "verified: a fresh start with an empty local cache compiles nothing"
     )
     return manifest
 
 
-def _write_manifest(out: Path, magic: list, names: list[str], cpu: float) -> dict:
+def _write_manifest(out: Path, magic: list, names: list[str], described: dict, cpu: float) -> dict:
     import numba
 
     functions = {}
     for name in names:
-        funcid, fp16, _ = name[: -len(J.SUFFIX)].rsplit("-", 2)
-        functions[funcid] = fp16
+        funcid = name[: -len(J.SUFFIX)].rsplit("-", 2)[0]
+        functions[funcid] = described[name]
     manifest = {
         "format": J.FORMAT,
         "numba": numba.__version__,
@@ -209,11 +210,17 @@ def stale(out: Path = J.SHIPPED_DIR) -> list[str]:
     import_compiled_modules()
     now = {c.funcid: c.fingerprint()[:16] for c in J.REGISTRY}
     problems = []
-    for funcid, fp in manifest["functions"].items():
-        if funcid not in now:
+    for funcid, d in manifest["functions"].items():
+        if funcid in now:
+            if now[funcid] != d["fp"]:
+                problems.append(f"{funcid}: its sources changed")
+            continue
+        # made when a function runs (a closure per family): that function's own sources decide
+        outer = getattr(sys.modules.get(d["module"]), d["outer"] or "", None) if d.get("outer") else None
+        if outer is None:
             problems.append(f"{funcid}: no longer exists")
-        elif now[funcid] != fp:
-            problems.append(f"{funcid}: its sources changed")
+        elif J.outer_digest(outer) != d["outer_fp"]:
+            problems.append(f"{funcid}: the sources of {d['module']}.{d['outer']} changed")
     if manifest.get("format") != J.FORMAT:
         problems.append(f"entry format {manifest.get('format')} (this code reads {J.FORMAT})")
     return problems

@@ -91,6 +91,11 @@ def _jit_source() -> bytes:
 _JIT_SOURCE: bytes | None = None
 
 
+def outer_digest(fn) -> str:
+    """16 hex digits of what a function that makes compiled functions when called is made from."""
+    return _function_digest(fn, None, set())[0].hex()[:16]
+
+
 def _ours(obj) -> bool:
     return (getattr(obj, "__module__", None) or "").split(".")[0] in ("mjenv", "agents")
 
@@ -272,6 +277,7 @@ class _Session:
         self.announced: set[str] = set()
         self.subject = "mjenv's compiled code"
         self.pruned = False
+        self.used: dict[str, CompiledCache] = {}  # local entries loaded or written: {file name: its cache}
 
     def local(self) -> Path | None:
         if not self.chosen:
@@ -408,6 +414,7 @@ class CompiledCache:
             path = folder / self.filename(key)
             cres = self._load(path, key, target_context, local=True)
             if cres is not None:
+                SESSION.used[path.name] = self
                 return cres
         manifest = SESSION.shipped()
         if manifest is not None and tuple(manifest["magic"])[0] == codegen.magic_tuple()[0]:
@@ -435,6 +442,7 @@ class CompiledCache:
         try:
             SESSION.prune(folder)
             _dump_entry(folder / self.filename(key), key, cres._reduce())
+            SESSION.used[self.filename(key)] = self
         except OSError as e:
             SESSION.warn_once("write", f"mjenv: cannot write compiled code to {folder} ({e}); compiling in memory")
 
@@ -443,6 +451,18 @@ class CompiledCache:
         if self._fp is None:
             self._fp = fingerprint(self._dispatcher)
         return self._fp
+
+    def describe(self) -> dict:
+        """What the shipped store's manifest records of this function (for :func:`mjenv.engine.build_cache.stale`):
+        its fingerprint and, for one made inside another function, that function's name and source digest."""
+        fn = self._dispatcher.py_func
+        out = {"fp": self.fingerprint()[:16], "module": fn.__module__, "outer": None, "outer_fp": None}
+        if "<locals>" in fn.__qualname__:
+            outer = getattr(sys.modules[fn.__module__], fn.__qualname__.split(".")[0], None)
+            if outer is not None:
+                out["outer"] = outer.__name__
+                out["outer_fp"] = outer_digest(outer)
+        return out
 
     def key(self, sig, magic) -> str:
         """The full key of ``sig`` compiled for the codegen ``magic`` (CPU) from today's sources."""
