@@ -147,14 +147,16 @@ def build(out: Path = J.SHIPPED_DIR, jobs: int = 2, work: str | None = None) -> 
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob(f"*{J.SUFFIX}"):
             old.unlink()
-        for name in entries:
-            J.write_atomic(out / name, J.compress_entry((Path(folder) / name).read_bytes()))
+        for name in entries:  # as compiled; packed below, once the fresh start has shown which it loads
+            J.write_atomic(out / name, (Path(folder) / name).read_bytes())
     magic = _magic(root)
     _write_manifest(out, magic, entries, described, cpu)
     used = _verify(root)  # what a fresh start loads: the entry points; the functions they call are inside them
     for p in out.glob(f"*{J.SUFFIX}"):
         if p.name not in used:
             p.unlink()
+        else:
+            J.write_atomic(p, J.compress_entry(p.read_bytes()))
     manifest = _write_manifest(out, magic, sorted(used), described, cpu)
     print(
         f"build_cache: {manifest['entries']} entries (of {len(entries)} the exercise used) of {len(manifest['functions'])} functions, "
