@@ -84,7 +84,8 @@ def test_behaviour_clone_rejects_empty_runs():
 
 def test_train_with_cloning_writes_clone_report_curve_and_schedules(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
-    args = train.Args(total_timesteps=256, num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
+    args = train.Args(total_timesteps=512,  # two all-seat iterations: the second one is past the schedule start
+                      num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
                       value_hidden=8, opponents=["random", "heuristic"], opponent_weights=[0.5, 0.5],
                       snapshot_every=128, eval_every=256, eval_walls=1, final_eval_walls=1, eval_opponents=["random"],
                       save_every=256, out=str(tmp_path), run_name="bc", progress=False, tensorboard=False,
@@ -101,5 +102,6 @@ def test_train_with_cloning_writes_clone_report_curve_and_schedules(tmp_path, ca
     assert (folder / "learning_curve.png").stat().st_size > 1000
     rows = (folder / "progress.csv").read_text().splitlines()
     header = rows[0].split(",")
-    ent = [float(r.split(",")[header.index("train/ent_coef")]) for r in rows[1:] if r.split(",")[header.index("train/ent_coef")]]
+    column = header.index("ent_coef")  # the all-seat trainer's progress row (the default trainer)
+    ent = [float(r.split(",")[column]) for r in rows[1:] if r.split(",")[column]]
     assert ent and ent[-1] < 0.02  # the entropy bonus followed its schedule

@@ -7,7 +7,6 @@ import csv
 import importlib.util
 import gc
 import json
-import time
 import warnings
 
 import numpy as np
@@ -92,7 +91,6 @@ def test_opponent_pool_draws_one_entry_per_hand_by_weight():
 
 def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
     pytest.importorskip("sb3_contrib")
-    start = time.perf_counter()
     args = train.Args(trainer="sb3", total_timesteps=256, num_envs=8, n_steps=32, batch_size=128, n_epochs=1, channels=8, hidden=16,
                       value_hidden=8, opponents=["random", "heuristic", "self"], opponent_weights=[0.4, 0.3, 0.3],
                       snapshot_every=128, eval_every=256, eval_walls=1, final_eval_walls=2, eval_opponents=["random"],
@@ -126,7 +124,6 @@ def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
     out = evaluate.run(evaluate.Args(agents=[str(folder / "final.pt"), "random"], walls=1, out=str(tmp_path),
                                      run_name="ev", progress=False, plots=False, rating=False))
     assert {a["agent"] for a in out["agents"]} == {"final", "random"}
-    assert time.perf_counter() - start < 90
 
 
 def test_learner_inputs_append_advice_then_oracle_rows():
