@@ -47,6 +47,27 @@ def test_only_the_acting_seat_reports_and_rewards_add_up_to_each_seats_money():
         MahjongRLlibEnv({"variantt": "gejiu"})
 
 
+def test_malformed_actions_and_seeds_are_refused_changing_nothing():
+    from mjenv.engine.core import IllegalActionError
+
+    env = MahjongRLlibEnv({"seed": 5})
+    obs, _ = env.reset(seed=5)
+    (agent,) = obs
+    legal = int(np.flatnonzero(obs[agent]["action_mask"])[0])
+    before = env.engine.state.actor.copy(), env.engine.mask.copy(), env.engine.wall_left().copy()
+    for bad in (legal + 0.7, str(legal), float("nan"), True, [legal, legal]):
+        with pytest.raises(IllegalActionError, match=f"{agent}'s action must be one integer id"):
+            env.step({agent: bad})
+    after = env.engine.state.actor, env.engine.mask, env.engine.wall_left()
+    assert all((a == b).all() for a, b in zip(before, after))
+    for seed in (2**64, -1, 1.5):
+        with pytest.raises(ValueError, match="seed must be an integer 0..2\\*\\*64-1"):
+            env.reset(seed=seed)
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            MahjongRLlibEnv({"seed": seed})
+    env.step({agent: legal})  # the refused calls left the hand playable
+
+
 def test_rllib_ppo_trains_a_shared_masked_policy_for_a_few_iterations():
     import ray
 

@@ -30,7 +30,9 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
-from mjenv.engine.core import Engine
+from mjenv.engine.arguments import check_seed
+from mjenv.engine.core import Engine, IllegalActionError
+from mjenv.envs.vector import show_value
 from mjenv.engine.state import DONE
 
 _KEYS = {"variant", "ruleset", "preset", "options", "seed"}
@@ -50,7 +52,7 @@ class MahjongRLlibEnv(MultiAgentEnv):
                              options=config.get("options"), record_events=False)
         self.n = self.engine.n
         self.encoder = encoder_for(self.engine)
-        self.seed = int(config.get("seed", 0))
+        self.seed = check_seed(config.get("seed", 0))
         self.possible_agents = [f"seat_{i}" for i in range(self.n)]
         self.agents = list(self.possible_agents)
         box = spaces.Box(self.encoder.low.reshape(-1), self.encoder.high.reshape(-1), dtype=np.float32)
@@ -90,7 +92,7 @@ class MahjongRLlibEnv(MultiAgentEnv):
         if options:
             raise ValueError(f"MahjongRLlibEnv.reset takes no options, got {sorted(options)}")
         if seed is not None:
-            self.seed = int(seed)
+            self.seed = check_seed(seed)
             self._episode = 0
         self._deal()
         agent, obs = self._observe()
@@ -102,7 +104,11 @@ class MahjongRLlibEnv(MultiAgentEnv):
         actor = f"seat_{int(st.actor[0])}"
         if set(action_dict) != {actor}:
             raise ValueError(f"MahjongRLlibEnv.step: expected an action for {actor} only, got {sorted(action_dict)}")
-        self.engine.step(np.array([int(action_dict[actor])], np.int64))
+        action = np.asarray(action_dict[actor])
+        if action.size != 1 or not np.issubdtype(action.dtype, np.integer):  # 11.7 is not action 11; bools are not ids
+            raise IllegalActionError(f"MahjongRLlibEnv.step: {actor}'s action must be one integer id "
+                                     f"0..{N_ACTIONS - 1}, got {show_value(action_dict[actor])}")
+        self.engine.step(action.astype(np.int64).reshape(1))
         if st.phase[0] == DONE:
             rewards = self._pay(np.flatnonzero(self._seen))  # a seat that never acted is not in RLlib's episode
             self.last_result = self.engine.results[0]  # (no per-agent info: seats that get no observation report none)
