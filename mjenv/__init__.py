@@ -23,8 +23,6 @@ compiles anyway is cached beside the source, or, when the install is read-only, 
 
 __version__ = "0.1.0"
 
-VARIANTS = ("kawuxing3", "kawuxing4", "gejiu", "diedaohu", "yangzhou", "yangzhou_new", "liuwei")
-
 __all__ = ["VARIANTS", "__version__", "env", "raw_env", "vector_env", "sb3_vec_env", "single_env"]
 
 _LAZY = {
@@ -37,7 +35,14 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    """Import the env entry points on first access (PEP 562)."""
+    """Import the env entry points on first access (PEP 562); ``VARIANTS``, the names of the implemented variants
+    (a tuple, in the order of :data:`mjenv.rules.options.VARIANTS`, which the rule families declare)."""
+    if name == "VARIANTS":
+        from mjenv.rules.options import VARIANTS
+
+        value = tuple(VARIANTS)
+        globals()[name] = value
+        return value
     if name in _LAZY:
         import importlib
 
@@ -49,4 +54,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted(list(globals()) + list(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | {"VARIANTS"})

@@ -9,7 +9,9 @@ from agents.heuristic import family_params
 from mjenv.cli import _FLAGS
 from mjenv.engine.family import FAMILIES, family_class
 from mjenv.rules import reference
-from mjenv.rules.options import VARIANTS
+import mjenv
+from mjenv.rules import options as O
+from mjenv.rules.options import VARIANTS, VariantSpec, all_kinds, get_variant, register_variants
 from mjenv.viewer import fan_names
 
 _HEURISTIC_KEYS = {"flush_bonus", "triplets_bonus", "exposure_weight", "deal_in", "flush_variant"}
@@ -43,3 +45,37 @@ def test_heuristic_parameters_come_from_the_family(monkeypatch):
 def test_unknown_family_is_named():
     with pytest.raises(ValueError, match="unknown rule family 'mahjong'; known: kawuxing"):
         family_class("mahjong")
+
+
+def test_variants_are_declared_by_their_family():
+    # the registry of the rules layer is exactly the families' own lists, in their order; nothing else adds to it
+    declared = [spec for cls in FAMILIES.values() for spec in cls.__dict__.get("variants", ())]
+    assert list(VARIANTS.items()) == [(spec.name, spec) for spec in declared]
+    assert mjenv.VARIANTS == tuple(VARIANTS)
+    for spec in declared:
+        assert family_class(spec.family).__dict__["variants"].count(spec) == 1
+        assert get_variant(spec.name) is spec
+
+
+def test_a_variant_added_to_a_family_is_known_everywhere():
+    spec = VariantSpec(name="gejiu_test", family="gejiu", options_cls=O.GejiuOptions, n_players=4,
+                       default_ruleset="gejiu002", kinds=all_kinds, description="a test variant")
+    register_variants("gejiu", [spec])
+    try:
+        assert get_variant("gejiu_test") is spec and O.n_players("gejiu_test") == 4
+        assert O.load_rules("gejiu_test") == O.load_rules("gejiu")  # the family's rules files serve it
+        assert "gejiu_test" in reference._family_variants("gejiu")
+    finally:
+        del VARIANTS._specs["gejiu_test"]
+
+
+def test_a_variant_registered_by_another_family_or_twice_is_refused():
+    spec = VariantSpec(name="x", family="gejiu", options_cls=O.GejiuOptions, n_players=4,
+                       default_ruleset="gejiu002", kinds=all_kinds)
+    with pytest.raises(ValueError, match="variant 'x' says family 'gejiu' but is declared by 'liuwei'"):
+        register_variants("liuwei", [spec])
+    clash = VariantSpec(name="gejiu", family="gejiu", options_cls=O.GejiuOptions, n_players=4,
+                        default_ruleset="gejiu002", kinds=all_kinds)
+    with pytest.raises(ValueError, match="variant 'gejiu' is registered twice"):
+        register_variants("gejiu", [clash])
+    assert "x" not in VARIANTS and get_variant("gejiu") is not clash

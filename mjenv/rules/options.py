@@ -12,7 +12,8 @@ This module owns:
   strings, the error messages, ``options_to_dict`` and ``describe_options``;
 * the loading of rulesets (complete assignments) and presets (partial overrides) from
   ``mjenv/rules/data/*.toml`` in the order of §1.11: ruleset → preset → explicit options;
-* the variant registry :data:`VARIANTS` (options class, number of players, default ruleset, tile kinds).
+* :class:`VariantSpec` (options class, number of players, default ruleset, tile kinds) and the variant registry
+  :data:`VARIANTS`, which the rule families fill (each family class declares its variants).
 
 It is pure rules: no engine, observation or env concepts.
 
@@ -72,6 +73,7 @@ __all__ = [
     "VariantSpec",
     "VARIANTS",
     "PLANNED_VARIANTS",
+    "register_variants",
     "RULES_DIR_ENV",
     "PACKAGED_RULES_DIR",
     "get_variant",
@@ -549,81 +551,72 @@ class VariantSpec:
     description: str = ""
 
 
-_DRAGONS = "567"  # Kawuxing uses 5z 6z 7z and no winds (§3.2)
+FAMILY_PLUGINS = "mjenv.engine.family"
+"""The module whose rule-family classes declare the variants (:attr:`mjenv.engine.family.Family.variants`).  It is
+imported on the first look-up, not here: it imports this module, and it holds plain Python (no compiled code)."""
 
 
-def _all_kinds(_options: Any) -> np.ndarray:
+class _Registry(Mapping):
+    """:data:`VARIANTS`: variant name -> :class:`VariantSpec`, read from the rule families on first use.
+
+    Each family class lists its variants (:attr:`~mjenv.engine.family.Family.variants`) and that module registers
+    them with :func:`register_variants` when it is imported, so adding a variant touches its family, its options,
+    its rules files and its rule page, never a list here.  Read-only; in the families' order.
+    """
+
+    def __init__(self):
+        self._specs: dict[str, VariantSpec] = {}
+        self._loading = False
+
+    def _all(self) -> dict[str, VariantSpec]:
+        if not self._specs and not self._loading:
+            self._loading = True
+            try:
+                import importlib
+
+                importlib.import_module(FAMILY_PLUGINS)
+            finally:
+                self._loading = False
+        return self._specs
+
+    def __getitem__(self, name: str) -> VariantSpec:
+        return self._all()[name]
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __repr__(self) -> str:
+        return f"VARIANTS({list(self._all())})"
+
+
+VARIANTS: Mapping[str, VariantSpec] = _Registry()
+"""Implemented variants by name, declared by the rule families (:func:`register_variants`)."""
+
+
+def register_variants(family: str, specs: Iterable[VariantSpec]) -> None:
+    """Add the variants of rule family ``family`` (called by the family plugins as they are defined).  A spec of
+    another family, or a name registered already, raises ``ValueError``."""
+    registry = VARIANTS._specs  # type: ignore[attr-defined]
+    for spec in specs:
+        if spec.family != family:
+            raise ValueError(f"variant {spec.name!r} says family {spec.family!r} but is declared by {family!r}")
+        if spec.name in registry and registry[spec.name] is not spec:
+            raise ValueError(f"variant {spec.name!r} is registered twice")
+        registry[spec.name] = spec
+
+
+def kawuxing_kinds(suits: str) -> np.ndarray:
+    """The Kawuxing tile kinds: the suits played and the dragons 5z 6z 7z, no winds (§3.2)."""
+    return kinds_mask(suits, "567")
+
+
+def all_kinds(_options: Any) -> np.ndarray:
     """All 34 kinds (136 tiles): Gejiu, Diedaohu, Yangzhou and Liuwei (§1.1)."""
     return kinds_mask("mps", "1234567")
 
-
-VARIANTS: dict[str, VariantSpec] = {
-    "kawuxing3": VariantSpec(
-        name="kawuxing3",
-        family="kawuxing",
-        options_cls=KawuxingOptions,
-        n_players=3,
-        default_ruleset="kwx004",
-        kinds=lambda o: kinds_mask(o.suits, _DRAGONS),
-        description="Kawuxing 卡五星, 3 players, two suits + 5z6z7z, 84 tiles (docs/rules/kawuxing.md §3)",
-    ),
-    "kawuxing4": VariantSpec(
-        name="kawuxing4",
-        family="kawuxing",
-        options_cls=KawuxingOptions,
-        n_players=4,
-        default_ruleset="kwx004",
-        kinds=lambda o: kinds_mask("mps", _DRAGONS),
-        absent_options={"suits": "Kawuxing 4p always plays all three suits (docs/rules/kawuxing.md §4)"},
-        description="Kawuxing 卡五星, 4 players, three suits + 5z6z7z, 120 tiles (docs/rules/kawuxing.md §4)",
-    ),
-    "gejiu": VariantSpec(
-        name="gejiu",
-        family="gejiu",
-        options_cls=GejiuOptions,
-        n_players=4,
-        default_ruleset="gejiu002",
-        kinds=_all_kinds,
-        description="Gejiu 个旧, 4 players, 136 tiles, 烂牌/七星, two face-up kong tiles (docs/rules/gejiu.md §6)",
-    ),
-    "diedaohu": VariantSpec(
-        name="diedaohu",
-        family="diedaohu",
-        options_cls=DiedaohuOptions,
-        n_players=4,
-        default_ruleset="diedaohu003",
-        kinds=_all_kinds,
-        description="Diedaohu 跌倒胡, 4 players, 136 tiles, no chi, one class per hand (docs/rules/diedaohu.md §7)",
-    ),
-    "yangzhou": VariantSpec(
-        name="yangzhou",
-        family="yangzhou",
-        options_cls=YangzhouOptions,
-        n_players=4,
-        default_ruleset="yzstd003",
-        kinds=_all_kinds,
-        description="Yangzhou-standard 标准扬州式, 4 players, 136 tiles, big + small fans, 15 to win (§8)",
-    ),
-    "yangzhou_new": VariantSpec(
-        name="yangzhou_new",
-        family="yangzhou",
-        options_cls=YangzhouOptions,
-        n_players=4,
-        default_ruleset="yznew003",
-        kinds=_all_kinds,
-        description="Yangzhou-new 新扬州式, 4 players, 136 tiles, big + small fans, 20 to win (docs/rules/yangzhou.md §9)",
-    ),
-    "liuwei": VariantSpec(
-        name="liuwei",
-        family="liuwei",
-        options_cls=LiuweiOptions,
-        n_players=4,
-        default_ruleset="liuwei003",
-        kinds=_all_kinds,
-        description="Liuwei 六圩式, 4 players, 136 tiles, one winner, 陪冲 payments, bankroll 50 (docs/rules/liuwei.md §10)",
-    ),
-}
-"""Implemented variants by name."""
 
 PLANNED_VARIANTS: tuple[str, ...] = ()
 """Variants of the rule book that have no options class yet (none left)."""
