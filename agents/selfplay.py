@@ -26,6 +26,7 @@ Everything a rollout worker needs is here, so ``train.py --ray`` can run :class:
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -59,6 +60,17 @@ def seat_advantages(reward: np.ndarray, value: np.ndarray, nxt: np.ndarray, term
     return adv.astype(np.float32), (adv + value).astype(np.float32)
 
 
+def sample_actions(logp: Any, generator: Any) -> Any:
+    """One action per row of the masked log-probabilities ``logp [N, A]`` (a torch tensor), drawn with ``generator``
+    by inverting each row's cumulative distribution (``torch.multinomial`` costs about ten times as much on CPU for
+    the rollouts' small batches).  An action of probability 0 is never drawn: its cumulative value equals its
+    predecessor's and the uniform draw is in ``(0, total]``."""
+    torch = _torch()
+    cdf = logp.exp().cumsum_(1)
+    u = (1.0 - torch.rand(len(cdf), 1, generator=generator)) * cdf[:, -1:]
+    return torch.searchsorted(cdf, u)[:, 0].clamp_(max=cdf.shape[1] - 1)
+
+
 def _net_classes():
     torch = _torch()
 
@@ -66,26 +78,50 @@ def _net_classes():
         """Trunk + action head (what a checkpoint stores) and a value head over the trunk's ``hidden`` features."""
 
         def __init__(self, obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
-                     advice_weight: float = 0.0):
+                     advice_weight: float = 0.0, precision: str = "fp32"):
             super().__init__()
+            if precision not in PRECISIONS:
+                raise ValueError(f"precision: {precision!r} is not one of {', '.join(PRECISIONS)}")
             self.hidden = hidden
+            self.bf16 = precision == "bf16"
             self.trunk = make_trunk(tuple(obs_shape), channels, hidden, advice_row)
             self.head = make_head(hidden, advice=advice_row is not None, advice_weight=advice_weight)
             self.value = torch.nn.Sequential(torch.nn.Linear(hidden, value_hidden), torch.nn.ReLU(),
                                              torch.nn.Linear(value_hidden, 1))
 
         def forward(self, x):
-            """``(logits [N, 111], value [N])`` for flat inputs ``x [N, C*34]``."""
-            z = self.trunk(x)
+            """``(logits [N, 111], value [N])`` for flat inputs ``x [N, C*34]``; with ``precision="bf16"`` the trunk
+            runs under bfloat16 autocast (float32 weights, gradients and heads)."""
+            if self.bf16:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    z = self.trunk(x)
+                z = z.float()
+            else:
+                z = self.trunk(x)
             return self.head(z), self.value(z[:, : self.hidden]).reshape(-1)
 
     return SeatNet
 
 
+PRECISIONS = ("fp32", "bf16")
+"""Arithmetic of :class:`SeatNet`'s trunk: float32, or bfloat16 autocast (convolutions and the dense layer; the
+weights, the action and value heads and the losses stay float32)."""
+
+
+def bf16_native() -> bool:
+    """Whether this CPU computes bfloat16 in hardware (AVX512-BF16 or AMX, as oneDNN sees it); elsewhere bf16 autocast
+    is emulated and slower than float32."""
+    torch = _torch()
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def SeatNet(obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
-            advice_weight: float = 0.0):
+            advice_weight: float = 0.0, precision: str = "fp32"):
     """The all-seat trainer's network (see :func:`_net_classes`); torch is imported on first use."""
-    return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight)
+    return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight, precision)
 
 
 class SeatRollouts:
@@ -121,7 +157,8 @@ class SeatRollouts:
 
             self.features = AdviceFeatures(variant, self.opts, spec["advice"])
             advice_row = int(spec["obs_shape"][0]) - self.features.rows
-        self.net = SeatNet(spec["obs_shape"], spec["channels"], spec["hidden"], spec["value_hidden"], advice_row)
+        self.net = SeatNet(spec["obs_shape"], spec["channels"], spec["hidden"], spec["value_hidden"], advice_row,
+                           precision=spec.get("precision", "fp32"))
         self.net.eval()
         self.snapshots: list[Any] = []
         self.entries = list(spec["opponents"])
@@ -141,6 +178,11 @@ class SeatRollouts:
         self._episode = np.zeros(B, np.int64)
         self.finished: list[tuple[int, int, float]] = []
         self._deal(np.arange(B))
+
+    def process_cpu(self) -> float:
+        """CPU seconds of this process so far (``time.process_time``): around :meth:`collect` it also counts what a
+        Ray actor spends handing its result over."""
+        return time.process_time()
 
     # ---------------------------------------------------------------- weights
     def set_weights(self, state: dict) -> None:
@@ -203,18 +245,22 @@ class SeatRollouts:
         hands = 0
         for _ in range(int(spec["n_steps"])):
             actor = st.actor.astype(np.int64)
-            obs = self.encoder.encode(st, actor, engine=eng)
             mask = eng.mask.copy()
             acts = np.zeros(B, np.int64)
             lrn = self.learner[rows, actor]
             L = np.flatnonzero(lrn)
+            F = np.flatnonzero(~lrn)
             if len(L):
                 x = obs_buf[count : count + len(L)]
-                x[:] = (obs[L] if self.features is None else self.features.extend(obs[L], mask[L])).reshape(len(L), -1)
-                with torch.no_grad():
-                    logits, value = self.net(torch.as_tensor(x))
-                    logp_all = torch.log_softmax(logits.masked_fill(~torch.as_tensor(mask[L]), MASKED), 1)
-                    a = torch.multinomial(logp_all.exp(), 1, generator=self.gen)[:, 0]
+                if self.features is None:  # encoded in place: the sample buffer is the encoder's output
+                    self.encoder.encode(st, actor[L], L, out=x.reshape((len(L),) + self.encoder.shape), engine=eng)
+                else:
+                    obs = self.encoder.encode(st, actor[L], L, engine=eng)
+                    x[:] = self.features.extend(obs, mask[L]).reshape(len(L), -1)
+                with torch.inference_mode():
+                    logits, value = self.net(torch.from_numpy(x))
+                    logp_all = torch.log_softmax(logits.masked_fill_(~torch.from_numpy(mask[L]), MASKED), 1)
+                    a = sample_actions(logp_all, self.gen)
                     logp = logp_all.gather(1, a[:, None])[:, 0]
                 acts[L] = a.numpy()
                 k = count + np.arange(len(L))
@@ -233,9 +279,8 @@ class SeatRollouts:
                                  ("value", value.numpy()), ("seat", s), ("table", L)):
                     parts[key].append(val)
                 parts["episode"].append(self._episodes(L))
-            F = np.flatnonzero(~lrn)
             if len(F):
-                acts[F] = self._frozen_moves(F, obs[F], mask[F])
+                acts[F] = self._frozen_moves(F, self.encoder.encode(st, actor[F], F, engine=eng), mask[F])
             eng.step(acts)
             done = np.flatnonzero(st.phase == DONE)
             if len(done):
@@ -255,8 +300,8 @@ class SeatRollouts:
             obs = self.encoder.encode(st, cut_s.astype(np.int64), cut_b, engine=eng)
             if self.features is not None:
                 obs = self.features.extend(obs, np.zeros((len(cut_b), N_ACTIONS), bool))
-            with torch.no_grad():
-                _, v = self.net(torch.as_tensor(obs.reshape(len(cut_b), -1)))
+            with torch.inference_mode():
+                _, v = self.net(torch.from_numpy(np.ascontiguousarray(obs.reshape(len(cut_b), -1))))
             bootstrap[o] = v.numpy()
             self.mark[cut_b, cut_s] = st.money[cut_b, cut_s]
             self.open[:] = -1
@@ -306,54 +351,78 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
     """``epochs`` passes of clipped PPO over ``batch`` (the samples of :meth:`SeatRollouts.collect`, possibly
     several workers' concatenated) in minibatches of ``batch_size``; returns the mean losses, approximate KL
     and clip fraction.  The loss is sb3-contrib ``MaskablePPO``'s: normalised advantages, ``vf_coef`` × MSE to
-    the returns, minus ``ent_coef`` × entropy."""
+    the returns, minus ``ent_coef`` × entropy.
+
+    ``batch["obs"]`` is one array or, from :func:`merge_batches`, the list of the workers' arrays (their rows in
+    order), so several workers' observations are never copied into one array: each minibatch (its sample ids in
+    increasing order) is gathered from them directly.  The arrays become tensors without a copy, the
+    illegal-action mask is inverted once for the whole batch, and the logged statistics stay tensors until the end
+    (no per-minibatch ``.item()``)."""
     torch = _torch()
     F = torch.nn.functional
     for group in optimizer.param_groups:
         group["lr"] = lr
-    x = torch.as_tensor(batch["obs"].reshape(len(batch["obs"]), -1))
-    mask = torch.as_tensor(batch["mask"])
-    act = torch.as_tensor(batch["action"]).long()
-    old = torch.as_tensor(batch["logp"])
-    adv_all = torch.as_tensor(batch["advantage"])
-    ret = torch.as_tensor(batch["ret"])
+    with warnings.catch_warnings():  # a Ray worker's arrays arrive read-only; they are only read here
+        warnings.simplefilter("ignore", UserWarning)
+        xs = [torch.from_numpy(np.ascontiguousarray(o.reshape(len(o), -1), dtype=np.float32))
+              for o in (batch["obs"] if isinstance(batch["obs"], list) else [batch["obs"]])]
+    starts = np.cumsum([0] + [len(o) for o in xs])
+    illegal = ~torch.from_numpy(np.ascontiguousarray(batch["mask"], dtype=bool))
+    act = torch.from_numpy(np.asarray(batch["action"], dtype=np.int64))
+    old = torch.from_numpy(np.asarray(batch["logp"], dtype=np.float32))
+    adv_all = torch.from_numpy(np.asarray(batch["advantage"], dtype=np.float32))
+    ret = torch.from_numpy(np.asarray(batch["ret"], dtype=np.float32))
     N = len(act)
-    logs = {"policy_loss": [], "value_loss": [], "entropy": [], "approx_kl": [], "clip_fraction": []}
+    stats = []
+    params = [p for p in net.parameters()]
     net.train()
     for _ in range(epochs):
-        perm = torch.as_tensor(rng.permutation(N))
+        perm = torch.from_numpy(rng.permutation(N))
         for i in range(0, N, batch_size):
-            idx = perm[i : i + batch_size]
+            idx = perm[i : i + batch_size].sort().values  # in order: each worker's rows are one run of idx
             if len(idx) < 2:
                 continue
-            logits, value = net(x[idx])
-            logp_all = torch.log_softmax(logits.masked_fill(~mask[idx], MASKED), 1)
-            logp = logp_all.gather(1, act[idx, None])[:, 0]
+            logits, value = net(_gather_rows(torch, xs, starts, idx))
+            logp_all = torch.log_softmax(logits.masked_fill(illegal.index_select(0, idx), MASKED), 1)
+            logp = logp_all.gather(1, act.index_select(0, idx)[:, None])[:, 0]
             entropy = -(logp_all.exp() * logp_all).sum(1).mean()
-            adv = adv_all[idx]
+            adv = adv_all.index_select(0, idx)
             adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-            ratio = torch.exp(logp - old[idx])
+            ratio = torch.exp(logp - old.index_select(0, idx))
             pg = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
-            vloss = F.mse_loss(value, ret[idx])
+            vloss = F.mse_loss(value, ret.index_select(0, idx))
             loss = pg + vf_coef * vloss - ent_coef * entropy
-            optimizer.zero_grad()
+            optimizer.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
+            torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
             with torch.no_grad():
-                logs["policy_loss"].append(pg.item())
-                logs["value_loss"].append(vloss.item())
-                logs["entropy"].append(entropy.item())
-                logs["approx_kl"].append(((ratio - 1) - torch.log(ratio)).mean().item())
-                logs["clip_fraction"].append((torch.abs(ratio - 1) > clip_range).float().mean().item())
+                stats.append(torch.stack([pg, vloss, entropy, ((ratio - 1) - torch.log(ratio)).mean(),
+                                          (torch.abs(ratio - 1) > clip_range).float().mean()]).detach())
     net.eval()
-    return {k: float(np.mean(v)) if v else float("nan") for k, v in logs.items()}
+    keys = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+    if not stats:
+        return {k: float("nan") for k in keys}
+    means = torch.stack(stats).double().mean(0).tolist()
+    return dict(zip(keys, means))
+
+
+def _gather_rows(torch, xs: list, starts: np.ndarray, idx):
+    """Rows ``idx`` (increasing) of the row-wise concatenation of the tensors ``xs`` (``starts``: their first rows)."""
+    if len(xs) == 1:
+        return xs[0].index_select(0, idx)
+    cut = np.searchsorted(idx.numpy(), starts)
+    return torch.cat([x.index_select(0, idx[cut[j] : cut[j + 1]] - int(starts[j])) for j, x in enumerate(xs)])
 
 
 def merge_batches(parts: Sequence[dict]) -> dict:
-    """One batch from several workers' rollouts (sample arrays concatenated; stats summed, money lists joined)."""
-    keys = [k for k in parts[0] if k != "stats"]
+    """One batch from several workers' rollouts: per-sample arrays concatenated, except ``obs``, which stays the
+    list of the workers' arrays when there are several (about 14 KB a sample: :func:`ppo_update` gathers its
+    minibatches from them, and a merged copy would cost the driver more than the rest of the merge); stats summed,
+    money lists joined."""
+    keys = [k for k in parts[0] if k not in ("stats", "obs")]
     out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
+    out["obs"] = parts[0]["obs"] if len(parts) == 1 else [p["obs"] for p in parts]
     money: dict[str, list[float]] = {}
     for p in parts:
         for k, v in p["stats"]["money"].items():

@@ -8,11 +8,14 @@ object), collects every worker's samples and merges them in the driver, as the t
 PPO update.
 
 Figures, per iteration (medians): the samples; each worker's CPU seconds inside ``collect`` (``time.process_time``
-in the actor); the driver's CPU seconds for the broadcast, the wait and the merge; and the wall time.  The
-throughput in CPU time is samples / (the slowest worker's CPU + the driver's CPU): what the iteration costs on
-its critical path when every process has a core of its own, independent of what else runs on the machine.  The
-wall-clock rate is printed too, but on a shared machine it measures the load.  The last line is one JSON object
-``{"1": samples/CPU s, "2": …, "ratio": …}``::
+in the actor) and its whole process's CPU seconds over the iteration (``collect`` plus handing the result to Ray's
+object store and Ray's own threads in that process); the driver's CPU seconds for the broadcast, the wait and the
+merge; and the wall time.  The throughput in CPU time is samples / (the slowest worker's CPU + the driver's CPU):
+what the iteration costs on its critical path when every process has a core of its own, independent of what else
+runs on the machine; it is given three ways: ``collect`` alone, ``collect`` + driver (the headline figure), and
+worker process + driver.  The wall-clock rate is printed too, but on a shared machine it measures the load.  The
+last line is one JSON object ``{"1": samples/CPU s, "2": …, "ratio": …, "ratio_collect": …, "ratio_process": …}``
+(the rates and ``ratio`` with the driver counted)::
 
     python bench/ray_rollouts.py                        # 64 tables × 128 steps per worker, 3 iterations
     python bench/ray_rollouts.py --workers 1 2 4 --iterations 5
@@ -56,16 +59,22 @@ def measure(workers: int, a: argparse.Namespace) -> dict:
         ray.get([w.collect.remote(state) for w in actors])  # warm-up: compiled code loaded, buffers touched
         rows = []
         for _ in range(a.iterations):
+            before = ray.get([w.process_cpu.remote() for w in actors])
             cpu0, wall0 = time.process_time(), time.perf_counter()
             ref = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
             batch = merge_batches(ray.get([w.collect.remote(ref) for w in actors]))
+            driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+            after = ray.get([w.process_cpu.remote() for w in actors])
             rows.append({"samples": batch["stats"]["samples"], "worker_cpu": max(batch["stats"]["worker_cpu"]),
-                         "driver_cpu": time.process_time() - cpu0, "wall": time.perf_counter() - wall0})
+                         "worker_process_cpu": max(y - x for x, y in zip(before, after)), "driver_cpu": driver,
+                         "wall": wall})
             del batch
     finally:
         ray.shutdown()
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+    med["worker_rate"] = med["samples"] / med["worker_cpu"]
     med["cpu_rate"] = med["samples"] / (med["worker_cpu"] + med["driver_cpu"])
+    med["process_rate"] = med["samples"] / (med["worker_process_cpu"] + med["driver_cpu"])
     med["wall_rate"] = med["samples"] / med["wall"]
     return med
 
@@ -82,14 +91,16 @@ def main(argv: list[str] | None = None) -> dict:
     if min(a.workers) < 1 or a.tables < 1 or a.n_steps < 1 or a.iterations < 1:
         p.error("--workers, --tables, --n_steps and --iterations must be >= 1")
     results = {w: measure(w, a) for w in a.workers}
-    print(f"{'workers':>7} {'samples':>8} {'worker CPU s':>12} {'driver CPU s':>12} {'samples/CPU s':>13} "
-          f"{'wall s':>7} {'samples/wall s':>14}")
+    print(f"{'workers':>7} {'samples':>8} {'collect CPU s':>13} {'process CPU s':>13} {'driver CPU s':>12} "
+          f"{'samples/CPU s: collect':>22} {'+ driver':>9} {'process + driver':>16} {'wall s':>7} {'samples/wall s':>14}")
     for w, r in results.items():
-        print(f"{w:>7} {r['samples']:>8,.0f} {r['worker_cpu']:>12.2f} {r['driver_cpu']:>12.2f} {r['cpu_rate']:>13,.0f} "
+        print(f"{w:>7} {r['samples']:>8,.0f} {r['worker_cpu']:>13.3f} {r['worker_process_cpu']:>13.3f} "
+              f"{r['driver_cpu']:>12.3f} {r['worker_rate']:>22,.0f} {r['cpu_rate']:>9,.0f} {r['process_rate']:>16,.0f} "
               f"{r['wall']:>7.2f} {r['wall_rate']:>14,.0f}")
     out = {str(w): round(r["cpu_rate"], 1) for w, r in results.items()}
     if 1 in results and 2 in results:
-        out["ratio"] = round(results[2]["cpu_rate"] / results[1]["cpu_rate"], 2)
+        for key, rate in (("ratio", "cpu_rate"), ("ratio_collect", "worker_rate"), ("ratio_process", "process_rate")):
+            out[key] = round(results[2][rate] / results[1][rate], 2)
     print(json.dumps(out))
     return out
 

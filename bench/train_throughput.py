@@ -44,9 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import train  # noqa: E402
 
 
-def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str) -> dict:
+def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str, precision: str = "fp32") -> dict:
     """One ``train.train`` run of ``trainer``; returns its samples, loop CPU seconds and samples per CPU second."""
-    args = train.Args(
+    args = train.Args(precision=precision,
         trainer=trainer, total_timesteps=samples, num_envs=a.tables, n_steps=a.n_steps, batch_size=1024, n_epochs=4,
         channels=a.channels, hidden=a.hidden, value_hidden=a.value_hidden, opponents=["self"], opponent_weights=[1.0],
         frozen_share=0.0, snapshot_every=10**12, save_every=10**12, eval_every=0, final_eval_walls=1,

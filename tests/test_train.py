@@ -258,6 +258,45 @@ def test_every_seats_rewards_add_up_to_its_money_for_the_hand():
     assert "heuristic" in st["money"]
 
 
+def test_sampled_actions_are_legal_and_follow_the_policy():
+    """The rollouts' sampler (inverse CDF) never draws an action of probability 0, first and last columns included,
+    and its frequencies match the probabilities."""
+    torch = pytest.importorskip("torch")
+    from agents.selfplay import MASKED, sample_actions
+
+    logits = torch.tensor([[0.0, 1.0, MASKED, 2.0, MASKED], [MASKED, 0.5, 0.5, MASKED, MASKED],
+                           [MASKED, MASKED, MASKED, MASKED, 3.0]]).repeat(4000, 1)
+    logp = torch.log_softmax(logits, 1)
+    a = sample_actions(logp, torch.Generator().manual_seed(0))
+    assert torch.gather(logits, 1, a[:, None]).gt(MASKED).all()
+    freq = torch.bincount(a[0::3], minlength=5).double() / 4000
+    assert torch.allclose(freq, logp[0].exp().double(), atol=0.03)
+    assert (a[2::3] == 4).all()
+
+
+def test_the_update_reads_worker_parts_as_their_concatenation():
+    """ppo_update on a merged batch whose observations stay a list of per-worker arrays trains the same weights,
+    bit for bit, as on those arrays concatenated (what one worker's batch of all the samples would give)."""
+    torch = pytest.importorskip("torch")
+    from agents.selfplay import SeatNet, SeatRollouts, merge_batches, ppo_update
+
+    spec = _seat_spec(num_tables=4, n_steps=40, frozen_share=0.0)
+    parts = [SeatRollouts(spec, w).collect() for w in (0, 1)]
+    merged = merge_batches(parts)
+    assert isinstance(merged["obs"], list) and len(merged["action"]) == sum(len(p["action"]) for p in parts)
+    whole = dict(merged, obs=np.concatenate(merged["obs"]))
+    weights = []
+    for batch in (merged, whole):
+        torch.manual_seed(0)
+        net = SeatNet(spec["obs_shape"], 4, 8, 4)
+        opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+        logs = ppo_update(net, opt, batch, epochs=2, batch_size=32, clip_range=0.2, ent_coef=0.01, vf_coef=0.5,
+                          max_grad_norm=0.5, lr=1e-3, rng=np.random.default_rng(5))
+        assert all(np.isfinite(v) for v in logs.values())
+        weights.append(net.state_dict())
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
 def test_allseat_smoke_run_trains_and_writes_a_playable_checkpoint(tmp_path):
     pytest.importorskip("torch")
     args = train.Args(total_timesteps=600, num_envs=8, n_steps=40, batch_size=128, n_epochs=1, channels=8, hidden=16,
