@@ -95,7 +95,7 @@ def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
                       value_hidden=8, opponents=["random", "heuristic", "self"], opponent_weights=[0.4, 0.3, 0.3],
                       snapshot_every=128, eval_every=256, eval_walls=1, final_eval_walls=2, eval_opponents=["random"],
                       save_every=128, out=str(tmp_path), run_name="smoke", progress=False, tensorboard=False,
-                      export=str(tmp_path / "exported.pt"))
+                      export=str(tmp_path / "exported.pt"), threads=1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         summary = train.train(args)
@@ -157,7 +157,7 @@ def test_advised_run_with_an_oracle_critic(tmp_path):
                       value_hidden=8, opponents=["heuristic", "self"], opponent_weights=[0.5, 0.5], snapshot_every=128,
                       eval_every=0, final_eval_walls=2, eval_opponents=["heuristic"], out=str(tmp_path), run_name="adv",
                       progress=False, tensorboard=False, curve=False, advice=True, advice_weight=50.0, oracle_critic=True,
-                      bc_rounds=1, bc_tables=8, bc_steps=4, bc_policy_weight=0.0)
+                      bc_rounds=1, bc_tables=8, bc_steps=4, bc_policy_weight=0.0, threads=1)
     summary = train.train(args)
     final = summary["final_eval"]["heuristic"]
     assert final["score"] == 0.0 and final["hands"] == 12
@@ -302,7 +302,8 @@ def test_allseat_smoke_run_trains_and_writes_a_playable_checkpoint(tmp_path):
     args = train.Args(total_timesteps=600, num_envs=8, n_steps=40, batch_size=128, n_epochs=1, channels=8, hidden=16,
                       value_hidden=8, opponents=["heuristic", "self"], opponent_weights=[0.5, 0.5], frozen_share=0.25,
                       snapshot_every=300, eval_every=0, final_eval_walls=1, eval_opponents=["random"], save_every=300,
-                      out=str(tmp_path), run_name="all", progress=False, tensorboard=False, curve=False, bc_rounds=0)
+                      out=str(tmp_path), run_name="all", progress=False, tensorboard=False, curve=False, bc_rounds=0,
+                      threads=1)
     before = train.Args().trainer
     summary = train.train(args)
     assert before == "allseat" and summary["trainer"] == "allseat"
