@@ -217,9 +217,18 @@ def connect(address: str | None, workers: int = 0):
         raise ValueError(f"ray_workers: must be 0 (all cores) or more, got {workers}")
     quiet = {"include_dashboard": False, "logging_level": "warning", "configure_logging": True}
     if address in (None, "", "local"):
-        # Workers import the agents and mjenv packages from the same folder as this process.
-        env = {"env_vars": {"PYTHONPATH": os.pathsep.join(x for x in (str(_CODE_ROOT), os.environ.get("PYTHONPATH", "")) if x)}}
-        ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, runtime_env=env, **quiet)
+        # Workers import the agents and mjenv packages from the same folder as this process.  They inherit the
+        # environment of the Ray started here, so the folder goes on PYTHONPATH while it starts (and only then).  A
+        # runtime_env would do the same but costs a second set of workers: the ones Ray starts ahead have none.
+        before = os.environ.get("PYTHONPATH")
+        os.environ["PYTHONPATH"] = os.pathsep.join(x for x in (str(_CODE_ROOT), before) if x)
+        try:
+            ray.init(address="local", num_cpus=workers or os.cpu_count() or 1, **quiet)
+        finally:
+            if before is None:
+                del os.environ["PYTHONPATH"]
+            else:
+                os.environ["PYTHONPATH"] = before
     else:
         try:
             ray.init(address=address, **quiet)
