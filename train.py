@@ -9,6 +9,9 @@ The all-seat trainer (:func:`train_allseat`, its parts in :mod:`agents.selfplay`
 seat of ``num_envs`` engine tables and every learner-seat decision is a sample; per-seat rewards (each seat's own
 money) and GAE over each seat's own decisions; a share ``frozen_share`` of the seats, drawn per hand, is played by
 the opponent pool; ``--ray [ADDRESS]`` runs the rollouts on ``ray_workers`` Ray actors with the learner here.
+With ``distill_decisions > 0`` (``--config distill``) a search-distillation stage (:mod:`agents.distill`) runs
+between the cloning warm start and PPO: self-play decisions labelled by the ``search`` agent's action values, the
+network fitted to depart from its advice where a verified search departure gains.
 
 What happens in the SB3 path:
 
@@ -185,6 +188,39 @@ class Args:
     precision: str = "fp32"
     """allseat: arithmetic of the policy network's trunk in rollouts and updates: fp32, or bf16 (bfloat16 autocast
     with float32 weights, heads and losses; needs a CPU with native bfloat16, AVX512-BF16 or AMX)"""
+    distill_decisions: int = 0
+    """allseat: search distillation after cloning (agents/distill.py): decisions of heuristic-flush self-play
+    labelled by the search agent's action values (0: no distillation stage)"""
+    distill_labels: list[str] = field(default_factory=list)
+    """label files (agents.distill.save_labels, e.g. a run's distill_labels.npz) to fit instead of labelling afresh"""
+    distill_seed: int = 2000
+    """seed of the labelling self-play; chunk i of 5,000 decisions plays the walls of seed distill_seed + i"""
+    distill_tables: int = 64
+    """tables of the labelling self-play"""
+    distill_label_prob: float = 0.25
+    """probability that a decision with two or more candidates is labelled"""
+    distill_worlds: int = 32
+    """sampled worlds per candidate of the screening search (every candidate in the same worlds)"""
+    distill_candidates: int = 3
+    """candidates per labelled decision (the compiled player's shortlist, its own choice first)"""
+    distill_verify_worlds: int = 128
+    """fresh worlds in which the screen's best alternative is played again against the player's choice (0: none;
+    targets then come from the screen)"""
+    distill_screen_z: float = 0.5
+    """standard errors by which the screen's best alternative must lead to be verified"""
+    distill_z: float = 2.0
+    """a departure from the advice is a target where its (verified) gain exceeds this many standard errors"""
+    distill_min_gain: float = 0.0
+    """and exceeds this much money per decision"""
+    distill_epochs: int = 8
+    """passes of the distillation fit over the labelled decisions"""
+    distill_lr: float = 0.001
+    """Adam learning rate of the distillation fit"""
+    distill_departure_weight: float = 1.0
+    """weight of a departure target in the cross-entropy (keeping the advice weighs 1)"""
+    distill_soft: bool = False
+    """soft targets (agents.distill.soft_targets): each verified alternative gets the probability that it gains,
+    Φ(gain / standard error), instead of a hard departure at distill_z"""
 
 
 # ------------------------------------------------------------------------------------------ opponents
@@ -462,6 +498,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
             log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)
         net.eval()
         (folder / "clone.json").write_text(json.dumps(asdict(clone_report), indent=2), encoding="utf-8")
+    distilled = distill_stage(net, args, opts, features, folder) if args.distill_decisions > 0 or args.distill_labels else None
     # SB3's Adam settings; the fused kernel takes a third of the time of the default per-tensor loop on CPU
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
     rng = np.random.default_rng(args.seed)
@@ -496,7 +533,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
 
     if "self" in args.opponents and args.frozen_share > 0:
         on_workers("add_snapshot", payload(0), args.pool_size)
-    if clone_report is not None and args.eval_every > 0:
+    if (clone_report is not None or distilled is not None) and args.eval_every > 0:  # the warm-started policy
         evaluate(0, args.eval_walls, 0)
     progress_rows: list[dict] = []
     steps = iteration = 0
@@ -561,6 +598,27 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
         "final_eval": final, "options": options_to_dict(opts, args.variant)})
 
 
+def distill_stage(net, args: Args, opts, features, folder: Path) -> dict:
+    """Search distillation of ``net`` (:func:`agents.distill.run_stage` with the ``distill_*`` arguments); writes
+    ``distill.json`` (and ``distill_labels.npz`` when it labels) in the run folder; returns the report."""
+    import torch
+
+    from agents.distill import run_stage
+
+    torch.manual_seed(args.seed)
+    report = run_stage(
+        net, args.variant, opts, features=features, decisions=args.distill_decisions, label_files=args.distill_labels,
+        seed=args.distill_seed, tables=args.distill_tables, label_prob=args.distill_label_prob,
+        worlds=args.distill_worlds, candidates=args.distill_candidates, verify_worlds=args.distill_verify_worlds,
+        screen_z=args.distill_screen_z, z=args.distill_z, min_gain=args.distill_min_gain, epochs=args.distill_epochs,
+        lr=args.distill_lr, departure_weight=args.distill_departure_weight, vf_coef=args.vf_coef,
+        reward_scale=args.reward_scale, folder=folder, fit_seed=args.seed, soft=args.distill_soft,
+        log=lambda m: print(m, flush=True))
+    net.eval()
+    (folder / "distill.json").write_text(json_text(report), encoding="utf-8")
+    return report
+
+
 def final_meta(final: dict, seconds: float, cpu: float) -> dict:
     """The training facts a final checkpoint's ``meta`` holds: times and the final evaluation rows."""
     return {"train_seconds": round(seconds, 1), "train_cpu_seconds": round(cpu, 1),
@@ -584,7 +642,7 @@ def finish_run(args: Args, folder: Path, ck: dict, summary: dict) -> dict:
 # ------------------------------------------------------------------------------------------ main
 
 BOUNDS = {
-    "seed": (0, None), "total_timesteps": (1, None), "num_envs": (1, None), "n_steps": (1, None), "batch_size": (2, None),
+    "seed": (0, None), "total_timesteps": (0, None), "num_envs": (1, None), "n_steps": (1, None), "batch_size": (2, None),
     "n_epochs": (1, None), "learning_rate": (0, None), "gamma": (0, 1), "gae_lambda": (0, 1), "clip_range": (0, None),
     "ent_coef": (0, None), "vf_coef": (0, None), "max_grad_norm": (0, None), "reward_scale": (0, None),
     "channels": (1, None), "hidden": (1, None), "value_hidden": (1, None), "opponent_weights": (0, None),
@@ -592,7 +650,11 @@ BOUNDS = {
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
     "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "advice_weight": (0, None),
-    "frozen_share": (0, 1), "ray_workers": (1, None),
+    "frozen_share": (0, 1), "ray_workers": (1, None), "distill_decisions": (0, None), "distill_seed": (0, None),
+    "distill_tables": (1, None), "distill_label_prob": (0, 1), "distill_worlds": (2, None),
+    "distill_candidates": (2, None), "distill_verify_worlds": (0, None), "distill_screen_z": (0, None),
+    "distill_z": (0, None), "distill_min_gain": (0, None), "distill_epochs": (1, None), "distill_lr": (0, None),
+    "distill_departure_weight": (0, None),
 }
 """Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
 
@@ -616,6 +678,15 @@ def check_args(args: Args):
 
         if not bf16_native():
             raise ArgsError("--precision bf16: this CPU has no native bfloat16 (AVX512-BF16 or AMX); use fp32")
+    if args.trainer == "sb3" and args.total_timesteps < 1:
+        raise ArgsError("--total_timesteps: the sb3 trainer needs at least 1 (0, no PPO stage, is for --trainer allseat)")
+    if args.trainer == "sb3" and (args.distill_decisions > 0 or args.distill_labels):
+        raise ArgsError("--distill_decisions: search distillation runs in the allseat trainer (--trainer allseat)")
+    if args.distill_verify_worlds == 1:
+        raise ArgsError("--distill_verify_worlds: 0 (no verification) or at least 2 worlds")
+    for path in args.distill_labels:
+        if not Path(path).is_file():
+            raise ArgsError(f"--distill_labels: {path!r} not found")
     if args.ray is not None:
         import importlib.util
 

@@ -71,7 +71,12 @@ def test_evaluate_checkpoint_errors_are_one_line(tmp_path, capsys):
 
 
 TRAIN_ERRORS = [
-    (["--total_timesteps", "0"], "--total_timesteps must be >= 1"),
+    (["--total_timesteps", "-1"], "--total_timesteps must be >= 0"),
+    (["--trainer", "sb3", "--total_timesteps", "0"], "--total_timesteps: the sb3 trainer needs at least 1"),
+    (["--trainer", "sb3", "--distill_decisions", "10"], "--distill_decisions: search distillation runs in the allseat"),
+    (["--distill_labels", "missing.npz"], "--distill_labels: 'missing.npz' not found"),
+    (["--distill_worlds", "1"], "--distill_worlds must be >= 2"),
+    (["--distill_verify_worlds", "1"], "--distill_verify_worlds: 0 (no verification) or at least 2"),
     (["--batch_size", "0"], "--batch_size must be >= 2"),
     (["--batch_size", "100000"], "--batch_size 100000 exceeds the rollout"),
     (["--seed", "-1"], "--seed must be >= 0"),
