@@ -489,3 +489,73 @@ def run_stage(net, variant: str, options: Any, *, features=None, decisions: int 
     return {"labels": labels["meta"], "label_cpu_seconds": round(label_cpu, 1), "verified": verified, "z": z,
             "soft": bool(soft), "departures": int(departs.sum()), "departure_table": table, "fit": fit,
             "cpu_seconds": round(time.process_time() - cpu0, 1)}
+
+
+# ------------------------------------------------------------------------------------------ report
+
+
+def report_tables(labels: dict) -> str:
+    """The departure tables of docs/training.md for verified ``labels`` (markdown): per decision kind
+    (:func:`departure_table`), per (player's move → screened alternative), and by the screen's z of the
+    alternative; gains in money per decision with 95 % intervals over decisions."""
+    if not int(labels["meta"].get("verify_worlds", 0)):
+        raise ValueError("report: these labels were made without verify_worlds")
+
+    def fam(a):
+        return np.select([a < A.LIANG, a < A.KONG_SELF, a < A.PONG, a == A.PONG, a == A.KONG_CLAIM, a == A.PASS,
+                          (a >= A.CHI_LOW) & (a <= A.CHI_HIGH)],
+                         ["discard", "亮倒", "kong", "pong", "claim kong", "pass", "chi"], "kong tile")
+
+    def cell(x):
+        m, ci = _mean_ci(x)
+        return f"{m:+.3f}".replace("-", "−") + ("" if np.isnan(ci) else f" ± {ci:.3f}")
+
+    out = ["| kind | labelled decisions | search departs (z 1, screen) | screen gain of those | screened (z > 0.5) "
+           "| verified gain of the screened alternatives ± 95 % CI | verified z > 2 |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in departure_table(labels, z=1.0, verify_z=2.0):
+        out.append(f"| {r['kind']} | {r['decisions']:,} | {r['search_departures']:,} ({100 * r['search_share']:.1f} %) "
+                   f"| {r['screen_gain_departed']:+.2f} | {r['screened']:,} | "
+                   f"{cell(labels['vgain'][(labels['valt'] > 0) & ((labels['kind'] == KINDS.index(r['kind'])) if r['kind'] in KINDS else True)])} "
+                   f"| {r['confirmed']:,} ({100 * r['confirmed_share']:.1f} %) |")
+    scr = np.flatnonzero(labels["valt"] > 0)
+    alt = labels["valt"][scr]
+    f0, f1 = fam(labels["cand"][scr, 0]), fam(labels["cand"][scr, alt])
+    v = labels["vgain"][scr].astype(np.float64)
+    out += ["", "| player's move → screened alternative | n | verified gain ± 95 % CI |", "|---|---:|---:|"]
+    pairs = sorted(set(zip(f0.tolist(), f1.tolist())), key=lambda k: -int(((f0 == k[0]) & (f1 == k[1])).sum()))
+    for a, b in pairs:
+        s = (f0 == a) & (f1 == b)
+        out.append(f"| {a} → {b} | {int(s.sum()):,} | {cell(v[s])} |")
+    z1 = (labels["gain"] / np.maximum(labels["se"], 1e-12))[scr, alt]
+    out += ["", "| screen z of the alternative | n | verified gain ± 95 % CI |", "|---|---:|---:|"]
+    for lo, hi in ((0.5, 1), (1, 1.5), (1.5, 2), (2, 3), (3, np.inf)):
+        s = (z1 >= lo) & (z1 < hi)
+        out.append(f"| {lo}–{hi if np.isfinite(hi) else '∞'} | {int(s.sum()):,} | {cell(v[s])} |")
+    wl = labels["wall_left"][scr]
+    out += ["", "| discard → discard, live wall | n | verified gain ± 95 % CI |", "|---|---:|---:|"]
+    for lo, hi in ((0, 12), (12, 24), (24, 40), (40, 200)):
+        s = (wl >= lo) & (wl < hi) & (f0 == "discard") & (f1 == "discard")
+        out.append(f"| {lo}–{hi - 1} | {int(s.sum()):,} | {cell(v[s])} |")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    """``python -m agents.distill FILE ...``: the departure tables of verified label files (e.g. a run's
+    ``distill_labels.npz``)."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m agents.distill", description=main.__doc__.splitlines()[0])
+    p.add_argument("files", nargs="+", help="label files written by a distillation run")
+    a = p.parse_args(argv)
+    try:
+        labels = concat_labels([load_labels(f) for f in a.files])
+        print(labels["meta"])
+        print(report_tables(labels))
+    except ValueError as exc:
+        print(f"agents.distill: error: {exc}", file=__import__("sys").stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -72,7 +72,7 @@ def test_decision_kinds_from_the_candidates():
     assert got == ["discard", "liang", "kong", "claim_kong", "pong", "chi", "pick", "discard"]
 
 
-def test_label_states_is_deterministic_consistent_and_round_trips(tmp_path):
+def test_label_states_is_deterministic_consistent_and_round_trips(tmp_path, capsys):
     kw = dict(decisions=10, tables=4, worlds=4, candidates=3, seed=3, verify_worlds=4, screen_z=0.0, label_prob=0.5)
     a = label_states(**kw)
     b = label_states(**kw)
@@ -97,6 +97,12 @@ def test_label_states_is_deterministic_consistent_and_round_trips(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"nope")
     with pytest.raises(ValueError, match="bad.npz: not a distillation label file"):
         load_labels(tmp_path / "bad.npz")
+    from agents.distill import main
+
+    assert main([str(path)]) == 0 and main([str(tmp_path / "bad.npz")]) == 2
+    text = capsys.readouterr()
+    assert f"| all | {n:,} |" in text.out and "screen z of the alternative" in text.out
+    assert text.err.startswith("agents.distill: error: ") and "bad.npz" in text.err
 
 
 def test_fit_learns_where_to_depart_from_the_advice():
