@@ -9,6 +9,7 @@ with and without a 大吊车 tile, and both value columns with several fan minim
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from mjenv.rules.options import YangzhouOptions
 from mjenv.rules.scoring import yangzhou as Y
 from mjenv.rules.scoring.diedaohu import LouhuLock
 from mjenv.tiles import Meld
+from tests.draws import pick
 
 _MELD_KINDS = ((1, "P"), (2, "C"), (3, "K"), (4, "A"), (5, "X"))  # engine code, notation letter
 _HOW = {"discard": YZ.HOW_DISCARD, "self-draw": YZ.HOW_SELF_DRAW, "rob": YZ.HOW_ROB}
@@ -45,10 +47,10 @@ def _random_hand(rng):
         starts = [t for t in pool if t < 27 and t % 9 <= 6]
         for k in range(4):
             if starts and rng.random() < seq_bias:
-                t = int(rng.choice(starts))
+                t = pick(rng, starts)
                 seq = True
             else:
-                t = int(rng.choice(pool))
+                t = pick(rng, pool)
                 seq = False
             if k < n_melds:
                 if seq:
@@ -62,7 +64,7 @@ def _random_hand(rng):
                 counts[t : t + 3] += 1
             else:
                 counts[t] += 3
-        counts[int(rng.choice(pool))] += 2
+        counts[pick(rng, pool)] += 2
         if counts.max() > 4:
             continue
         for code, t in melds:
@@ -79,12 +81,12 @@ def _cases(seed, n_mixes, per_mix):
         style = ("standard", "new")[int(rng.integers(2))]
         opts = YangzhouOptions(
             yz_style=style,
-            min_fan=int(rng.choice([0, 1, 10, 15, 16, 20, 25, 40])),
+            min_fan=pick(rng, (0, 1, 10, 15, 16, 20, 25, 40)),
             louhu=("on", "off")[int(rng.integers(2))],
         )
         for _ in range(per_mix):
             full, melds = _random_hand(rng)
-            w = int(rng.choice(np.flatnonzero(full)))
+            w = int(pick(rng, np.flatnonzero(full)))
             h = full.copy()
             h[w] -= 1
             how = ("discard", "self-draw", "rob")[int(rng.choice(3, p=[0.5, 0.35, 0.15]))]
@@ -96,6 +98,12 @@ def _cases(seed, n_mixes, per_mix):
             yield opts, h, w, melds, ctx
 
 
+@functools.lru_cache(maxsize=None)
+def _config(opts):
+    """YZ.config of one options set, made once: the cases share their options."""
+    return YZ.config(opts)
+
+
 def _verdict(opts, h, w, melds, ctx):
     """(legal, T, B) from the compiled code."""
     mk = np.zeros((1, 4), np.int8)
@@ -103,7 +111,7 @@ def _verdict(opts, h, w, melds, ctx):
     for j, (code, t) in enumerate(melds):
         mk[0, j], mt[0, j] = code, t
     out = np.zeros((1, 3), np.int64)
-    yc = YZ.config(opts)
+    yc = _config(opts)
     YZ.best_batch(
         h.astype(np.int8)[None], np.array([w]), mk, mt, np.array([len(melds)]),
         np.array([ctx.how == "self-draw"]), np.array([ctx.seat_wind]), np.array([ctx.round_wind]), yc,
@@ -149,7 +157,7 @@ def _near_minimum_cases(seed, n):
     while found < n:
         opts = YangzhouOptions(yz_style=("standard", "new")[int(rng.integers(2))])
         full, melds = _random_hand(rng)
-        w = int(rng.choice(np.flatnonzero(full)))
+        w = int(pick(rng, np.flatnonzero(full)))
         h = full.copy()
         h[w] -= 1
         how = ("discard", "self-draw", "rob")[int(rng.integers(3))]
