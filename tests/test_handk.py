@@ -22,6 +22,7 @@ from mjenv.engine import handk
 from mjenv.rules import hand as H
 from mjenv.rules.scoring import gejiu as G
 from mjenv.tiles import N_KINDS, kinds_mask
+from tests.draws import pick
 
 WALLS = {"kawuxing3": kinds_mask(suits="ps", honors="567"), "all": kinds_mask()}
 TABS = handk.tables()
@@ -51,7 +52,7 @@ def _complete(rng, avail, kinds, n_tiles: int) -> np.ndarray | None:
     pairs = np.flatnonzero(avail >= 2)
     if not pairs.size:
         return None
-    p = rng.choice(pairs)
+    p = pick(rng, pairs)
     _take(avail, [p, p])
     c[p] += 2
     groups = _groups(kinds)
@@ -69,7 +70,7 @@ def _complete(rng, avail, kinds, n_tiles: int) -> np.ndarray | None:
 def _seven_pairs(rng, avail) -> np.ndarray:
     c = np.zeros(N_KINDS, dtype=np.int8)
     while c.sum() < 14:
-        t = rng.choice(np.flatnonzero(avail >= 2))
+        t = pick(rng, np.flatnonzero(avail >= 2))
         _take(avail, [t, t])
         c[t] += 2
     return c
@@ -101,11 +102,11 @@ def _deal(rng, avail, n_tiles: int) -> np.ndarray:
 def _move(rng, c, avail, remove: bool, add: bool) -> None:
     """Return one held tile to the wall and/or draw one tile from it."""
     if remove:
-        t = rng.choice(np.flatnonzero(c))
+        t = pick(rng, np.flatnonzero(c))
         c[t] -= 1
         avail[t] += 1
     if add:
-        t = rng.choice(np.flatnonzero(avail))
+        t = pick(rng, np.flatnonzero(avail))
         c[t] += 1
         avail[t] -= 1
 
@@ -118,9 +119,9 @@ def _melds(rng, c, avail, kinds, m: int) -> np.ndarray:
         for _try in range(30):
             r = rng.random()
             if r < 0.35 and (cand := np.flatnonzero((c == 1) & (avail >= 3))).size:
-                tiles = [rng.choice(cand)] * 3  # pong of a held kind: owned 4 times
+                tiles = [pick(rng, cand)] * 3  # pong of a held kind: owned 4 times
             elif r < 0.55 and (cand := np.flatnonzero(avail == 4)).size:
-                tiles = [rng.choice(cand)] * 4  # kong
+                tiles = [pick(rng, cand)] * 4  # kong
             else:
                 tiles = list(groups[rng.integers(len(groups))])
             if _take(avail, tiles):
@@ -138,9 +139,9 @@ def make_hands(wall: str, tiles_mod3: int, n: int, seed: int) -> tuple[np.ndarra
     for i in range(n):
         while True:
             avail = np.where(kinds, 4, 0).astype(np.int64)
-            m = int(rng.choice([0, 0, 0, 1, 2, 3, 4]))
+            m = pick(rng, (0, 0, 0, 1, 2, 3, 4))
             size = 14 - 3 * m if tiles_mod3 == 2 else 13 - 3 * m
-            kind = rng.choice(["complete", "complete", "off_one", "seven_pairs", "spaced", "deal"])
+            kind = pick(rng, ("complete", "complete", "off_one", "seven_pairs", "spaced", "deal"))
             if (kind in ("seven_pairs", "spaced") and m) or (kind == "spaced" and wall != "all"):
                 kind = "complete"  # 烂牌 needs 14 kinds: no melds, and more kinds than Kawuxing-3p's 9
             if kind == "deal":

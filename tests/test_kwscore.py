@@ -16,6 +16,7 @@ from mjenv.engine import kwscore as KW
 from mjenv.rules.options import KawuxingOptions, tile_kinds
 from mjenv.rules.scoring import kawuxing as K
 from mjenv.tiles import Meld
+from tests.draws import pick
 
 _CHOICES = {
     "fan_combine": ("multiply", "add"),
@@ -46,7 +47,7 @@ def _random_hand(rng, tiles, n_players):
         if rng.random() < 0.15:  # seven pairs, maybe with fours, often one suit
             pool = tiles if rng.random() < 0.5 else [t for t in tiles if t // 9 == tiles[0] // 9]
             for _ in range(7):
-                counts[rng.choice(pool)] += 2
+                counts[pick(rng, pool)] += 2
             if counts.max() <= 4:
                 return counts, []
             continue
@@ -56,7 +57,7 @@ def _random_hand(rng, tiles, n_players):
         n_melds = int(rng.integers(0, 5))
         ok = True
         for k in range(4):
-            t = int(rng.choice(pool))
+            t = int(pick(rng, pool))
             if k < n_melds:
                 code = _MELD_KINDS[int(rng.integers(0, 4))][0]
                 melds.append((code, t))
@@ -65,7 +66,7 @@ def _random_hand(rng, tiles, n_players):
                 counts[t : t + 3] += 1
             else:
                 counts[t] += 3
-        counts[int(rng.choice(pool))] += 2
+        counts[pick(rng, pool)] += 2
         if counts.max() > 4:
             ok = False
         if ok:
@@ -83,7 +84,7 @@ def _cases(seed, n_mixes, per_mix, n_players=3):
         for _ in range(per_mix):
             full, melds = _random_hand(rng, tiles, n_players)
             held = np.flatnonzero(full)
-            w = int(rng.choice(held))
+            w = int(pick(rng, held))
             h = full.copy()
             h[w] -= 1
             how = "rob" if rng.random() < 0.2 else "discard"
@@ -94,7 +95,7 @@ def _cases(seed, n_mixes, per_mix, n_players=3):
                 last_tile=how == "discard" and bool(rng.random() < 0.2),
                 winner_has_konged=bool(rng.random() < 0.2),
                 discarder_revealed=bool(rng.random() < 0.3),
-                missed_win_lock=None if rng.random() < 0.7 else int(rng.choice([1, 2, 4, 8, 16])),
+                missed_win_lock=None if rng.random() < 0.7 else pick(rng, (1, 2, 4, 8, 16)),
             )
             yield opts, h, w, melds, ctx
 
