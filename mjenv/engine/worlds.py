@@ -15,7 +15,8 @@ A world is a uniformly random permutation of the unseen tiles dealt into the hid
 
 * face-down triplets: each slot takes three copies of one kind the seat does not show (drawn with weight
   ``c(c-1)(c-2)`` of the kind's unseen count ``c``, which is the uniform permutation conditioned on the three
-  places being equal), and hiding them keeps the shown wait set (§3.6 D2);
+  places being equal), and they are the engine's own choice for the world hand (``_hideable_triplets``: the
+  largest set that keeps the wait set, §3.6 D2);
 * what the table's resting state says publicly (a state with one legal action is never left resting, and a claim
   window only stays open while someone may still claim): an other seat that must act now has at least two legal
   actions; in a claim or rob window, some other seat may claim the tile — one after ``s`` in turn order if ``s``
@@ -24,9 +25,10 @@ A world is a uniformly random permutation of the unseen tiles dealt into the hid
 Rejected worlds are dealt again (at most ``max_tries`` times each).  Hidden state that follows from hidden tiles
 is derived afresh: the other seats' face-down triplet flags, the tile the seat on turn drew, their claim-window
 eligibility (judged by the kernels' own window functions, so a world's window is what the engine would have
-opened), missed-win locks and 大吊车 tiles (docs/search.md: derived from the unclaimed discards since the seat's
-last discard), and the acting seat's legal mask.  The other seats' answers in an open window are cleared: they
-are asked (again) after ``s`` — claims are simultaneous at a real table, so the order of asking hides nothing.
+opened), missed-win locks and 大吊车 tiles (replayed over the public history of discards and claims since the
+seat's last draw, as the engine set them: docs/search.md), and the acting seat's legal mask.  The other seats'
+answers in an open window are cleared: they are asked (again) after ``s`` — claims are simultaneous at a real
+table, so the order of asking hides nothing.
 
 Each world's random numbers are SplitMix64 seeded with ``mix(mix(seed) ^ j)`` for world ``j`` (as the seeded
 walls), and the sampler reads only what ``s`` knows, so resampling a world with the same seed gives the same
@@ -38,7 +40,8 @@ from __future__ import annotations
 import numpy as np
 
 from mjenv.engine import codes as K
-from mjenv.engine import handk, yzscore
+from mjenv.engine import state as S
+from mjenv.engine import yzscore
 from mjenv.engine.claims import claim_bits
 from mjenv.engine.ddend import _louhu_window
 from mjenv.engine.entry import features
@@ -47,24 +50,32 @@ from mjenv.engine.jit import njit
 from mjenv.engine.kwend import kw_window_if
 from mjenv.engine.masks import _compute_mask
 from mjenv.engine.state import (
+    CHI_MELD,
     CLAIM,
+    CONCEALED_KONG,
+    DIRECT_KONG,
     DONE,
     MAX_MELDS,
     MAX_RIVER,
     O8_ACTOR,
     O8_CLAIM_FROM,
+    O8_CLAIM_KONG_POS,
     O8_CLAIM_OPTS,
     O8_CLAIM_REPLY,
     O8_CLAIM_TILE,
     O8_CUR,
     O8_DADIAOCHE,
+    O8_DEALER,
     O8_DRAWN,
     O8_HAND,
     O8_HIDDEN,
+    O8_KONG_COUNT,
     O8_KONG_TILES,
     O8_MELD_KIND,
     O8_MELD_SRC,
+    O8_MELD_TILE,
     O8_MELDED,
+    O8_N_MELDS,
     O8_PHASE,
     O8_REVEALED,
     O8_RIVER,
@@ -77,10 +88,11 @@ from mjenv.engine.state import (
     O16_RIVER_LEN,
     O16_RIVER_TIME,
     PICK,
+    PONG_MELD,
     ROB,
     TURN,
 )
-from mjenv.engine.table import _complete_with, _splitmix
+from mjenv.engine.table import _complete_with, _hideable_triplets, _splitmix
 from mjenv.engine.yzend import yz_window_if
 
 __all__ = ["sample_worlds", "MAX_TRIES"]
@@ -95,6 +107,7 @@ _MASK64 = (1 << 64) - 1
 # Status codes of the compiled sampler (>= 0: worlds written).
 ERR_SLOTS = -1  # the hidden places and the unseen tiles do not match (a corrupt state)
 ERR_TRIES = -2  # no consistent world found within max_tries for world ``info[0]``
+ERR_HISTORY = -3  # the rivers and melds fit no order of discards and claims (a corrupt state)
 
 _jit = njit(cache=True, _nrt=False)
 
@@ -181,26 +194,43 @@ def _public(s8, s16, cfg, seat, unseen, pub, ntrip, nfree, dslot):
 
 
 @_jit
-def _triplets_keep_waits(r8, cfg, tabs, scr, p, trip_bits, drawn_slot):
-    """§3.6 D2 for a world's 亮倒 seat ``p``: its hand (less a tile it holds just drawn) is ready and hiding the
-    triplets ``trip_bits`` (each counted as a finished set) keeps its wait set."""
-    h = scr[0]
-    rest = scr[1]
-    owned = scr[2]
-    total = 0
-    for x in range(34):
-        h[x] = r8[O8_HAND + 34 * p + x]
+def _triplets_as_chosen(r8, cfg, tabs, scr, p, trip_bits, drawn_slot):
+    """§3.6 D2 for a world's 亮倒 seat ``p``: the engine's own choice of face-down triplets for its hand after the
+    亮倒 discard (``_hideable_triplets``: the largest set that keeps the wait set, the first of equal sizes) is
+    exactly ``trip_bits``.  That hand is its hand now less a tile it holds just drawn, plus the triplets it has
+    konged since; the state does not say whether a kong came before the 亮倒 or after, so every subset of its
+    concealed and direct kongs is tried as "after" (exact for a seat without such kongs)."""
+    d = r8[O8_DRAWN]
     if drawn_slot:
-        h[r8[O8_DRAWN]] -= 1
-    for x in range(34):
-        owned[x] = h[x] + r8[O8_MELDED + 34 * p + x]
-        rest[x] = h[x]
-        total += h[x]
-        if (trip_bits >> x) & 1:
-            rest[x] -= 3
-    keep = handk.owned_bits(owned) & cfg[K.C_KINDS_BITS]
-    waits = handk.wait_bits(h, total == 13, tabs) & keep
-    return waits != 0 and (handk.wait_bits(rest, False, tabs) & keep) == waits
+        r8[O8_HAND + 34 * p + d] -= 1
+    nk = 0
+    kt = 0  # the kong tiles, 6 bits each
+    for j in range(r8[O8_N_MELDS + p]):
+        kind = r8[O8_MELD_KIND + MAX_MELDS * p + j]
+        if kind == CONCEALED_KONG or kind == DIRECT_KONG:
+            kt |= np.int64(r8[O8_MELD_TILE + MAX_MELDS * p + j]) << (6 * nk)
+            nk += 1
+    ok = False
+    for sub in range(1 << nk):
+        kb = np.int64(0)
+        for i in range(nk):
+            if (sub >> i) & 1:
+                x = (kt >> (6 * i)) & 63
+                kb |= np.int64(1) << x
+                r8[O8_HAND + 34 * p + x] += 3
+                r8[O8_MELDED + 34 * p + x] -= 4
+        hide = _hideable_triplets(r8, cfg, tabs, scr, p)
+        for i in range(nk):
+            if (sub >> i) & 1:
+                x = (kt >> (6 * i)) & 63
+                r8[O8_HAND + 34 * p + x] -= 3
+                r8[O8_MELDED + 34 * p + x] += 4
+        if (hide & ~kb) == trip_bits:
+            ok = True
+            break
+    if drawn_slot:
+        r8[O8_HAND + 34 * p + d] += 1
+    return ok
 
 
 @_jit
@@ -224,49 +254,236 @@ def _judge(E, b, t, frm, rob, bits):
 
 
 @_jit
-def _history(s8, s16, cfg, seat, disc_seat, disc_tile, since):
-    """The unclaimed discards by time (``disc_seat[t]``, ``disc_tile[t]``; -1 for a claimed one) and, per other
-    seat, the time of its last discard as far as the rivers tell (``since``; see :func:`_derive_locks`)."""
-    n = cfg[K.C_N]
-    clock = np.int64(s16[O16_N_DISCARDS])
-    for tm in range(clock):
-        disc_seat[tm] = -1
-        disc_tile[tm] = -1
-    for p in range(n):
-        for i in range(s16[O16_RIVER_LEN + p]):
-            tm = np.int64(s16[O16_RIVER_TIME + MAX_RIVER * p + i])
-            disc_seat[tm] = p
-            disc_tile[tm] = s8[O8_RIVER + MAX_RIVER * p + i]
-    latest_claimed = -1
-    for tm in range(clock):
-        if disc_seat[tm] < 0:
-            latest_claimed = tm
-    for p in range(n):
-        since[p] = -1
-        if p == seat:
-            continue
-        for tm in range(clock):
-            if disc_seat[tm] == p:
-                since[p] = tm
-        # A discard of p that another seat claimed is not in any river; when p has had one claimed, its last
-        # discard may be the latest claimed one (taking the later time never locks p on a stale window).
-        claimed = 0
-        for o in range(n):
-            if o != p:
-                for j in range(MAX_MELDS):
-                    if s8[O8_MELD_KIND + MAX_MELDS * o + j] != 0 and s8[O8_MELD_SRC + MAX_MELDS * o + j] == p:
-                        claimed += 1
-        if claimed > 0 and latest_claimed > since[p]:
-            since[p] = latest_claimed
-        if s8[O8_PHASE] == TURN and s8[O8_CUR] == p:
-            since[p] = clock  # it has just drawn: a draw ends the lock
+def _next_claimed(s8, o, j):
+    """Seat ``o``'s first meld slot at or after ``j`` that was claimed from a discard (a pong, later perhaps an
+    added kong, a chi or a direct kong; concealed kongs have no source), or -1."""
+    while j < s8[O8_N_MELDS + o]:
+        if s8[O8_MELD_SRC + MAX_MELDS * o + j] >= 0:
+            return j
+        j += 1
+    return -1
 
 
 @_jit
-def _derive_locks(E, b, seat, clock, disc_seat, disc_tile, since):
-    """Missed-win locks of the other seats in world ``b``: for each, the largest value of the wins its world hand
-    could have taken on the unclaimed discards of others made since its last discard (judged in time order by
-    the family's window judge, with the lock as it grows), as the engine locks a seat that passes a win."""
+def _history(s8, s16, cfg, seat, hs, ht, hc, hk, hl, hp, ptr, chain, start):
+    """The table's public history of discards, by time ``T`` (0 .. n_discards - 1): who made it (``hs``), its tile
+    (``ht``; -1 when a chi took it: the state keeps a chi's lowest tile only), who claimed it (``hc``, -1 for
+    none), with what (``hk``: PONG_MELD, CHI_MELD or DIRECT_KONG) and a chi's lowest tile (``hl``); and per other
+    seat ``p`` the first time ``start[p]`` whose discard window may have locked it (docs/search.md).
+
+    Rivers hold the unclaimed discards with their times; a claimed discard is a gap.  The dealer discards first;
+    after an unclaimed discard the next seat discards, after a claimed one the claimer, so the claimer of a gap is
+    the next discarder (the seat on turn for the latest), and its meld is its next one claimed from the gap's
+    discarder.  A run of gaps is solved as a whole (each claimer's melds in slot order); the first consistent
+    assignment of all runs together is taken (each claimed meld used once).  Returns 1 when a second assignment
+    fits too (not met in the tests), 0 when one does, -1 when none does (not a state the engine makes)."""
+    n = cfg[K.C_N]
+    clock = np.int64(s16[O16_N_DISCARDS])
+    for tm in range(clock + 1):
+        hs[tm] = -1
+        ht[tm] = -1
+        hc[tm] = -1
+        hk[tm] = 0
+        hl[tm] = -1
+    for p in range(n):
+        ptr[p] = 0
+        for i in range(s16[O16_RIVER_LEN + p]):
+            tm = np.int64(s16[O16_RIVER_TIME + MAX_RIVER * p + i])
+            hs[tm] = p
+            ht[tm] = s8[O8_RIVER + MAX_RIVER * p + i]
+    # The runs of consecutive gaps; a run's first discarder follows the unclaimed discard before it (or is the
+    # dealer), its last claimer is the next unclaimed discard's discarder (or the seat on turn).
+    nr = 0
+    tm = 0
+    while tm < clock:
+        if hs[tm] >= 0:
+            if (tm == 0 and hs[tm] != s8[O8_DEALER]) or (tm > 0 and hs[tm - 1] >= 0 and hs[tm] != (hs[tm - 1] + 1) % n):
+                return -1
+            tm += 1
+            continue
+        L = 0
+        while tm + L < clock and hs[tm + L] < 0:
+            L += 1
+        chain[3 * nr] = tm
+        chain[3 * nr + 1] = L
+        tm += L
+        nr += 1
+    # Depth-first over the runs (each claimer's melds are consumed in slot order), every claimed meld used once.
+    # Per gap its claimer digit in chain[R0 + T], per run the pointers before it in chain[P0 + 4 r + o].
+    R0 = 3 * MAX_RIVER
+    P0 = R0 + clock + 1
+    solutions = 0
+    r = 0
+    fresh = True
+    steps = 0
+    while r >= 0 and solutions < 2 and steps < 200000:
+        steps += 1
+        if r == nr:
+            done = True
+            for o in range(n):
+                if _next_claimed(s8, o, ptr[o]) >= 0:
+                    done = False
+            if done:
+                solutions += 1
+                if solutions == 1:
+                    for q in range(nr):
+                        t0 = chain[3 * q]
+                        for i in range(chain[3 * q + 1]):
+                            hc[t0 + i] = chain[R0 + t0 + i]
+            r -= 1
+            fresh = False
+            if r < 0:
+                break
+        t0 = chain[3 * r]
+        L = chain[3 * r + 1]
+        if fresh:
+            for o in range(n):
+                chain[P0 + 4 * r + o] = ptr[o]
+            for i in range(L):
+                chain[R0 + t0 + i] = 0
+        else:  # the next assignment of this run
+            for o in range(n):
+                ptr[o] = chain[P0 + 4 * r + o]
+            i = 0
+            while i < L:
+                chain[R0 + t0 + i] += 1
+                if chain[R0 + t0 + i] < n:
+                    break
+                chain[R0 + t0 + i] = 0
+                i += 1
+            if i == L:
+                r -= 1
+                fresh = False
+                continue
+        # find the first valid assignment from the current digits on
+        while True:
+            ok = True
+            dd = (hs[t0 - 1] + 1) % n if t0 > 0 else np.int64(s8[O8_DEALER])
+            for o in range(n):
+                ptr[o] = chain[P0 + 4 * r + o]
+            for i in range(L):
+                c = chain[R0 + t0 + i]
+                j = _next_claimed(s8, c, ptr[c]) if c != dd else -1
+                if j < 0 or s8[O8_MELD_SRC + MAX_MELDS * c + j] != dd or (
+                        s8[O8_MELD_KIND + MAX_MELDS * c + j] == CHI_MELD and c != (dd + 1) % n):
+                    ok = False
+                    break
+                ptr[c] = j + 1
+                dd = c
+            last = hs[t0 + L] if t0 + L < clock else np.int64(s8[O8_CUR])
+            if ok and dd == last:
+                break
+            i = 0
+            while i < L:
+                chain[R0 + t0 + i] += 1
+                if chain[R0 + t0 + i] < n:
+                    break
+                chain[R0 + t0 + i] = 0
+                i += 1
+            if i == L:
+                ok = False
+                break
+        if ok:
+            r += 1
+            fresh = True
+        else:
+            r -= 1
+            fresh = False
+    if solutions == 0:
+        return -1
+    # Fill the gaps from the solution: discarder, claim kind and tile (a chi's tile is not known).
+    for o in range(n):
+        ptr[o] = 0
+    for tm in range(clock):
+        if hc[tm] < 0:
+            continue
+        d = hc[tm - 1] if tm > 0 and hc[tm - 1] >= 0 else ((hs[tm - 1] + 1) % n if tm > 0 else np.int64(s8[O8_DEALER]))
+        c = hc[tm]
+        j = _next_claimed(s8, c, ptr[c])
+        ptr[c] = j + 1
+        kind = s8[O8_MELD_KIND + MAX_MELDS * c + j]
+        low = s8[O8_MELD_TILE + MAX_MELDS * c + j]
+        hs[tm] = d
+        if kind == CHI_MELD:
+            hk[tm] = CHI_MELD
+            hl[tm] = low
+        else:
+            hk[tm] = DIRECT_KONG if kind == DIRECT_KONG else PONG_MELD
+            ht[tm] = low
+    ambiguous = 1 if solutions > 1 else 0
+    # The kong chain position each discard was made at (Kawuxing's 杠上炮): the state keeps it for the latest
+    # discard; an earlier one was made after no kong when its discarder has none, and after the direct kong it
+    # claimed just before (position as _kong_position finds it) when that kong is its only one; else it is not
+    # known (the state keeps no time for concealed and added kongs) and taken as none.
+    link = cfg[K.C_KONG_LINK]
+    for tm in range(clock):
+        hp[tm] = 0
+        q = hs[tm]
+        if tm == clock - 1:
+            hp[tm] = s8[O8_CLAIM_KONG_POS]
+        elif tm >= 1 and hc[tm - 1] == q and hk[tm - 1] == DIRECT_KONG and s8[O8_KONG_COUNT + q] == 1:
+            if link == K.LINK_CHAIN and hp[tm - 1] > 0:
+                hp[tm] = hp[tm - 1] + 1
+            else:
+                hp[tm] = 1
+    # Where each other seat's lock may have started: it ends at the seat's draws (a kong's replacement too), so
+    # walk back from now over its turns that began with a pong or chi instead of a draw.
+    ph = s8[O8_PHASE]
+    cur = s8[O8_CUR]
+    for p in range(n):
+        start[p] = clock
+        if p == seat:
+            continue
+        if cur == p and (ph == TURN or ph == ROB):
+            continue  # it has just drawn
+        if cur == p and ph == PICK and not (clock > 0 and hc[clock - 1] == p and hk[clock - 1] == DIRECT_KONG):
+            continue  # a kong in a drawn turn
+        top = clock
+        if clock > 0 and hc[clock - 1] == p and hk[clock - 1] == CHI_MELD:
+            continue  # it chied just now: the tiles it gave up are not known (the claimed one is not kept)
+        while True:
+            t = top - 1
+            while t >= 0 and hs[t] != p:
+                t -= 1
+            if t < 0:
+                start[p] = 0  # no discard yet: its hand has not changed since the deal
+                break
+            if ht[t] < 0:
+                start[p] = t + 1  # its discard was chied: the hand before it is not known
+                break
+            if t >= 1 and hc[t - 1] == p and hk[t - 1] == PONG_MELD:
+                top = t - 1  # this turn began with a pong: the lock carried over it
+                continue
+            if t >= 1 and hc[t - 1] == p and hk[t - 1] == CHI_MELD:
+                start[p] = t  # a chi of an unknown tile: windows before it are not replayed
+                break
+            start[p] = t  # this turn began with a draw (or a direct kong's replacement)
+            break
+    return ambiguous
+
+
+@_jit
+def _meld_tiles(r8, p, j, kind, t, low, h, hand_sign, meld_sign):
+    """Move the tiles of seat ``p``'s claim in meld slot ``j`` (kind ``kind`` of tile ``t``, a chi from ``low``)
+    between its hand (``h``, the tiles it gave up: ``hand_sign``) and its melded counts (``meld_sign``)."""
+    if kind == CHI_MELD:
+        for x in range(low, low + 3):
+            r8[O8_MELDED + 34 * p + x] += meld_sign
+            if x != t:
+                h[x] += hand_sign
+    else:
+        k = 3 if kind == DIRECT_KONG else 2
+        h[t] += hand_sign * k
+        r8[O8_MELDED + 34 * p + t] += meld_sign * (k + 1)
+
+
+@_jit
+def _derive_locks(E, b, seat, clock, hs, ht, hc, hk, hl, hp, start, h):
+    """Missed-win locks and 大吊车 tiles of the other seats in world ``b``, replayed as the engine sets them: from
+    ``start[p]`` on, the seat's hand at each earlier window is its world hand plus the tiles it discarded and
+    melded since, each window on another seat's discard is judged in time order by the family's window judge
+    with the lock as it grew (a legal win passed raises the lock to its value), and each of its discards sets
+    its 大吊车 tile (locked, left holding one tile equal to the discard: §7.6)."""
     b8, b16 = E[0], E[1]
     cfg, tabs = E[7], E[8]
     r8 = b8[b]
@@ -275,28 +492,75 @@ def _derive_locks(E, b, seat, clock, disc_seat, disc_tile, since):
     open_claim = r8[O8_PHASE] == CLAIM
     save_tile = r8[O8_CLAIM_TILE]
     save_from = r8[O8_CLAIM_FROM]
+    save_kp = r8[O8_CLAIM_KONG_POS]
+    save_front = r16[O16_FRONT]
+    if r16[O16_FRONT] >= r16[O16_BACK]:
+        r16[O16_FRONT] = r16[O16_BACK] - 1  # every replayed window had a tile left to draw after it
     for p in range(n):
         if p == seat:
             continue
-        for tm in range(since[p] + 1, clock):
-            q = disc_seat[tm]
-            if q < 0 or q == p or (open_claim and tm == clock - 1):
-                continue  # claimed, its own, or the discard under claim (the open window, not a passed one)
-            t = disc_tile[tm]
-            if not _complete_with(r8, cfg, tabs, p, t):
-                continue
-            r8[O8_CLAIM_TILE] = t
-            r8[O8_CLAIM_FROM] = q
-            r8[O8_CLAIM_OPTS + p] = 0
-            r16[O16_CLAIM_VALUE + p] = 0
-            if _judge(E, b, t, q, False, 1 << p) and (r8[O8_CLAIM_OPTS + p] & 1) != 0:
-                v = max(r16[O16_CLAIM_VALUE + p], 1)
-                if v > r16[O16_LOCK + p]:
-                    r16[O16_LOCK + p] = v
-            r8[O8_CLAIM_OPTS + p] = 0
-            r16[O16_CLAIM_VALUE + p] = 0
+        r16[O16_LOCK + p] = 0
+        r8[O8_DADIAOCHE + p] = -1
+        s0 = start[p]
+        if s0 >= clock:
+            continue
+        # Undo what the seat did since s0: its discards back into its hand, its melds (its last slots) undone.
+        for x in range(34):
+            h[x] = r8[O8_HAND + 34 * p + x]
+        nm = r8[O8_N_MELDS + p]
+        last_disc = -1
+        for tm in range(s0, clock):
+            if hs[tm] == p:
+                h[ht[tm]] += 1
+                last_disc = tm
+            if hc[tm] == p:
+                nm -= 1
+                _meld_tiles(r8, p, nm, hk[tm], ht[tm], hl[tm], h, 1, -1)
+        rev = r8[O8_REVEALED + p]
+        saved_nm = r8[O8_N_MELDS + p]
+        lock = 0
+        dd = -1
+        for tm in range(s0, clock):
+            if hs[tm] == p:
+                h[ht[tm]] -= 1
+                total = 0
+                for x in range(34):
+                    total += h[x]
+                dd = ht[tm] if lock > 0 and total == 1 and h[ht[tm]] == 1 else -1
+            elif ht[tm] >= 0 and not (open_claim and tm == clock - 1):
+                t = ht[tm]
+                for x in range(34):
+                    r8[O8_HAND + 34 * p + x] = h[x]
+                r8[O8_N_MELDS + p] = nm
+                # (a 亮倒 seat revealed at its last discard: a pong before it means it was not revealed yet)
+                r8[O8_REVEALED + p] = rev if tm > last_disc else 0
+                if _complete_with(r8, cfg, tabs, p, t):
+                    r8[O8_CLAIM_TILE] = t
+                    r8[O8_CLAIM_FROM] = hs[tm]
+                    r8[O8_CLAIM_KONG_POS] = hp[tm]
+                    r8[O8_CLAIM_OPTS + p] = 0
+                    r16[O16_CLAIM_VALUE + p] = 0
+                    r16[O16_LOCK + p] = lock
+                    r8[O8_DADIAOCHE + p] = dd
+                    if _judge(E, b, t, hs[tm], False, 1 << p) and (r8[O8_CLAIM_OPTS + p] & 1) != 0:
+                        v = max(r16[O16_CLAIM_VALUE + p], 1)
+                        if v > lock:
+                            lock = v
+                    r8[O8_CLAIM_OPTS + p] = 0
+                    r16[O16_CLAIM_VALUE + p] = 0
+            if hc[tm] == p:
+                _meld_tiles(r8, p, nm, hk[tm], ht[tm], hl[tm], h, -1, 1)
+                nm += 1
+        for x in range(34):
+            r8[O8_HAND + 34 * p + x] = h[x]
+        r8[O8_N_MELDS + p] = saved_nm
+        r8[O8_REVEALED + p] = rev
+        r16[O16_LOCK + p] = lock
+        r8[O8_DADIAOCHE + p] = dd
     r8[O8_CLAIM_TILE] = save_tile
     r8[O8_CLAIM_FROM] = save_from
+    r8[O8_CLAIM_KONG_POS] = save_kp
+    r16[O16_FRONT] = save_front
 
 
 @_jit
@@ -371,7 +635,7 @@ def _sampler(fam: int):
 
     @_jit
     def run(src8, src16, srcmoney, srcmask, srcpend, b, seat, seed, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg,
-            nworlds, max_tries, unseen, pub, ntrip, nfree, dslot, cnt, pool, rng, disc_seat, disc_tile, since, info):
+            nworlds, max_tries, identity, unseen, pub, ntrip, nfree, dslot, cnt, pool, rng, hs, ht, hc, hk, hl, hp, ptr, chain, start, h, info):
         """Write ``nworlds`` worlds of source table ``b`` seen by ``seat`` into tables 0.. of the world buffers."""
         E = (b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam)
         s8 = src8[b]
@@ -380,7 +644,8 @@ def _sampler(fam: int):
         W = cfg[K.C_WALL]
         if _public(s8, s16, cfg, seat, unseen, pub, ntrip, nfree, dslot) != 0:
             return ERR_SLOTS
-        _history(s8, s16, cfg, seat, disc_seat, disc_tile, since)
+        if _history(s8, s16, cfg, seat, hs, ht, hc, hk, hl, hp, ptr, chain, start) < 0:
+            return ERR_HISTORY
         clock = np.int64(s16[O16_N_DISCARDS])
         ph = s8[O8_PHASE]
         front = np.int64(s16[O16_FRONT])
@@ -467,6 +732,15 @@ def _sampler(fam: int):
                 for i in range(front, back):
                     r8[O8_WALL + i] = pool[j]
                     j += 1
+                if identity:  # (tests) the source's own hidden tiles: the true table, its hidden state derived
+                    for p in range(n):
+                        if p != seat:
+                            for x in range(34):
+                                r8[O8_HAND + 34 * p + x] = s8[O8_HAND + 34 * p + x]
+                                r8[O8_HIDDEN + 34 * p + x] = s8[O8_HIDDEN + 34 * p + x]
+                    r8[O8_DRAWN] = s8[O8_DRAWN]
+                    for i in range(front, back):
+                        r8[O8_WALL + i] = s8[O8_WALL + i]
                 if ph == PICK and r8[O8_CUR] != seat:
                     r8[O8_DRAWN] = -1  # what the konger drew before its kong is its own business (never read)
                 good = True
@@ -476,12 +750,12 @@ def _sampler(fam: int):
                         for x in range(34):
                             if r8[O8_HIDDEN + 34 * p + x] != 0:
                                 tb |= np.int64(1) << x
-                        if not _triplets_keep_waits(r8, cfg, tabs, scr, p, tb, dslot[p] != 0):
+                        if not _triplets_as_chosen(r8, cfg, tabs, scr, p, tb, dslot[p] != 0):
                             good = False
                             break
                 if not good:
                     continue
-                _derive_locks(E, w, seat, clock, disc_seat, disc_tile, since)
+                _derive_locks(E, w, seat, clock, hs, ht, hc, hk, hl, hp, start, h)
                 if (ph == CLAIM or ph == ROB) and not _window(E, w, seat):
                     continue
                 if r8[O8_ACTOR] == seat:
@@ -537,16 +811,22 @@ def _scratch(world) -> tuple:
             np.zeros(34, np.int64),  # cnt
             np.zeros(world.wall_size, np.int64),  # pool
             np.zeros(1, np.uint64),  # rng
-            np.zeros(world.wall_size + 1, np.int64),  # disc_seat by discard time (fewer discards than tiles)
-            np.zeros(world.wall_size + 1, np.int64),  # disc_tile
-            np.zeros(n, np.int64),  # since
+            *(np.zeros(world.wall_size + 1, np.int64) for _ in range(6)),  # hs ht hc hk hl hp by discard time
+            np.zeros(n, np.int64),  # ptr
+            np.zeros(3 * S.MAX_RIVER + 6 * (world.wall_size + 1), np.int64),  # chain: runs, digits, pointers
+            np.zeros(n, np.int64),  # start
+            np.zeros(34, np.int64),  # h
             np.zeros(1, np.int64),  # info
         )
     return pre
 
 
-def sample_worlds(engine, table, seat, n, *, seed, out=None, record_events: bool = False, max_tries: int = MAX_TRIES):
+def sample_worlds(engine, table, seat, n, *, seed, out=None, record_events: bool = False, max_tries: int = MAX_TRIES,
+                  _identity: bool = False):
     """``engine``'s table ``table`` as seat ``seat`` knows it, in ``n`` sampled worlds (see the module docstring).
+
+    ``_identity`` (for tests) deals the source's own hidden tiles instead of a shuffle, so that a world is the
+    true table with its hidden state derived as in any world.
 
     Returns an :class:`~mjenv.engine.core.Engine` of ``n`` tables (``out`` refilled when given: an engine of the
     same variant and options with ``n`` tables; nothing is allocated for its tables) whose table ``j`` is world
@@ -586,9 +866,11 @@ def sample_worlds(engine, table, seat, n, *, seed, out=None, record_events: bool
     pre = _scratch(world)
     status = run(engine._b8, engine._b16, engine._money, engine.mask, engine._pend, table, seat, np.uint64(seed & _MASK64),
                  *world._args[:4], world._pend, world._ev, world._evn, world._cfg, world._tabs, world._scratch,
-                 world._fcfg, n, max_tries, *pre)
+                 world._fcfg, n, max_tries, bool(_identity), *pre)
     if status == ERR_SLOTS:
         raise RuntimeError(f"table {table}: the hidden places do not match the unseen tiles (corrupt state?)")
+    if status == ERR_HISTORY:
+        raise RuntimeError(f"table {table}: the rivers and melds fit no order of discards and claims (corrupt state?)")
     if status == ERR_TRIES:
         raise RuntimeError(
             f"table {table}, seat {seat}: no world consistent with what the seat sees in {max_tries} deals "
