@@ -4,7 +4,7 @@ per core), that change how fast the suite runs, never what a test checks.
 * One torch / BLAS thread per worker.  The workers already fill the cores; a second thread per worker only
   spin-waits at every parallel region, which costs CPU without finishing sooner (under load the torch tests took
   up to 5x their single-thread CPU).  A test that sets torch's thread count (train.py does) is set back after it.
-* The tests that take several seconds start first, and workers take tests in small chunks, so that no long test
+* The tests that take several seconds start first, and workers take tests 5 at a time, so that no long test
   starts near the end and becomes the run's tail while the other worker waits.  The list is measured
   (``--durations``, fresh clone, empty compiled cache); a name missing from it only changes the order.
 """
@@ -22,12 +22,12 @@ if WORKER:  # read by torch and numpy's BLAS when they start their thread pools
         os.environ.setdefault(_var, "1")
 
 # Node-id prefixes of the long tests, longest first (seconds on an idle 2-core machine, cold compiled cache).
-# The three that start a local Ray come first and in one row: one worker then runs them one after another instead
-# of two Ray clusters competing for the two cores.
+# The three that start a local Ray and the two other RLlib tests are the first SCHED_CHUNK: one worker runs them
+# one after another (two local Rays at once would compete for the cores), and only that worker imports RLlib.
 LONG_FIRST = (
     "tests/test_distributed.py::test_a_ray_run_gives_the_local_results",  # 18 s: Ray start-up and its workers
     "tests/test_train.py::test_one_ray_worker_gives_the_local_runs_result",  # 10 s
-    "tests/test_rllib.py::test_rllib_ppo_trains_a_shared_masked_policy",  # 7.5 s
+    "tests/test_rllib.py::",  # 7.5 s for RLlib's PPO
     "tests/test_yzscore.py::test_verdict_equals_score_win",  # 8 + 5 + 2.4 s (the first compiles the verdict)
     "tests/test_clone.py::test_train_with_cloning",  # 7.4 s
     "tests/test_train.py::test_advised_run_with_an_oracle_critic",  # 6 s
@@ -37,12 +37,13 @@ LONG_FIRST = (
     "tests/test_yzscore.py::test_near_minimum",  # 4.4 s
     "tests/test_compiled_cache.py::test_a_damaged_entry_is_discarded",  # 3.2 s
     "tests/test_worlds.py::test_worlds_keep_what_the_seat_sees_and_play_on",  # 7 x 2-3 s
+    "tests/test_distill.py::test_fit_learns_where_to_depart_from_the_advice",  # 3.2 CPU s
     "tests/test_heuristic_triplets.py::test_triplets_ukeire_matches_draw_by_draw",  # 2.7 s
     "tests/test_fuzz.py::test_script_arguments_are_accepted_or_refused_in_one_line",  # 2.6 s
     "tests/test_train.py::test_allseat_smoke_run",  # 2.3 s
     "tests/test_train.py::test_train_smoke_run",  # 2.3 s
 )
-SCHED_CHUNK = 4  # tests a worker is sent at a time (xdist's --maxschedchunk; its default sends 1/8 of the suite)
+SCHED_CHUNK = 5  # tests a worker is sent at a time (xdist's --maxschedchunk; its default sends 1/8 of the suite)
 
 
 def _rank(nodeid: str) -> int:

@@ -10,14 +10,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="RLlib is not installed (pip install -e .[rllib])")
-
-from mjenv.envs.rllib import MahjongRLlibEnv  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(autouse=True)
+def _needs_rllib():
+    # Imported by the tests that run, not at collection: RLlib takes seconds to import, and each xdist worker
+    # collects every module.
+    pytest.importorskip("ray.rllib", reason="RLlib is not installed (pip install -e .[rllib])")
+
+
 def test_only_the_acting_seat_reports_and_rewards_add_up_to_each_seats_money():
+    from mjenv.envs.rllib import MahjongRLlibEnv
+
     env = MahjongRLlibEnv({"seed": 5})
     rng = np.random.default_rng(0)
     obs, infos = env.reset(seed=5)
@@ -49,6 +54,7 @@ def test_only_the_acting_seat_reports_and_rewards_add_up_to_each_seats_money():
 
 def test_malformed_actions_and_seeds_are_refused_changing_nothing():
     from mjenv.engine.core import IllegalActionError
+    from mjenv.envs.rllib import MahjongRLlibEnv
 
     env = MahjongRLlibEnv({"seed": 5})
     obs, _ = env.reset(seed=5)
