@@ -61,7 +61,8 @@ def decision_kinds(cand: np.ndarray, ncand: np.ndarray) -> np.ndarray:
 
 def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: int = 1000, tables: int = 64,
                  label_prob: float = 0.25, worlds: int = 32, candidates: int = 3, seed: int = 0,
-                 verify_worlds: int = 0, screen_z: float = 0.5, log: Callable[[str], None] | None = None) -> dict:
+                 verify_worlds: int = 0, screen_z: float = 0.5, kinds=None,
+                 log: Callable[[str], None] | None = None) -> dict:
     """Play self-play hands until ``decisions`` decisions are labelled (see the module docstring).
 
     Returns ``obs float32 [N, C, 34]`` (the acting seat's ``mjenv-obs-v1`` observation), ``mask bool [N, 111]``,
@@ -77,7 +78,8 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     none was verified), ``vgain`` and ``vse`` (``float32 [N]``: its gain over candidate 0 in the fresh worlds and
     the paired standard error) are stored.  The fresh worlds do not take part in the selection, so ``vgain`` is an
     unbiased estimate of the gain of the departures the screen proposes (the screen's own gains are not: they
-    are the largest of noisy estimates)."""
+    are the largest of noisy estimates).  ``screen_z = -inf`` verifies the best alternative of every decision.
+    ``kinds`` (names of :data:`KINDS`): label only decisions of those kinds."""
     from agents.keyrng import mix
     from agents.search import SearchAgent
     from mjenv.encoding.observation import encoder_for
@@ -90,6 +92,12 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
             raise ValueError(f"{name}: need at least {lo}, got {v}")
     if not 0 < float(label_prob) <= 1:
         raise ValueError(f"label_prob: a probability in (0, 1], got {label_prob}")
+    kind_codes = None
+    if kinds is not None:
+        bad = [k for k in kinds if k not in KINDS]
+        if bad or not len(kinds):
+            raise ValueError(f"kinds: {bad[0] if bad else 'none'} is not a decision kind ({', '.join(KINDS)})")
+        kind_codes = [KINDS.index(k) for k in kinds]
     cpu0 = time.process_time()
     search = SearchAgent(variant, options, candidates=candidates, worlds=worlds, seed=seed)
     player = search.player
@@ -110,7 +118,10 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
         live = np.flatnonzero(st.phase != S.DONE)
         player.decide(eng, live, out=acts)
         cand, ncand = player.candidates(eng, live, candidates)
-        pick = np.flatnonzero((ncand >= 2) & (rng.random(len(live)) < label_prob))[: decisions - count]
+        ok = (ncand >= 2) & (rng.random(len(live)) < label_prob)
+        if kind_codes is not None:
+            ok &= np.isin(decision_kinds(cand, ncand), kind_codes)
+        pick = np.flatnonzero(ok)[: decisions - count]
         if len(pick):
             b = live[pick]
             seats = st.actor[b].astype(np.int64)
@@ -174,7 +185,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     out["meta"] = {"format": LABEL_FORMAT, "variant": variant, "decisions": int(count), "hands": int(hands),
                    "steps": int(steps), "tables": int(tables), "label_prob": float(label_prob), "worlds": int(worlds),
                    "candidates": int(candidates), "seed": int(seed), "verify_worlds": int(verify_worlds),
-                   "screen_z": float(screen_z),
+                   "screen_z": float(screen_z), "kinds": None if kinds is None else list(kinds),
                    "cpu_seconds": round(time.process_time() - cpu0, 1)}
     return out
 

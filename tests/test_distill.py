@@ -174,3 +174,12 @@ def test_the_distill_config_loads():
     args, config = parse_args(train.Args, ["--config", "distill"], config_dir=train.CONFIG_DIR)
     assert config == "distill" and args.distill_decisions == 20_000 and args.distill_seed == 2000
     assert args.advice and args.bc_teacher == "heuristic-flush" and args.total_timesteps == 0
+
+
+def test_label_states_can_label_one_kind_and_verify_every_decision():
+    got = label_states(decisions=4, tables=8, worlds=3, candidates=3, seed=1, verify_worlds=3,
+                       screen_z=-np.inf, kinds=["pong"])
+    assert (got["kind"] == KINDS.index("pong")).all() and (got["valt"] > 0).all()
+    assert got["meta"]["kinds"] == ["pong"]
+    with pytest.raises(ValueError, match="kinds: flower is not a decision kind"):
+        label_states(decisions=1, kinds=["flower"])
