@@ -31,20 +31,21 @@ CASES = [
 ]
 
 
-def greedy(eng: Engine, rng: np.random.Generator) -> np.ndarray:
-    """A quick shape-greedy player: wins 70 % of the time, kongs and 亮倒 when it can, pongs / chis half the time,
-    discards a tile held once (else any)."""
+def greedy(eng: Engine, rng: np.random.Generator, p_win: float = 0.7, p_kong: float = 1.0,
+           p_claim: float = 0.5) -> np.ndarray:
+    """A quick shape-greedy player: wins with probability ``p_win`` (70 %), kongs with ``p_kong`` (always), 亮倒
+    when it can, pongs / chis with ``p_claim`` (half the time), discards a tile held once (else any)."""
     acts = np.zeros(eng.batch_size, np.int64)
     st = eng.state
     for b in np.flatnonzero(~eng.done):
         m = eng.mask[b]
         legal = np.flatnonzero(m)
-        if m[A.WIN] and rng.random() < 0.7:
+        if m[A.WIN] and rng.random() < p_win:
             acts[b] = A.WIN
             continue
         kongs = legal[(legal >= A.KONG_SELF) & (legal < A.KONG_SELF + 34)]
         liang = legal[(legal >= A.LIANG) & (legal < A.KONG_SELF)]
-        if len(kongs):
+        if len(kongs) and (p_kong >= 1 or rng.random() < p_kong):
             acts[b] = kongs[0]
         elif len(liang):
             acts[b] = liang[rng.integers(len(liang))]
@@ -55,7 +56,7 @@ def greedy(eng: Engine, rng: np.random.Generator) -> np.ndarray:
             acts[b] = pool[rng.integers(len(pool))]
         else:
             claims = legal[(legal != A.PASS) & (legal != A.WIN)]
-            acts[b] = claims[rng.integers(len(claims))] if len(claims) and rng.random() < 0.5 else (
+            acts[b] = claims[rng.integers(len(claims))] if len(claims) and rng.random() < p_claim else (
                 A.PASS if m[A.PASS] else legal[rng.integers(len(legal))])
     return acts
 
@@ -279,34 +280,9 @@ def test_bad_arguments_name_the_field_and_change_nothing():
 
 
 def passer(eng: Engine, rng: np.random.Generator) -> np.ndarray:
-    """A player that passes most wins and claims most tiles, so that locks, 大吊车 and claims across them come
-    often: wins 30 % of the time, kongs half the time, 亮倒 when it can, claims 80 %, discards a single tile."""
-    acts = np.zeros(eng.batch_size, np.int64)
-    st = eng.state
-    for b in np.flatnonzero(~eng.done):
-        m = eng.mask[b]
-        legal = np.flatnonzero(m)
-        nonwin = legal[legal != A.WIN]
-        if m[A.WIN] and (rng.random() < 0.3 or len(nonwin) == 0):
-            acts[b] = A.WIN
-            continue
-        kongs = legal[(legal >= A.KONG_SELF) & (legal < A.KONG_SELF + 34)]
-        liang = legal[(legal >= A.LIANG) & (legal < A.KONG_SELF)]
-        claims = legal[(legal >= 34) & (legal != A.PASS) & (legal != A.WIN) & ((legal < A.LIANG) | (legal >= A.KONG_SELF + 34))]
-        if len(kongs) and rng.random() < 0.5:
-            acts[b] = kongs[0]
-        elif len(liang):
-            acts[b] = liang[rng.integers(len(liang))]
-        elif legal[0] < 34:
-            h = st.hand[b, int(st.actor[b])]
-            single = legal[(legal < 34) & (h[np.minimum(legal, 33)] == 1)]
-            pool = single if len(single) else legal[legal < 34]
-            acts[b] = pool[rng.integers(len(pool))]
-        elif len(claims) and rng.random() < 0.8:
-            acts[b] = claims[rng.integers(len(claims))]
-        else:
-            acts[b] = A.PASS if m[A.PASS] else nonwin[rng.integers(len(nonwin))]
-    return acts
+    """:func:`greedy` passing most wins and claiming most tiles, so that locks, 大吊车 and claims after a passed
+    win come often."""
+    return greedy(eng, rng, p_win=0.3, p_kong=0.5, p_claim=0.8)
 
 
 def _unrecorded_history(events) -> bool:

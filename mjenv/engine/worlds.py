@@ -265,6 +265,18 @@ def _next_claimed(s8, o, j):
 
 
 @_jit
+def _odometer(digits, at, L, n):
+    """Step the ``L`` base-``n`` digits ``digits[at:at + L]`` (lowest first) to the next assignment; True when
+    they wrapped round to all zeros (every assignment tried)."""
+    for i in range(L):
+        digits[at + i] += 1
+        if digits[at + i] < n:
+            return False
+        digits[at + i] = 0
+    return True
+
+
+@_jit
 def _history(s8, s16, cfg, seat, hs, ht, hc, hk, hl, hp, ptr, chain, start):
     """The table's public history of discards, by time ``T`` (0 .. n_discards - 1): who made it (``hs``), its tile
     (``ht``; -1 when a chi took it: the state keeps a chi's lowest tile only), who claimed it (``hc``, -1 for
@@ -344,14 +356,7 @@ def _history(s8, s16, cfg, seat, hs, ht, hc, hk, hl, hp, ptr, chain, start):
         else:  # the next assignment of this run
             for o in range(n):
                 ptr[o] = chain[P0 + 4 * r + o]
-            i = 0
-            while i < L:
-                chain[R0 + t0 + i] += 1
-                if chain[R0 + t0 + i] < n:
-                    break
-                chain[R0 + t0 + i] = 0
-                i += 1
-            if i == L:
+            if _odometer(chain, R0 + t0, L, n):
                 r -= 1
                 fresh = False
                 continue
@@ -373,14 +378,7 @@ def _history(s8, s16, cfg, seat, hs, ht, hc, hk, hl, hp, ptr, chain, start):
             last = hs[t0 + L] if t0 + L < clock else np.int64(s8[O8_CUR])
             if ok and dd == last:
                 break
-            i = 0
-            while i < L:
-                chain[R0 + t0 + i] += 1
-                if chain[R0 + t0 + i] < n:
-                    break
-                chain[R0 + t0 + i] = 0
-                i += 1
-            if i == L:
+            if _odometer(chain, R0 + t0, L, n):
                 ok = False
                 break
         if ok:
