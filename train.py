@@ -567,6 +567,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
                **logs, "rollout_cpu": round(batch["stats"]["cpu"], 3), "cpu": round(time.process_time() - cpu0, 2),
                "wall": round(time.perf_counter() - started, 2), **{f"money_{k}": v for k, v in money.items()}}
         progress_rows.append(row)
+        del parts, batch  # the rollout's sample buffer is free again: the next rollout reuses it (agents.selfplay)
         if args.progress:
             print(f"[iter {iteration:>4}] {steps:>9,} samples  policy {logs['policy_loss']:+.4f}  value "
                   f"{logs['value_loss']:.4f}  entropy {logs['entropy']:.3f}  kl {logs['approx_kl']:.4f}  "

@@ -8,9 +8,11 @@ table per rollout, 4 PPO epochs in minibatches of 1,024, and train ``--samples``
   trained sample (``frozen_share`` 0);
 * ``sb3`` — ``--trainer sb3``: sb3-contrib ``MaskablePPO``, one learner seat per table, the other seats played by a
   frozen snapshot of the policy (``--opponents self``): their decisions cost a forward pass each and are not
-  trained on.
+  trained on;
+* ``allseat_bf16`` — the all-seat trainer with ``--precision bf16`` (the trunk under bfloat16 autocast), measured
+  only on a CPU with native bfloat16 (AVX512-BF16 or AMX) and unless ``--no-bf16``.
 
-Then the same two jobs once more with the PPO update switched off (``MaskablePPO.train`` and
+Then the same jobs once more with the PPO update switched off (``MaskablePPO.train`` and
 :func:`agents.selfplay.ppo_update` replaced by no-ops): samples *collected* per CPU second, where the all-seat
 trainer's advantage lies (the update costs the same per sample in both, and it is most of the all-seat
 trainer's time).
@@ -19,11 +21,13 @@ A sample is one decision the PPO update trains on.  The figure is samples / CPU 
 (``time.process_time`` of this process, which plays, encodes, runs the network and updates it: the loop's
 ``cpu_seconds`` in train.py's summary; the final evaluation and the warm-up are outside it).  Each trainer first
 runs one small warm-up job (compiled game core loaded, torch initialised), then ``--passes`` measured jobs,
-alternating; the medians are reported.  Torch uses ``--threads`` threads in both.  The last line printed is one
-JSON object ``{"allseat": …, "sb3": …, "ratio": …, "rollout_allseat": …, "rollout_sb3": …, "rollout_ratio": …}``
-(samples per CPU second, ratio = allseat / sb3)::
+alternating; the medians are reported, and each pass's ratio (all-seat over the SB3 job of the same pass) gives
+the spread.  Torch uses ``--threads`` threads in all.  The last line printed is one JSON object ``{"allseat": …,
+"sb3": …, "ratio": …, "ratio_passes": [min, max], "allseat_bf16": …, "ratio_bf16": …, "ratio_bf16_passes": …,
+"rollout_allseat": …, "rollout_sb3": …, "rollout_allseat_bf16": …, "rollout_ratio": …}`` (samples per CPU
+second; ratio = allseat / sb3 at the same PPO settings, both float32; ratio_bf16 = allseat_bf16 / sb3)::
 
-    python bench/train_throughput.py                      # 32,768 samples each, 1 pass (≈ 1-2 CPU minutes)
+    python bench/train_throughput.py                      # 32,768 samples each, 1 pass (≈ 1.5 CPU minutes)
     python bench/train_throughput.py --samples 65536 --passes 3
 """
 
@@ -56,7 +60,7 @@ def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str, 
     return {"samples": summary["steps"], "cpu": summary["cpu_seconds"], "rate": summary["steps"] / summary["cpu_seconds"]}
 
 
-def rollout_only(trainer: str, samples: int, a: argparse.Namespace, out: str) -> dict:
+def rollout_only(trainer: str, samples: int, a: argparse.Namespace, out: str, precision: str = "fp32") -> dict:
     """:func:`job` with the PPO update replaced by a no-op: the trainer's collection cost alone."""
     import sb3_contrib
 
@@ -67,7 +71,7 @@ def rollout_only(trainer: str, samples: int, a: argparse.Namespace, out: str) ->
     sb3_contrib.MaskablePPO.train = lambda self: None
     selfplay.ppo_update = lambda *args, **kw: dict(nothing)
     try:
-        return job(trainer, samples, a, out, f"rollout-{trainer}")
+        return job(trainer, samples, a, out, f"rollout-{trainer}-{precision}", precision)
     finally:
         sb3_contrib.MaskablePPO.train, selfplay.ppo_update = saved
 
@@ -84,32 +88,45 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--value_hidden", type=int, default=64)
     p.add_argument("--threads", type=int, default=1, help="torch threads (both trainers)")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--no-bf16", dest="bf16", action="store_false",
+                   help="skip the all-seat trainer with --precision bf16 (skipped anyway without native bfloat16)")
     a = p.parse_args(argv)
     for name, value in (("--samples", a.samples), ("--passes", a.passes), ("--tables", a.tables), ("--n_steps", a.n_steps)):
         if value < 1:
             p.error(f"{name} must be >= 1, got {value}")
     if a.tables * a.n_steps < 1024:
         p.error(f"--tables × --n_steps must be at least the minibatch of 1,024, got {a.tables * a.n_steps}")
-    rates: dict[str, list[float]] = {"allseat": [], "sb3": []}
+    from agents.selfplay import bf16_native
+
+    # name: (trainer, precision); the same PPO settings and network for all
+    kinds = {"allseat": ("allseat", "fp32"), "sb3": ("sb3", "fp32")}
+    if a.bf16 and bf16_native():
+        kinds["allseat_bf16"] = ("allseat", "bf16")
+    rates: dict[str, list[float]] = {k: [] for k in kinds}
     rows = []
     with tempfile.TemporaryDirectory() as out:
-        for trainer in rates:  # warm-up: compiled code, torch, first allocations
-            job(trainer, 1024, a, out, f"warm-{trainer}")
+        for name, (trainer, precision) in kinds.items():  # warm-up: compiled code, torch, first allocations
+            job(trainer, 1024, a, out, f"warm-{name}", precision)
         for i in range(a.passes):
-            for trainer in rates:
-                r = job(trainer, a.samples, a, out, f"{trainer}-{i}")
-                rates[trainer].append(r["rate"])
-                rows.append((trainer, i, r))
-        collect = {trainer: rollout_only(trainer, a.samples, a, out) for trainer in rates}
-    print(f"{'trainer':<8} {'pass':>4} {'samples':>9} {'CPU s':>8} {'samples/CPU s':>14}")
-    for trainer, i, r in rows:
-        print(f"{trainer:<8} {i:>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f}")
-    for trainer, r in collect.items():
-        print(f"{trainer:<8} {'roll':>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f}   (no update)")
+            for name, (trainer, precision) in kinds.items():
+                r = job(trainer, a.samples, a, out, f"{name}-{i}", precision)
+                rates[name].append(r["rate"])
+                rows.append((name, i, r))
+        collect = {name: rollout_only(trainer, a.samples, a, out, precision) for name, (trainer, precision) in kinds.items()}
+    print(f"{'trainer':<13} {'pass':>4} {'samples':>9} {'CPU s':>8} {'samples/CPU s':>14} {'ratio to sb3':>13}")
+    for name, i, r in rows:
+        print(f"{name:<13} {i:>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f} {r['rate'] / rates['sb3'][i]:>13.2f}")
+    for name, r in collect.items():
+        print(f"{name:<13} {'roll':>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f}   (no update)")
     result = {k: round(statistics.median(v), 1) for k, v in rates.items()}
-    result["ratio"] = round(result["allseat"] / result["sb3"], 2)
-    for trainer, r in collect.items():
-        result[f"rollout_{trainer}"] = round(r["rate"], 1)
+    for name in kinds:
+        if name != "sb3":
+            suffix = name[len("allseat"):]
+            result[f"ratio{suffix}"] = round(result[name] / result["sb3"], 2)
+            per_pass = [x / y for x, y in zip(rates[name], rates["sb3"])]
+            result[f"ratio{suffix}_passes"] = [round(min(per_pass), 2), round(max(per_pass), 2)]
+    for name, r in collect.items():
+        result[f"rollout_{name}"] = round(r["rate"], 1)
     result["rollout_ratio"] = round(result["rollout_allseat"] / result["rollout_sb3"], 2)
     print(json.dumps(result))
     return result

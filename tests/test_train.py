@@ -274,6 +274,22 @@ def test_sampled_actions_are_legal_and_follow_the_policy():
     assert (a[2::3] == 4).all()
 
 
+def test_a_rollout_reuses_its_sample_buffer_only_when_no_batch_holds_it():
+    """A batch the caller keeps is never overwritten by the next rollout; once dropped, its buffer is reused."""
+    pytest.importorskip("torch")
+    from agents.selfplay import SeatRollouts
+
+    r = SeatRollouts(_seat_spec(num_tables=4, n_steps=20, frozen_share=0.0))
+    first = r.collect()
+    kept = first["obs"].copy()
+    second = r.collect()
+    assert np.array_equal(first["obs"], kept) and not np.shares_memory(first["obs"], second["obs"])
+    buffer = id(second["obs"].base)  # an id, not a reference: a reference would keep the buffer taken
+    del first, second
+    third = r.collect()
+    assert id(third["obs"].base) == buffer
+
+
 def test_the_update_reads_worker_parts_as_their_concatenation():
     """ppo_update on a merged batch whose observations stay a list of per-worker arrays trains the same weights,
     bit for bit, as on those arrays concatenated (what one worker's batch of all the samples would give)."""
