@@ -101,6 +101,66 @@ def _net_classes():
                 z = self.trunk(x)
             return self.head(z), self.value(z[:, : self.hidden]).reshape(-1)
 
+        def _body(self):
+            """The trunk's ``Sequential`` when it has :func:`make_trunk`'s layout, else None (no folding)."""
+            body = getattr(self.trunk, "body", self.trunk)
+            nn = torch.nn
+            layout = (nn.Unflatten, nn.Conv1d, nn.ReLU, nn.Conv1d, nn.ReLU, nn.Flatten, nn.Linear, nn.ReLU)
+            if len(body) != len(layout) or not all(isinstance(m, t) for m, t in zip(body, layout)):
+                return None
+            conv = body[1]
+            return body if conv.kernel_size == (3,) and conv.padding == (1,) and conv.stride == (1,) else None
+
+        def fold_batch(self, xs: list) -> tuple | None:
+            """The inputs of :meth:`folded` for the flat observation tensors ``xs`` (a batch, or a worker's part
+            each): ``(tile, scalar, parts)`` with ``tile`` the rows that vary along the 34 columns in some
+            sample, ``scalar`` the other rows that are not zero in every sample, and per tensor of ``xs`` the
+            triple ``(x[:, tile] [n, Ct, 34], x[:, scalar, 0] [n, Cs], advice one-hot [n, 111] or None)``.
+            None when the trunk's layout is not :func:`make_trunk`'s."""
+            body = self._body()
+            if body is None:
+                return None
+            C, W = body[0].unflattened_size
+            const = zero = None
+            for x in xs:
+                lo, hi = torch.aminmax(x.view(len(x), C, W), dim=2)
+                c, z = (lo == hi).all(0), ((lo == 0) & (hi == 0)).all(0)
+                const, zero = (c, z) if const is None else (const & c, zero & z)
+            tile, scalar = torch.nonzero(~const)[:, 0], torch.nonzero(const & ~zero)[:, 0]
+            index = getattr(self.trunk, "advice_index", None)
+            parts = []
+            for x in xs:
+                x3 = x.view(len(x), C, W)
+                xt = x3.index_select(1, tile)
+                parts.append((xt.to(torch.bfloat16) if self.bf16 else xt, x3[:, scalar, 0].contiguous(),
+                              None if index is None else x.index_select(1, index)))
+            return tile, scalar, parts
+
+        def folded(self, tile, scalar, xt, s, advice=None):
+            """:meth:`forward` on the inputs of :meth:`fold_batch` (the same function, up to rounding): the first
+            convolution runs over the varying rows only; a row constant along the columns adds, at each
+            position, its value times the sum of the kernel taps that fall inside the 34 columns (all three,
+            two at either edge), computed once per sample instead of 34 times; rows zero everywhere add nothing.
+            With 45 varying and ~30 non-zero constant rows of Kawuxing's 100 this is ~20 % less work per
+            forward and backward pass."""
+            body = self._body()
+            conv = body[1]
+            weight = conv.weight
+            out = weight.shape[0]
+            width = xt.shape[2]
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+                h = torch.nn.functional.conv1d(xt, weight.index_select(1, tile), conv.bias, padding=1)
+                if len(scalar):
+                    taps = weight.index_select(1, scalar).permute(1, 0, 2).reshape(len(scalar), out * 3)
+                    inside = torch.ones(3, width, dtype=h.dtype)
+                    inside[0, 0] = inside[2, width - 1] = 0  # the left tap at column 0, the right one at the last
+                    h = h + (s @ taps).view(len(s), out, 3).to(h.dtype) @ inside
+                z = body[6:](body[2:6](h))
+            z = z.float()
+            if advice is not None:
+                z = torch.cat([z, advice.float()], 1)
+            return self.head(z), self.value(z[:, : self.hidden]).reshape(-1)
+
     return SeatNet
 
 
@@ -370,7 +430,9 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
     order), so several workers' observations are never copied into one array: each minibatch (its sample ids in
     increasing order) is gathered from them directly.  The arrays become tensors without a copy, the
     illegal-action mask is inverted once for the whole batch, and the logged statistics stay tensors until the end
-    (no per-minibatch ``.item()``)."""
+    (no per-minibatch ``.item()``).  A :class:`SeatNet` is run through :meth:`~SeatNet.folded` (the observation's
+    constant rows folded out of the first convolution; its inputs built once per update, in bfloat16 with
+    ``precision="bf16"``)."""
     torch = _torch()
     F = torch.nn.functional
     for group in optimizer.param_groups:
@@ -379,7 +441,11 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
         warnings.simplefilter("ignore", UserWarning)
         xs = [torch.from_numpy(np.ascontiguousarray(o.reshape(len(o), -1), dtype=np.float32))
               for o in (batch["obs"] if isinstance(batch["obs"], list) else [batch["obs"]])]
-    if getattr(net, "bf16", False):  # autocast would cast every minibatch to bfloat16 anyway: once, half the bytes
+    fold = net.fold_batch(xs) if hasattr(net, "fold_batch") else None
+    if fold is not None:
+        tile, scalar, parts = fold
+        columns = [list(c) for c in zip(*parts)]  # per input of net.folded, the parts' tensors (or Nones)
+    elif getattr(net, "bf16", False):  # autocast would cast every minibatch to bfloat16 anyway: once, half the bytes
         xs = [x.to(torch.bfloat16) for x in xs]
     starts = np.cumsum([0] + [len(o) for o in xs])
     illegal = ~torch.from_numpy(np.ascontiguousarray(batch["mask"], dtype=bool))
@@ -397,7 +463,11 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
             idx = perm[i : i + batch_size].sort().values  # in order: each worker's rows are one run of idx
             if len(idx) < 2:
                 continue
-            logits, value = net(_gather_rows(torch, xs, starts, idx))
+            if fold is None:
+                logits, value = net(_gather_rows(torch, xs, starts, idx))
+            else:
+                logits, value = net.folded(tile, scalar, *(None if c[0] is None else _gather_rows(torch, c, starts, idx)
+                                                           for c in columns))
             logp_all = torch.log_softmax(logits.masked_fill(illegal.index_select(0, idx), MASKED), 1)
             logp = logp_all.gather(1, act.index_select(0, idx)[:, None])[:, 0]
             entropy = -(logp_all.exp() * logp_all).sum(1).mean()
