@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from agents.plans import _BEST as _LANPAI_BEST, _GAIN as _LANPAI_GAIN
-from agents.shanten import NEG, conv_max_plus as _conv, tables as _shanten_tables
+from agents.shanten import block_tables as _block_tables
 from mjenv.encoding import actions as A
 from mjenv.engine import handk, kwscore
 from mjenv.engine import state as S
@@ -59,9 +59,6 @@ PC_N, PC_SP, PC_LANPAI, PC_FLUSH, PC_FLUSH_HONORS, PC_TRIP, PC_LIANG, PC_LIANG_L
 PC_BAO_FLUSH, PC_BAO_FENGQING, PC_KINDS, PC_CHI = 9, 10, 11, 12
 N_PC = 13
 
-_FLUSH_BONUS = {"kawuxing": 2, "yangzhou": 3, "liuwei": 1, "diedaohu": 1, "gejiu": 1}  # heuristic-flush's credits
-_TRIPLETS_BONUS = {"kawuxing": 0, "gejiu": 0, "yangzhou": 3, "diedaohu": 0, "liuwei": 1}
-
 _BIG = 1e6
 _SHANTEN_W = 1e4
 _OFF_PLAN_W = 100.0
@@ -70,17 +67,25 @@ _MAX_K = 8  # candidates a decision can list for the search agent
 
 def player_config(variant: str, opts, *, flush_bonus: int | None = None, triplets_bonus: int | None = None,
                   liang_min_live: int = 2, liang_min_wall: int = 4) -> np.ndarray:
-    """int64 [N_PC]: the compiled player's settings for ``variant`` under rule options ``opts`` (the family's
-    ``heuristic-flush`` credits unless given)."""
+    """int64 [N_PC]: the compiled player's settings for ``variant`` under rule options ``opts``; the flush and
+    all-triplets credits are ``heuristic-flush``'s, read from :func:`agents.heuristic.family_params`, unless
+    given."""
+    from agents.heuristic import family_params  # the one source of the family's credits
+
     family = get_variant(variant).family
+    params = family_params(family)
+    flush_kw = params["flush_variant"]  # heuristic-flush's keywords over the family's defaults
+    if flush_bonus is None:
+        flush_bonus = flush_kw.get("flush_bonus", params["flush_bonus"])
+    if triplets_bonus is None:
+        triplets_bonus = flush_kw.get("triplets_bonus", params["triplets_bonus"])
     cfg = np.zeros(N_PC, np.int64)
     cfg[PC_N] = n_players(variant)
     cfg[PC_SP] = family in ("kawuxing", "gejiu")
     cfg[PC_LANPAI] = family == "gejiu"
-    fb = _FLUSH_BONUS.get(family) if flush_bonus is None else flush_bonus
-    cfg[PC_FLUSH] = -1 if fb is None else int(fb)
+    cfg[PC_FLUSH] = -1 if flush_bonus is None else int(flush_bonus)
     cfg[PC_FLUSH_HONORS] = family != "kawuxing"
-    cfg[PC_TRIP] = _TRIPLETS_BONUS.get(family, 0) if triplets_bonus is None else int(triplets_bonus)
+    cfg[PC_TRIP] = int(triplets_bonus or 0)
     cfg[PC_LIANG] = family == "kawuxing"
     cfg[PC_LIANG_LIVE] = int(liang_min_live)
     cfg[PC_LIANG_WALL] = int(liang_min_wall)
@@ -94,58 +99,87 @@ def player_config(variant: str, opts, *, flush_bonus: int | None = None, triplet
 
 # ------------------------------------------------------------------------------------------- shanten
 
+# ``tab`` is :func:`agents.shanten.block_tables`' joint table: a component's row is its *key*, the base-5 code of
+# its counts, plus 5^9 for the honors.  Entry [h, n] is the best score with at most h heads and n blocks (all
+# valid, monotone); the product of components is their max-plus product with heads and blocks added, and a
+# hand's standard shanten is 2k minus its product's entry [1, k].
+#
+# A prepared hand ("evaluation slot" i) lives in rows of the work arrays, addressed by index: no array views
+# and no array arguments of inlined functions in the hot loops (each costs atomic reference counts, which
+# were a fifth of the player's time).
+# ws[b:b+4]    (b = _slot_row(i)) the product of the three components other than j (``excl[j]``);
+# ws[b+4:b+10] the products of two components, pair (a, c) at b + 4 + _PAIR[a, c] (0-1 and 2-3 always, the rest
+#              on demand);
+# wi[_EVI + i]: [0:4] component keys, [4] k = sets to make, [5] standard shanten, [6] pairs, [7] bit j =
+#              component j is empty, [8] every pair product made.
+_N_E = 10
+_EVI = 49  # wi rows of the five slots' numbers (the rows before are the decisions' work rows)
+_WS = 8 + 5 * _N_E  # ws rows: 8 scratch tables, then five slots (0-2 the flush plans, 3 the hand, 4 spare)
+_POW5 = np.array([5**i for i in range(9)], np.int64)
+_HONOR_KEY = 5**9  # the empty honors' key
+_PAIR = np.array([[-1, 0, 1, 2], [0, -1, 3, 4], [1, 3, -1, 5], [2, 4, 5, -1]], np.int64)
+# the pair of components other than (i, j), as the index into a slot's pair products
+_REST = np.array([[-1, 5, 4, 3], [5, -1, 2, 1], [4, 2, -1, 0], [3, 1, 0, -1]], np.int64)
+
 
 @njit(cache=True, inline="always")
-def _final(a, b, k):
-    """Standard shanten of the hand whose components' product is ``a ⊗ b`` with ``k`` sets to make."""
-    best = -1000
-    for h1 in range(2):
-        for m1 in range(5):
-            x = a[h1, m1]
-            if x <= NEG:
-                continue
-            for h2 in range(2 - h1):
-                for m2 in range(min(k, 4) + 1 - m1):
-                    y = b[h2, m2]
-                    if y <= NEG:
-                        continue
-                    m = m1 + m2
-                    t = x + y
-                    s = 2 * m + min(t, k - m) + h1 + h2
-                    if s > best:
-                        best = s
-    return 2 * k - best
+def _slot_row(i):
+    """First ws row of evaluation slot ``i`` (0-2 the flush plans, 3 the hand, 4 spare)."""
+    return 8 + i * _N_E
 
 
 @njit(cache=True)
-def _code(h, j):
+def _key(h, j):
+    """Component ``j``'s row of the joint table (see above)."""
     size = 7 if j == 3 else 9
     code = 0
     for x in range(size - 1, -1, -1):
         code = code * 5 + h[9 * j + x]
-    return code
+    return code + (_HONOR_KEY if j == 3 else 0)
+
+
+@njit(cache=True, inline="always")
+def _empty_key(j):
+    return _HONOR_KEY if j == 3 else 0
 
 
 @njit(cache=True)
-def _part(code, j, suit, honor):
-    return honor[code] if j == 3 else suit[code]
+def _mul(A, ia, ea, B, ib, eb, out, io, k):
+    """``out[io] = A[ia] ⊗ B[ib]`` up to ``k`` blocks, where ``ea``/``eb`` say that the operand is the empty
+    component's table (all zeros, the identity of ⊗): then a copy.  Returns whether the result is the identity."""
+    if ea:
+        for h in range(2):
+            for n in range(k + 1):
+                out[io, h, n] = B[ib, h, n]
+        return eb
+    if eb:
+        for h in range(2):
+            for n in range(k + 1):
+                out[io, h, n] = A[ia, h, n]
+        return False
+    for n in range(k + 1):
+        v0 = -128
+        v1 = -128
+        for i in range(n + 1):
+            x0 = np.int64(A[ia, 0, i])
+            x1 = np.int64(A[ia, 1, i])
+            y0 = np.int64(B[ib, 0, n - i])
+            y1 = np.int64(B[ib, 1, n - i])
+            v0 = max(v0, x0 + y0)
+            v1 = max(v1, max(x0 + y1, x1 + y0))
+        out[io, 0, n] = v0
+        out[io, 1, n] = v1
+    return False
 
 
 @njit(cache=True)
-def _prepare(h, suit, honor, codes, excl, tmp):
-    """Component codes of ``h`` and, per component j, the product of the other three (``excl[j]``)."""
-    for j in range(4):
-        codes[j] = _code(h, j)
-    p0 = _part(codes[0], 0, suit, honor)
-    p1 = _part(codes[1], 1, suit, honor)
-    p2 = _part(codes[2], 2, suit, honor)
-    p3 = _part(codes[3], 3, suit, honor)
-    _conv(p0, p1, tmp[0])  # L
-    _conv(p2, p3, tmp[1])  # R
-    _conv(p1, tmp[1], excl[0])
-    _conv(p0, tmp[1], excl[1])
-    _conv(tmp[0], p3, excl[2])
-    _conv(tmp[0], p2, excl[3])
+def _dot(tab, pk, ws, ie, k):
+    """The score (2k - standard shanten) of the hand made of component ``tab[pk]`` and the rest, whose product
+    is ``ws[ie]``.  (The hot loops write this out: an inlined call with array arguments costs reference counts.)"""
+    best = -128
+    for n in range(k + 1):
+        best = max(best, max(np.int64(tab[pk, 0, n]) + ws[ie, 1, k - n], np.int64(tab[pk, 1, n]) + ws[ie, 0, k - n]))
+    return best
 
 
 @njit(cache=True)
@@ -157,34 +191,143 @@ def _pairs(h):
 
 
 @njit(cache=True)
-def _shanten_delta(h, nm, sp, t, d, codes, excl, pairs, suit, honor):
-    """Shanten (standard, and seven pairs where ``sp`` and no melds) of ``h`` with one tile ``t`` added (d = 1)
-    or removed (d = -1), from :func:`_prepare`'s ``codes``/``excl`` of ``h`` and its pair count."""
-    j = 3 if t >= 27 else t // 9
-    step = 5 ** (t - 9 * j)
-    part = _part(codes[j] + d * step, j, suit, honor)
-    s = _final(excl[j], part, 4 - nm)
-    if sp and nm == 0:
-        c = h[t]
-        p = pairs
-        if d > 0 and c % 2 == 1:
-            p += 1
-        elif d < 0 and c % 2 == 0:
-            p -= 1
-        s7 = 6 - min(p, 7)
-        if s7 < s:
-            s = s7
-    return s
+def _ev_prepare(h, nm, tab, ws, wi, slot):
+    """Fill evaluation slot ``slot`` for hand ``h`` with ``nm`` melds (see the slot layout above)."""
+    b = _slot_row(slot)
+    r = _EVI + slot
+    empty = 0
+    for j in range(4):
+        c = _key(h, j)
+        wi[r, j] = c
+        if c == _empty_key(j):
+            empty |= 1 << j
+    c0, c1, c2, c3 = wi[r, 0], wi[r, 1], wi[r, 2], wi[r, 3]
+    e0, e1, e2, e3 = empty & 1 != 0, empty & 2 != 0, empty & 4 != 0, empty & 8 != 0
+    k = 4 - nm
+    el = _mul(tab, c0, e0, tab, c1, e1, ws, b + 4, k)  # components 0 and 1
+    er = _mul(tab, c2, e2, tab, c3, e3, ws, b + 9, k)  # components 2 and 3
+    _mul(tab, c1, e1, ws, b + 9, er, ws, b + 0, k)
+    _mul(tab, c0, e0, ws, b + 9, er, ws, b + 1, k)
+    _mul(ws, b + 4, el, tab, c3, e3, ws, b + 2, k)
+    _mul(ws, b + 4, el, tab, c2, e2, ws, b + 3, k)
+    wi[r, 4] = k
+    wi[r, 5] = 2 * k - _dot(tab, c0, ws, b, k)
+    wi[r, 6] = _pairs(h)
+    wi[r, 7] = empty
+    wi[r, 8] = 0
 
 
 @njit(cache=True)
-def _shanten(h, nm, sp, suit, honor, tmp):
-    """Shanten of ``h`` (standard, and seven pairs where ``sp`` and no melds)."""
-    a = tmp[2]
-    b = tmp[3]
-    _conv(_part(_code(h, 0), 0, suit, honor), _part(_code(h, 1), 1, suit, honor), a)
-    _conv(_part(_code(h, 2), 2, suit, honor), _part(_code(h, 3), 3, suit, honor), b)
-    s = _final(a, b, 4 - nm)
+def _ev_pairs(tab, ws, wi, slot):
+    """The four pair products :func:`_ev_prepare` leaves out (components 0-2, 0-3, 1-2, 1-3), once."""
+    b = _slot_row(slot)
+    r = _EVI + slot
+    if wi[r, 8]:
+        return
+    k = wi[r, 4]
+    empty = wi[r, 7]
+    for a, c, q in ((0, 2, 1), (0, 3, 2), (1, 2, 3), (1, 3, 4)):
+        _mul(tab, wi[r, a], (empty >> a) & 1 != 0, tab, wi[r, c], (empty >> c) & 1 != 0, ws, b + 4 + q, k)
+    wi[r, 8] = 1
+
+
+@njit(cache=True)
+def _ev_after(t, tab, ws, wi, slot):
+    """Standard shanten of the slot's hand less one ``t`` (held)."""
+    r = _EVI + slot
+    j = 3 if t >= 27 else t // 9
+    k = wi[r, 4]
+    pk = wi[r, j] - _POW5[t - 9 * j]
+    ie = _slot_row(slot) + j
+    best = -128
+    for n in range(k + 1):
+        best = max(best, max(np.int64(tab[pk, 0, n]) + ws[ie, 1, k - n], np.int64(tab[pk, 1, n]) + ws[ie, 0, k - n]))
+    return 2 * k - best
+
+
+@njit(cache=True)
+def _ev_ukeire(h, t, nm, sp, live, allowed, tab, ws, wi, slot):
+    """(shanten, live improving tiles, improving bits) of the slot's hand ``h`` less one ``t`` (``t < 0``: ``h``
+    itself) over kinds ``allowed`` (bits): shanten standard, and seven pairs where ``sp`` and no melds.
+
+    A draw in the discard's component is scored against the slot's product of the other three; a draw
+    elsewhere against (the changed component ⊗ the slot's product of the remaining two), one product per
+    component drawn in (scratch row 0)."""
+    b = _slot_row(slot)
+    r = _EVI + slot
+    k = wi[r, 4]
+    j = -1
+    cj = 0
+    if t >= 0:
+        s_std = _ev_after(t, tab, ws, wi, slot)
+        j = 3 if t >= 27 else t // 9
+        cj = wi[r, j] - _POW5[t - 9 * j]
+        pairs = wi[r, 6] - (1 if h[t] % 2 == 0 else 0)
+        h[t] -= 1
+    else:
+        s_std = wi[r, 5]
+        pairs = wi[r, 6]
+    s7on = sp and nm == 0
+    base = s_std
+    if s7on:
+        base = min(base, 6 - min(pairs, 7))
+    std_ok = s_std == base  # else a draw would have to lower the standard shanten by two
+    target = 2 * k - base + 1
+    acc = 0
+    bits = np.int64(0)
+    for i in range(4):
+        size = 7 if i == 3 else 9
+        ci = cj if i == j else wi[r, i]
+        ie = b + i
+        ready = j < 0 or i == j
+        for x in range(9 * i, 9 * i + size):
+            if (allowed >> x) & 1 == 0 or h[x] >= 4 or live[x] <= 0:
+                continue
+            if h[x] == 0:  # drawing x can matter only next to a held tile of its suit, within two ranks
+                if i == 3:
+                    continue
+                rx = x - 9 * i
+                if not ((rx >= 2 and h[x - 2] > 0) or (rx >= 1 and h[x - 1] > 0) or (rx <= 7 and h[x + 1] > 0)
+                        or (rx <= 6 and h[x + 2] > 0)):
+                    continue
+            imp = False
+            if s7on and h[x] % 2 == 1 and 6 - min(pairs + 1, 7) < base:
+                imp = True
+            if not imp and std_ok:
+                if not ready:
+                    _ev_pairs(tab, ws, wi, slot)
+                    rest_empty = True  # both of the remaining components empty
+                    for c in range(4):
+                        if c != i and c != j and (wi[r, 7] >> c) & 1 == 0:
+                            rest_empty = False
+                    _mul(tab, cj, cj == _empty_key(j), ws, b + 4 + _REST[i, j], rest_empty, ws, 0, k)
+                    ie = 0
+                    ready = True
+                pk = ci + _POW5[x - 9 * i]
+                for n in range(k + 1):
+                    if (np.int64(tab[pk, 0, n]) + ws[ie, 1, k - n] >= target
+                            or np.int64(tab[pk, 1, n]) + ws[ie, 0, k - n] >= target):
+                        imp = True
+                        break
+            if imp:
+                acc += live[x]
+                bits |= np.int64(1) << x
+    if t >= 0:
+        h[t] += 1
+    return base, acc, bits
+
+
+@njit(cache=True)
+def _shanten(h, nm, sp, tab, ws):
+    """Shanten of ``h`` (standard, and seven pairs where ``sp`` and no melds); scratch rows 2-3."""
+    c0 = _key(h, 0)
+    c1 = _key(h, 1)
+    c2 = _key(h, 2)
+    c3 = _key(h, 3)
+    k = 4 - nm
+    _mul(tab, c2, c2 == 0, tab, c3, c3 == _HONOR_KEY, ws, 3, k)
+    _mul(tab, c1, c1 == 0, ws, 3, False, ws, 2, k)
+    s = 2 * k - _dot(tab, c0, ws, 2, k)
     if sp and nm == 0:
         s7 = 6 - min(_pairs(h), 7)
         if s7 < s:
@@ -193,38 +336,11 @@ def _shanten(h, nm, sp, suit, honor, tmp):
 
 
 @njit(cache=True)
-def _near(h, x):
-    """Drawing ``x`` can matter: a held tile of its kind or a suited neighbour within two ranks."""
-    if h[x] > 0:
-        return True
-    if x >= 27:
-        return False
-    r = x % 9
-    for dr in (-2, -1, 1, 2):
-        if 0 <= r + dr <= 8 and h[x + dr] > 0:
-            return True
-    return False
-
-
-@njit(cache=True)
-def _ukeire(h, nm, sp, live, allowed, suit, honor, codes, excl, tmp):
-    """(shanten, live improving tiles, improving bits) of the 3k+1 hand ``h`` over kinds ``allowed`` (bits)."""
-    _prepare(h, suit, honor, codes, excl, tmp)
-    pairs = _pairs(h)
-    base = _final(excl[0], _part(codes[0], 0, suit, honor), 4 - nm)
-    if sp and nm == 0:
-        s7 = 6 - min(pairs, 7)
-        if s7 < base:
-            base = s7
-    acc = 0
-    bits = np.int64(0)
-    for x in range(34):
-        if (allowed >> x) & 1 == 0 or h[x] >= 4 or live[x] <= 0 or not _near(h, x):
-            continue
-        if _shanten_delta(h, nm, sp, x, 1, codes, excl, pairs, suit, honor) < base:
-            acc += live[x]
-            bits |= np.int64(1) << x
-    return base, acc, bits
+def _ukeire(h, nm, sp, live, allowed, ws, wi, tab):
+    """(shanten, live improving tiles, improving bits) of the hand ``h`` over kinds ``allowed`` (bits), in the
+    spare slot."""
+    _ev_prepare(h, nm, tab, ws, wi, 4)
+    return _ev_ukeire(h, -1, nm, sp, live, allowed, tab, ws, wi, 4)
 
 
 # ------------------------------------------------------------------------------------------- plans
@@ -324,7 +440,7 @@ def _flush_feasible(mt, p, cfg):
 
 
 @njit(cache=True)
-def _plan_shanten(h, nm, p, cfg, suit, honor, tmp, kept):
+def _plan_shanten(h, nm, p, cfg, tab, tmp, kept):
     """Shanten of ``h`` restricted to flush plan ``p``'s kinds, never below the off-plan tiles still to go."""
     bits = _allowed_bits(p, cfg)
     off = 0
@@ -336,41 +452,43 @@ def _plan_shanten(h, nm, p, cfg, suit, honor, tmp, kept):
         else:
             kept[t] = 0
             off += h[t]
-    s = _shanten(kept, nm, cfg[PC_SP] != 0, suit, honor, tmp)
+    s = _shanten(kept, nm, cfg[PC_SP] != 0, tab, tmp)
     discarding = 1 if (total + 3 * nm) % 3 == 2 else 0
     return max(s, off - discarding)
 
 
 @njit(cache=True)
-def _plan_costs(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, out):
+def _plan_costs(h, nm, mt, nchi, cfg, tab, best, tmp, kept, out):
     """Shanten of ``h`` under each plan (0-2 flush, 3 plain, 4 unused, 5 triplets; 99 = not available)."""
     for p in range(6):
         out[p] = 99
-    out[3] = _shanten(h, nm, cfg[PC_SP] != 0, suit, honor, tmp)
+    out[3] = _shanten(h, nm, cfg[PC_SP] != 0, tab, tmp)
     if cfg[PC_LANPAI]:
         out[3] = min(out[3], _lanpai_shanten(h, nm, best))
     if cfg[PC_FLUSH] >= 0:
         for p in range(3):
             if _flush_feasible(mt, p, cfg):
-                out[p] = _plan_shanten(h, nm, p, cfg, suit, honor, tmp, kept)
+                out[p] = _plan_shanten(h, nm, p, cfg, tab, tmp, kept)
     if cfg[PC_TRIP] > 0:
         out[5] = _triplets_shanten(h, nm, nchi)
 
 
 @njit(cache=True)
-def _discard_costs(h, nm, mt, nchi, m, cfg, suit, honor, best_tab, ws, kept, after, codes, costs):
+def _discard_costs(h, nm, mt, nchi, m, cfg, tab, best_tab, ws, wi, kept, costs):
     """``costs[t, p]``: :func:`_plan_costs` of the hand after each legal discard t (rows of ``costs``), by one-tile
-    deltas from the hand's (and each flush's kept tiles') combined components."""
-    sp = cfg[PC_SP] != 0
-    excl = ws[4:8]
-    _prepare(h, suit, honor, codes, excl, ws)
-    pairs = _pairs(h)
+    tests against the hand's (and each flush's kept tiles') prepared slot, which the ukeire then reuse."""
+    s7on = cfg[PC_SP] != 0 and nm == 0
+    _ev_prepare(h, nm, tab, ws, wi, 3)
+    pairs = wi[_EVI + 3, 6]
     for t in range(34):
         if not (m[t] or m[A.LIANG + t]):
             continue
         for p in range(6):
             costs[t, p] = 99
-        costs[t, 3] = _shanten_delta(h, nm, sp, t, -1, codes, excl, pairs, suit, honor)
+        s = _ev_after(t, tab, ws, wi, 3)
+        if s7on:
+            s = min(s, 6 - min(pairs - (1 if h[t] % 2 == 0 else 0), 7))
+        costs[t, 3] = s
         if cfg[PC_LANPAI] or cfg[PC_TRIP] > 0:
             h[t] -= 1
             if cfg[PC_LANPAI]:
@@ -391,16 +509,19 @@ def _discard_costs(h, nm, mt, nchi, m, cfg, suit, honor, best_tab, ws, kept, aft
             else:
                 kept[x] = 0
                 off += h[x]
-        _prepare(kept, suit, honor, codes, excl, ws)
-        kp = _pairs(kept)
-        base = _final(excl[0], _part(codes[0], 0, suit, honor), 4 - nm)
-        if sp and nm == 0:
+        _ev_prepare(kept, nm, tab, ws, wi, p)
+        kp = wi[_EVI + p, 6]
+        base = wi[_EVI + p, 5]
+        if s7on:
             base = min(base, 6 - min(kp, 7))
         for t in range(34):
             if not (m[t] or m[A.LIANG + t]):
                 continue
             if (bits >> t) & 1:
-                costs[t, p] = max(_shanten_delta(kept, nm, sp, t, -1, codes, excl, kp, suit, honor), off)
+                s = _ev_after(t, tab, ws, wi, p)
+                if s7on:
+                    s = min(s, 6 - min(kp - (1 if kept[t] % 2 == 0 else 0), 7))
+                costs[t, p] = max(s, off)
             else:
                 costs[t, p] = max(base, off - 1)
 
@@ -415,8 +536,8 @@ def _bonus(p, cfg):
 
 
 @njit(cache=True)
-def _value_cost(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, costs):
-    _plan_costs(h, nm, mt, nchi, cfg, suit, honor, best, tmp, kept, costs)
+def _value_cost(h, nm, mt, nchi, cfg, tab, best, tmp, kept, costs):
+    _plan_costs(h, nm, mt, nchi, cfg, tab, best, tmp, kept, costs)
     v = 999
     for p in range(6):
         if costs[p] < 99:
@@ -545,14 +666,13 @@ def _rows(wi):
 
 
 @njit(cache=True)
-def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
+def _own_turn(r8, r16, m, s, cfg, kc, tab, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
               all_ukeire):
     """The acting seat's move on its own turn; fills ranked candidates ``cand_a``/``cand_v``, returns their count
     (the first is the choice)."""
-    h, mt, live, after, kept, codes = _rows(wi)
+    h, mt, live, after, kept, _ = _rows(wi)
     danger = wi[5]
     shown = wi[6]
-    liv_k = wi[7]
     costs_all = wi[9:43]  # [34, 6] in rows 9..42 (first 6 columns)
     s_after = wi[43]
     elig = wi[44]
@@ -561,7 +681,6 @@ def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws,
     nm, nchi = _read_seat(r8, r16, s, cfg, h, mt, live)
     sp = cfg[PC_SP] != 0
     _danger(r8, s, cfg, tabs, shown, danger)
-    excl = tmp[4:8]
     any_safe = False
     n_legal = 0
     for t in range(34):
@@ -575,7 +694,7 @@ def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws,
         for t in range(34):
             if elig[t] and danger[t] > 0:
                 elig[t] = 0
-    _discard_costs(h, nm, mt, nchi, m, cfg, suit, honor, best_tab, tmp, kept, after, codes, costs_all)
+    _discard_costs(h, nm, mt, nchi, m, cfg, tab, best_tab, ws, wi, kept, costs_all)
     plan = 3
     best_c = 999
     for p in (3, 0, 1, 2, 5):
@@ -597,6 +716,12 @@ def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws,
     metric_t = wi[47]
     cheap_t = wi[48]
     n_ready = 0
+    # the plan's kept tiles before the discard, in the slot _discard_costs prepared for them
+    for x in range(34):
+        kept[x] = h[x] if (allowed >> x) & 1 else 0
+    slot = 3 if plan >= 3 else plan
+    off_acc = -1  # the ukeire of an off-plan discard: the kept tiles' own, the same for every such discard
+    off_bits = np.int64(0)
     for t in range(34):
         acc_t[t] = 0
         metric_t[t] = 0
@@ -606,21 +731,24 @@ def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws,
             continue
         is_cand = elig[t] and s_after[t] == best_s
         if is_cand or all_ukeire:
-            for x in range(34):
-                after[x] = h[x]
-                kept[x] = h[x] if (allowed >> x) & 1 else 0
-                liv_k[x] = live[x] if (allowed >> x) & 1 else 0
-            after[t] -= 1
-            if (allowed >> t) & 1:
-                kept[t] -= 1
             if plan == 5:
+                for x in range(34):
+                    after[x] = h[x]
+                after[t] -= 1
                 acc = _triplets_ukeire(after, nm, nchi, live)
+            elif (allowed >> t) & 1 == 0:
+                if off_acc < 0:
+                    _, off_acc, off_bits = _ev_ukeire(kept, -1, nm, sp, live, allowed, tab, ws, wi, slot)
+                acc = off_acc
+                wbits[t] = off_bits
             else:
-                _, acc, bits = _ukeire(kept, nm, sp, liv_k, allowed, suit, honor, codes, excl, tmp)
+                base_u, acc, bits = _ev_ukeire(kept, t, nm, sp, live, allowed, tab, ws, wi, slot)
                 wbits[t] = bits
                 if cfg[PC_LANPAI] and plan == 3:
-                    if _lanpai_shanten(after, nm, best_tab) < _shanten(after, nm, sp, suit, honor, tmp):
-                        acc = _lanpai_ukeire(after, live, gain_tab)
+                    kept[t] -= 1
+                    if _lanpai_shanten(kept, nm, best_tab) < base_u:
+                        acc = _lanpai_ukeire(kept, live, gain_tab)
+                    kept[t] += 1
             acc_t[t] = acc
             metric_t[t] = acc + (_OFF_PLAN_W if (allowed >> t) & 1 == 0 else 0)
             if is_cand and s_after[t] == 0:
@@ -707,7 +835,7 @@ def _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws,
                 nmk = nm + 1
             else:
                 after[t] -= 1
-            s_k, acc_k, _ = _ukeire(after, nmk, sp, live, (np.int64(1) << 34) - 1, suit, honor, codes, excl, tmp)
+            s_k, acc_k, _ = _ukeire(after, nmk, sp, live, (np.int64(1) << 34) - 1, ws, wi, tab)
             acc_best = acc_t[best_t] if best_t >= 0 else 0
             sb = best_s if best_t >= 0 else 99
             take = s_k < sb or (s_k == sb and acc_k >= 0.6 * acc_best)
@@ -740,13 +868,12 @@ def _rank(cand_a, cand_v, k, choice):
 
 
 @njit(cache=True)
-def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand_v):
+def _claim(r8, r16, m, s, cfg, tab, tabs, best_tab, ws, wi, cand_a, cand_v):
     """Reply in a claim window: direct kong, pong, chi or pass; ranked candidates, returns their count."""
-    h, mt, live, after, kept, codes = _rows(wi)
+    h, mt, live, after, kept, _ = _rows(wi)
     mtm = wi[5]
     costs = wi[9]
     tmp = ws
-    excl = tmp[4:8]
     nm, nchi = _read_seat(r8, r16, s, cfg, h, mt, live)
     sp = cfg[PC_SP] != 0
     c = np.int64(r8[O8_CLAIM_TILE])
@@ -760,18 +887,18 @@ def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand
     if c < 0:
         return k
     if m[A.KONG_CLAIM]:
-        s_now = _shanten(h, nm, sp, suit, honor, tmp)
+        s_now = _shanten(h, nm, sp, tab, tmp)
         for x in range(34):
             after[x] = h[x]
         after[c] -= 3
-        s_k, acc_k, _ = _ukeire(after, nm + 1, sp, live, (np.int64(1) << 34) - 1, suit, honor, codes, excl, tmp)
+        s_k, acc_k, _ = _ukeire(after, nm + 1, sp, live, (np.int64(1) << 34) - 1, ws, wi, tab)
         ok = revealed or s_k < s_now or (s_k == s_now and (s_now > 0 or acc_k > 0))
         cand_a[k] = A.KONG_CLAIM
         cand_v[k] = 1.0 if ok else -1.0
         k += 1
         if ok:
             choice = A.KONG_CLAIM
-    now = _value_cost(h, nm, mt, nchi, cfg, suit, honor, best_tab, tmp, kept, costs)
+    now = _value_cost(h, nm, mt, nchi, cfg, tab, best_tab, tmp, kept, costs)
     best = now
     for action in (A.PONG, A.CHI_LOW, A.CHI_MID, A.CHI_HIGH):
         if not m[action]:
@@ -789,7 +916,7 @@ def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand
                 if x != c:
                     after[x] -= 1
                 mtm[x] += 1
-        cost = _value_cost(after, nm + 1, mtm, nchi + (1 if action != A.PONG else 0), cfg, suit, honor, best_tab, tmp,
+        cost = _value_cost(after, nm + 1, mtm, nchi + (1 if action != A.PONG else 0), cfg, tab, best_tab, tmp,
                            kept, costs)
         cand_a[k] = action
         cand_v[k] = float(now - cost)
@@ -802,7 +929,7 @@ def _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand
 
 
 @njit(cache=True)
-def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
+def _pick(r8, r16, m, s, cfg, tab, best_tab, ws, wi, cand_a, cand_v):
     """Gejiu: the face-up kong tile leaving the lowest plan cost (a completed hand is the lowest)."""
     h, mt, live, _, kept, _ = _rows(wi)
     costs = wi[9]
@@ -816,7 +943,7 @@ def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
         if not m[action] or t < 0:
             continue
         h[t] += 1
-        cost = _value_cost(h, nm, mt, nchi, cfg, suit, honor, best_tab, ws, kept, costs)
+        cost = _value_cost(h, nm, mt, nchi, cfg, tab, best_tab, ws, kept, costs)
         h[t] -= 1
         cand_a[k] = action
         cand_v[k] = -float(cost)
@@ -830,7 +957,7 @@ def _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v):
 
 
 @njit(cache=True)
-def _decide_one(r8, r16, m, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
+def _decide_one(r8, r16, m, cfg, kc, tab, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
                 all_ukeire):
     """Ranked candidate actions of the acting seat of one table (count returned; the first is the choice)."""
     s = np.int64(r8[O8_ACTOR])
@@ -841,12 +968,12 @@ def _decide_one(r8, r16, m, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, 
         return 1
     k = 0
     if ph == S.TURN or ph == S.CLAIMED:
-        k = _own_turn(r8, r16, m, s, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
+        k = _own_turn(r8, r16, m, s, cfg, kc, tab, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a, cand_v,
                       all_ukeire)
     elif ph == S.PICK:
-        k = _pick(r8, r16, m, s, cfg, suit, honor, best_tab, ws, wi, cand_a, cand_v)
+        k = _pick(r8, r16, m, s, cfg, tab, best_tab, ws, wi, cand_a, cand_v)
     elif ph == S.CLAIM or ph == S.ROB:
-        k = _claim(r8, r16, m, s, cfg, suit, honor, tabs, best_tab, ws, wi, cand_a, cand_v)
+        k = _claim(r8, r16, m, s, cfg, tab, tabs, best_tab, ws, wi, cand_a, cand_v)
     if k == 0 or not m[cand_a[0]]:  # a phase this player does not model: the first legal action
         for a in range(m.shape[0]):
             if m[a]:
@@ -857,10 +984,10 @@ def _decide_one(r8, r16, m, cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, 
 
 
 @njit(cache=True, nogil=True)
-def decide_tables(b8, b16, mask, idx, cfg, kc, suit, honor, tabs, best_tab, gain_tab, out):
+def decide_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_tab, out):
     """``out[b]`` = the player's action at every table ``b`` in ``idx`` whose hand is live (others: untouched)."""
-    ws = np.empty((8, 2, 5), np.int16)
-    wi = np.zeros((49, 34), np.int64)
+    ws = np.empty((_WS, 2, 5), np.int16)
+    wi = np.zeros((_EVI + 5, 34), np.int64)
     full8 = np.zeros(34, np.int8)
     work8 = np.zeros(34, np.int8)
     cand_a = np.empty(160, np.int64)
@@ -870,7 +997,7 @@ def decide_tables(b8, b16, mask, idx, cfg, kc, suit, honor, tabs, best_tab, gain
         b = idx[j]
         if b8[b, O8_PHASE] == S.DONE:
             continue
-        _decide_one(b8[b], b16[b], mask[b], cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a,
+        _decide_one(b8[b], b16[b], mask[b], cfg, kc, tab, tabs, best_tab, gain_tab, ws, wi, full8, work8, cand_a,
                     cand_v, False)
         out[b] = cand_a[0]
         n += 1
@@ -878,10 +1005,10 @@ def decide_tables(b8, b16, mask, idx, cfg, kc, suit, honor, tabs, best_tab, gain
 
 
 @njit(cache=True, nogil=True)
-def candidates_tables(b8, b16, mask, idx, cfg, kc, suit, honor, tabs, best_tab, gain_tab, out_a, out_n):
+def candidates_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_tab, out_a, out_n):
     """Ranked candidate actions (``out_a [len(idx), K]``, count ``out_n``; -1 padded) of each table ``idx[j]``."""
-    ws = np.empty((8, 2, 5), np.int16)
-    wi = np.zeros((49, 34), np.int64)
+    ws = np.empty((_WS, 2, 5), np.int16)
+    wi = np.zeros((_EVI + 5, 34), np.int64)
     full8 = np.zeros(34, np.int8)
     work8 = np.zeros(34, np.int8)
     cand_a = np.empty(160, np.int64)
@@ -894,7 +1021,7 @@ def candidates_tables(b8, b16, mask, idx, cfg, kc, suit, honor, tabs, best_tab, 
         out_n[j] = 0
         if b8[b, O8_PHASE] == S.DONE:
             continue
-        k = _decide_one(b8[b], b16[b], mask[b], cfg, kc, suit, honor, tabs, best_tab, gain_tab, ws, wi, full8, work8,
+        k = _decide_one(b8[b], b16[b], mask[b], cfg, kc, tab, tabs, best_tab, gain_tab, ws, wi, full8, work8,
                         cand_a, cand_v, True)
         kk = 0
         for i in range(k):
@@ -919,8 +1046,8 @@ class FastPlayer:
         self.cfg = player_config(variant, self.opts, **settings)
         # Kawuxing's compiled win valuing reads its options here (waits weighted by hand value)
         self.kc = kwscore.config(self.opts) if self.cfg[PC_LIANG] else np.zeros(kwscore.N_KW, np.int64)
-        tb = _shanten_tables()
-        self._suit, self._honor = tb["suit"], tb["honor"]
+        tb = _block_tables()
+        self._tab = tb["joint"]
         self._tabs = handk.tables()
         self._best = _LANPAI_BEST.astype(np.int64)
         self._gain = _LANPAI_GAIN.astype(np.bool_)
@@ -936,7 +1063,7 @@ class FastPlayer:
         idx = engine._all if tables is None else np.asarray(tables, dtype=np.int64).reshape(-1)
         if out is None:
             out = np.full(engine.batch_size, -1, np.int64)
-        decide_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self.kc, self._suit, self._honor, self._tabs,
+        decide_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self.kc, self._tab, self._tabs,
                       self._best, self._gain, out)
         return out
 
@@ -947,7 +1074,7 @@ class FastPlayer:
         idx = np.asarray(tables, dtype=np.int64).reshape(-1)
         out_a = np.full((len(idx), k), -1, np.int64)
         out_n = np.zeros(len(idx), np.int64)
-        candidates_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self.kc, self._suit, self._honor, self._tabs,
+        candidates_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self.kc, self._tab, self._tabs,
                           self._best, self._gain, out_a, out_n)
         return out_a, out_n
 
@@ -956,7 +1083,7 @@ class FastPlayer:
         number of decisions made."""
         self._check(engine)
         acts = np.zeros(engine.batch_size, np.int64)
-        args = (engine._b8, engine._b16, engine.mask, engine._all, self.cfg, self.kc, self._suit, self._honor, self._tabs,
+        args = (engine._b8, engine._b16, engine.mask, engine._all, self.cfg, self.kc, self._tab, self._tabs,
                 self._best, self._gain, acts)
         total = 0
         for _ in range(max_steps):

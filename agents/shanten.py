@@ -31,7 +31,7 @@ import numpy as np
 
 from mjenv.engine.jit import njit
 
-__all__ = ["shanten", "shanten_standard", "shanten_seven_pairs", "ukeire", "shanten_reference", "tables"]
+__all__ = ["shanten", "shanten_standard", "shanten_seven_pairs", "ukeire", "shanten_reference", "tables", "block_tables"]
 
 NEG = -64  # "no split"; four NEGs summed stay far below any real value in int16
 MAX_TILES = 14  # a concealed hand never holds more
@@ -40,6 +40,7 @@ _HONOR_CODES = 5**7
 
 _lock = threading.Lock()
 _tables: dict[str, np.ndarray] = {}
+_blocks: dict[str, np.ndarray] = {}
 
 
 def _build_component(n: int, sequences: bool) -> np.ndarray:
@@ -110,6 +111,44 @@ def tables() -> dict[str, np.ndarray]:
                 _tables["suit"] = _build_component(9, True)
                 _tables["honor"] = _build_component(7, False)
     return _tables
+
+
+def _blocks_form(val: np.ndarray) -> np.ndarray:
+    """``int8 [codes, 2, 5]``: :func:`tables`' entries in the form the compiled player combines (see
+    :func:`block_tables`); rows of codes with more than 14 tiles stay ``NEG``."""
+    out = np.full(val.shape, NEG, np.int8)
+    rows = np.flatnonzero(val[:, 0, 0] > NEG)  # filled codes (all tiles loose is always a split)
+    v = val[rows].astype(np.int16)
+    w = np.full((len(rows), 2, 5), NEG, np.int16)
+    for h in range(2):
+        for n in range(5):
+            for m in range(n + 1):  # the most sets among splits of n blocks: the last m that fits wins
+                ok = v[:, h, m] >= n - m  # NEG entries never fit
+                w[ok, h, n] = n + m + h
+    w = np.maximum.accumulate(w, axis=2)  # at most n blocks
+    w[:, 1, :] = np.maximum(w[:, 1, :], w[:, 0, :])  # at most one head
+    out[rows] = w
+    return out
+
+
+def block_tables() -> dict[str, np.ndarray]:
+    """The tables of :func:`tables` in "blocks" form, for the compiled player (:mod:`agents.fastplay`):
+    ``{"suit": int8 [5^9, 2, 5], "honor": int8 [5^7, 2, 5], "joint": both in one array, the honors' rows after
+    the suits' (row 5^9 + code)}`` (20 MB, built on first call in about half a second).
+
+    Entry ``[h, n]`` of a component is the most ``2M + T' + P`` its splits reach with at most ``h`` heads and at
+    most ``n`` blocks (sets plus the partial sets counted, ``M + T' <= n``, ``T'`` at most the split's ``T``).
+    The standard score ``2k - shanten = max(2M + min(T, k - M) + P)`` of a hand is then its components'
+    max-plus product (heads and blocks added) read at ``[1, k]``: the ``min`` becomes the block budget, every
+    entry is valid (0 at worst) and monotone, and one component's contribution against the product of the
+    others (``e``) is ``max over (h, n) of p[h, n] + e[1 - h, k - n]`` — ``2(k + 1)`` additions."""
+    if not _blocks:
+        tb = tables()
+        with _lock:
+            if not _blocks:
+                joint = np.concatenate([_blocks_form(tb["suit"]), _blocks_form(tb["honor"])])
+                _blocks.update(joint=joint, suit=joint[:_SUIT_CODES], honor=joint[_SUIT_CODES:])
+    return _blocks
 
 
 def _as_batch(counts) -> tuple[np.ndarray, bool]:

@@ -12,7 +12,7 @@ from agents import make_agent
 from agents.arena import pairwise, play_duplicate
 from agents.base import ObsView
 from agents.heuristic import HeuristicAgent
-from agents.shanten import shanten, shanten_reference, ukeire
+from agents.shanten import block_tables, shanten, shanten_reference, shanten_standard, ukeire
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encode
 from mjenv.engine import state as S
@@ -55,6 +55,32 @@ def hands(draw, complete_size: bool | None = None):
 def test_shanten_equals_slow_reference(hm):
     h, melds = hm
     assert shanten(h, melds) == shanten_reference(h, melds)
+
+
+def _block_standard(h, melds) -> int:
+    """Standard shanten from the blocks-form tables (the compiled player's), combined in Python."""
+    tb = block_tables()
+    k = 4 - melds
+    acc = np.zeros((2, 5), np.int64)  # the identity: every entry 0
+    for j in range(4):
+        size = 7 if j == 3 else 9
+        code = int(sum(int(h[9 * j + x]) * 5**x for x in range(size)))
+        part = (tb["honor"] if j == 3 else tb["suit"])[code].astype(np.int64)
+        assert (tb["joint"][code + (5**9 if j == 3 else 0)] == part).all()
+        nxt = np.full((2, 5), -999, np.int64)
+        for n in range(5):
+            for i in range(n + 1):
+                nxt[0, n] = max(nxt[0, n], acc[0, i] + part[0, n - i])
+                nxt[1, n] = max(nxt[1, n], acc[0, i] + part[1, n - i], acc[1, i] + part[0, n - i])
+        acc = nxt
+    return 2 * k - int(acc[1, k])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hands())
+def test_block_tables_give_the_standard_shanten(hm):
+    h, melds = hm
+    assert _block_standard(h, melds) == shanten_standard(h, melds)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -8,7 +8,7 @@ import pytest
 
 from agents import make_agent
 from agents.arena import play_duplicate
-from agents.fastplay import FastPlayer
+from agents.fastplay import PC_FLUSH, FastPlayer
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine
@@ -129,3 +129,25 @@ def test_fast_agent_plays_in_the_arena():
     assert len(res.records) == 2 * 6
     with pytest.raises(ValueError, match="engine"):
         make_agent("fast").act(None, np.ones((1, A.N_ACTIONS), bool))
+
+
+def test_fast_player_reads_the_family_parameters(monkeypatch):
+    """The flush credit is the family's (agents.heuristic.family_params), not a copy: changing it changes the
+    player's settings and its moves."""
+    from mjenv.engine.family import family_class
+
+    eng = Engine("kawuxing3", 16, record_events=False)
+    eng.reset(seed=4)
+    before = FastPlayer("kawuxing3", eng.opts)
+    cls = family_class("kawuxing")
+    monkeypatch.setattr(cls, "heuristic", {**cls.heuristic, "flush_variant": {"flush_bonus": 6}})
+    after = FastPlayer("kawuxing3", eng.opts)
+    assert before.cfg[PC_FLUSH] == 2 and after.cfg[PC_FLUSH] == 6
+    differ = 0
+    acts = np.zeros(16, np.int64)
+    while not eng.done.all() and not differ:
+        live = np.flatnonzero(~eng.done)
+        a = before.decide(eng, out=acts)
+        differ = int((after.decide(eng)[live] != a[live]).sum())
+        eng.step(acts)
+    assert differ > 0
