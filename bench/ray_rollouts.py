@@ -1,11 +1,12 @@
 """Rollout throughput of ``train.py --ray``: all-seat rollout workers as Ray actors, 1 worker against 2.
 
-For each worker count W (``--workers``, default 1 and 2) this starts a local Ray with W CPUs, builds W
-:class:`agents.selfplay.SeatRollouts` actors exactly as ``train.py --ray`` does (``--tables`` tables and
+This starts one local Ray with as many CPUs as the largest worker count of ``--workers`` (default 1 and 2), builds
+that many :class:`agents.selfplay.SeatRollouts` actors exactly as ``train.py --ray`` does (``--tables`` tables and
 ``--n_steps`` steps each, the default network, self-play in every seat), warms them up with one rollout, then
-runs ``--iterations`` rollouts: each broadcasts the weights (``ray.put`` once, every worker reads the same
-object), collects every worker's samples and merges them in the driver, as the trainer's loop does before its
-PPO update.
+runs ``--iterations`` rounds; a round runs one iteration with the first W actors for each worker count W in turn
+(alternating, so that the machine's changing load does not favour one count): each iteration broadcasts the
+weights (``ray.put`` once, every worker reads the same object), collects every worker's samples and merges them
+in the driver, as the trainer's loop does before its PPO update.
 
 Figures, per iteration (medians): the samples; each worker's CPU seconds inside ``collect`` (``time.process_time``
 in the actor) and its whole process's CPU seconds over the iteration (``collect`` plus handing the result to Ray's
@@ -17,7 +18,7 @@ worker process + driver.  The wall-clock rate is printed too, but on a shared ma
 last line is one JSON object ``{"1": samples/CPU s, "2": …, "ratio": …, "ratio_collect": …, "ratio_process": …}``
 (the rates and ``ratio`` with the driver counted)::
 
-    python bench/ray_rollouts.py                        # 64 tables × 128 steps per worker, 3 iterations
+    python bench/ray_rollouts.py                        # 64 tables × 128 steps per worker, 3 rounds
     python bench/ray_rollouts.py --workers 1 2 4 --iterations 5
 """
 
@@ -36,8 +37,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def measure(workers: int, a: argparse.Namespace) -> dict:
-    """One local Ray with ``workers`` CPUs and as many rollout actors; medians over ``a.iterations`` rollouts."""
+def measure(counts: list[int], a: argparse.Namespace) -> dict[int, dict]:
+    """One local Ray with ``max(counts)`` CPUs and as many rollout actors; ``a.iterations`` rounds, each running one
+    iteration on the first W actors for every W of ``counts`` in turn (so a change of the machine's load hits
+    every W alike); medians per W."""
     import torch
 
     import train
@@ -52,31 +55,36 @@ def measure(workers: int, a: argparse.Namespace) -> dict:
                       seed=a.seed)
     spec = train.seat_spec(args, opts, shape, None)
     net = SeatNet(shape, args.channels, args.hidden, args.value_hidden)
-    ray = connect("local", workers)
+    ray = connect("local", max(counts))
+    rows: dict[int, list[dict]] = {w: [] for w in counts}
     try:
-        actors = remote_rollouts(ray, spec, workers)
+        actors = remote_rollouts(ray, spec, max(counts))
         state = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
         ray.get([w.collect.remote(state) for w in actors])  # warm-up: compiled code loaded, buffers touched
-        rows = []
         for _ in range(a.iterations):
-            before = ray.get([w.process_cpu.remote() for w in actors])
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            ref = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
-            batch = merge_batches(ray.get([w.collect.remote(ref) for w in actors]))
-            driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-            after = ray.get([w.process_cpu.remote() for w in actors])
-            rows.append({"samples": batch["stats"]["samples"], "worker_cpu": max(batch["stats"]["worker_cpu"]),
-                         "worker_process_cpu": max(y - x for x, y in zip(before, after)), "driver_cpu": driver,
-                         "wall": wall})
-            del batch
+            for workers in counts:
+                used = actors[:workers]
+                before = ray.get([w.process_cpu.remote() for w in used])
+                cpu0, wall0 = time.process_time(), time.perf_counter()
+                ref = ray.put({k: v.detach().clone() for k, v in net.state_dict().items()})
+                batch = merge_batches(ray.get([w.collect.remote(ref) for w in used]))
+                driver, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+                after = ray.get([w.process_cpu.remote() for w in used])
+                rows[workers].append({"samples": batch["stats"]["samples"], "worker_cpu": max(batch["stats"]["worker_cpu"]),
+                                      "worker_process_cpu": max(y - x for x, y in zip(before, after)),
+                                      "driver_cpu": driver, "wall": wall})
+                del batch
     finally:
         ray.shutdown()
-    med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-    med["worker_rate"] = med["samples"] / med["worker_cpu"]
-    med["cpu_rate"] = med["samples"] / (med["worker_cpu"] + med["driver_cpu"])
-    med["process_rate"] = med["samples"] / (med["worker_process_cpu"] + med["driver_cpu"])
-    med["wall_rate"] = med["samples"] / med["wall"]
-    return med
+    out = {}
+    for workers, rs in rows.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
+        med["worker_rate"] = med["samples"] / med["worker_cpu"]
+        med["cpu_rate"] = med["samples"] / (med["worker_cpu"] + med["driver_cpu"])
+        med["process_rate"] = med["samples"] / (med["worker_process_cpu"] + med["driver_cpu"])
+        med["wall_rate"] = med["samples"] / med["wall"]
+        out[workers] = med
+    return out
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -85,12 +93,12 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to measure")
     p.add_argument("--tables", type=int, default=64, help="engine tables per worker")
     p.add_argument("--n_steps", type=int, default=128, help="steps per table per rollout")
-    p.add_argument("--iterations", type=int, default=3, help="measured rollouts per worker count")
+    p.add_argument("--iterations", type=int, default=3, help="measured rounds (one rollout per worker count each)")
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args(argv)
     if min(a.workers) < 1 or a.tables < 1 or a.n_steps < 1 or a.iterations < 1:
         p.error("--workers, --tables, --n_steps and --iterations must be >= 1")
-    results = {w: measure(w, a) for w in a.workers}
+    results = measure(sorted(set(a.workers)), a)
     print(f"{'workers':>7} {'samples':>8} {'collect CPU s':>13} {'process CPU s':>13} {'driver CPU s':>12} "
           f"{'samples/CPU s: collect':>22} {'+ driver':>9} {'process + driver':>16} {'wall s':>7} {'samples/wall s':>14}")
     for w, r in results.items():
