@@ -279,7 +279,7 @@ def test_a_rollout_reuses_its_sample_buffer_only_when_no_batch_holds_it():
     pytest.importorskip("torch")
     from agents.selfplay import SeatRollouts
 
-    r = SeatRollouts(_seat_spec(num_tables=4, n_steps=20, frozen_share=0.0))
+    r = SeatRollouts(_seat_spec(num_tables=3, n_steps=10, frozen_share=0.0, opponents=["random"]))
     first = r.collect()
     kept = first["obs"].copy()
     second = r.collect()
@@ -296,7 +296,7 @@ def test_the_update_reads_worker_parts_as_their_concatenation():
     torch = pytest.importorskip("torch")
     from agents.selfplay import SeatNet, SeatRollouts, merge_batches, ppo_update
 
-    spec = _seat_spec(num_tables=4, n_steps=40, frozen_share=0.0)
+    spec = _seat_spec(num_tables=3, n_steps=30, frozen_share=0.0, opponents=["random"])
     parts = [SeatRollouts(spec, w).collect() for w in (0, 1)]
     merged = merge_batches(parts)
     assert isinstance(merged["obs"], list) and len(merged["action"]) == sum(len(p["action"]) for p in parts)
