@@ -136,15 +136,15 @@ def triplets_shanten_slow(counts, n_melds: int, n_chi: int = 0) -> int:
     if n_chi:
         return 99
     s = 4 - int(n_melds)
+    missing = [max(0, 3 - x) for x in c]  # tiles a triplet of each kind still needs
     best = 99
     for pair in range(34):
         rest = [k for k in range(34) if k != pair]
         # only held kinds or, failing those, any empty kind matter: keep the held ones and s empty ones
         held = [k for k in rest if c[k] > 0]
         empty = [k for k in rest if c[k] == 0][:s]
-        for trips in itertools.combinations(held + empty, s):
-            missing = max(0, 2 - c[pair]) + sum(max(0, 3 - c[k]) for k in trips)
-            best = min(best, missing - 1)
+        trips = min(map(sum, itertools.combinations([missing[k] for k in held + empty], s)))
+        best = min(best, max(0, 2 - c[pair]) + trips - 1)
     return best
 
 
