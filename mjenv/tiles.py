@@ -20,6 +20,7 @@ where (the offending token and its character offset).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -181,8 +182,14 @@ class Meld:
         return self.kind == "X"
 
     def __str__(self) -> str:
-        src = f"<{SEAT_LETTERS[self.source]}" if self.source is not None else ""
-        return f"[{self.kind} {format_tiles(list(self.tiles))}{src}]"
+        return _meld_text(self.kind, self.tiles, self.source)
+
+
+@functools.lru_cache(maxsize=4096)
+def _meld_text(kind: str, tiles: tuple[int, ...], source: int | None) -> str:
+    """``str`` of a meld, kept once made (a result names the winner's melds, and the same few melds recur)."""
+    src = f"<{SEAT_LETTERS[source]}" if source is not None else ""
+    return f"[{kind} {format_tiles(list(tiles))}{src}]"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,9 @@ the entry point in ``MODE_RESUME``, which carries on exactly where the table sto
                           where the lock and a busted discarder decide: ``ddend._louhu_window``)
 ``P_SELF_DRAW``           settle a self-drawn win (ends the hand; not for Gejiu: ``gjend._gj_end``)
 ``P_CLAIM_WIN``           settle a won discard or rob (ends the hand; not for Gejiu: ``gjend._gj_end``)
-``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``): every
+``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``) and, for a
+                          win, ``pend[b, PEND_READING + s]`` the code of the reading (``mjenv.rules.hand``)
+                          each winner s was valued with, -1 for the other seats: every
                           Kawuxing hand end (``kwend._kw_end``), every Gejiu hand end (wins valued by
                           :mod:`mjenv.engine.gjscore`: ``gjend._gj_end``) and the drawn hands of the
                           families whose drawn hands pay nothing (``table._end_hand``: Gejiu, Diedaohu,
@@ -51,6 +53,7 @@ N_ACTIONS = 111
 
 # Pending codes (see the module docstring).
 P_NONE, P_WINDOW, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(6)
+PEND_READING = 2  # with P_ENDED: pend[b, PEND_READING + s] = the reading code seat s's win was valued with, or -1
 PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
 PEND_WIDTH = 7
 # How a hand settled in the kernel ended (``pend[b, 1]`` with P_ENDED, ``a`` of its EV_END record).

@@ -289,6 +289,8 @@ class Engine:
         self._fresh8, self._fresh16 = fresh_rows(self.n, self.wall_size)
         self.results: list[dict | None] = _Results(B, self._kernel_result)
         self._end_kind = np.zeros(B, np.int8)  # K.END_* of a hand the kernel settled
+        # and the code of the reading it valued each winner with (mjenv.rules.hand), -1 for the other seats
+        self._win_reading = np.full((B, S.MAX_SEATS), -1, np.int64)
         self.mask = np.zeros((B, A.N_ACTIONS), dtype=bool)
         self.n_decisions = 0
         self.match_money = np.zeros((B, self.n), dtype=np.float64)
@@ -584,6 +586,7 @@ class Engine:
     def _book_ended(self, idx: np.ndarray) -> None:
         """Book the hands the kernel settled and ended (P_ENDED): match money, the session, a lazy result."""
         self._end_kind[idx] = self._pend[idx, 1]
+        self._win_reading[idx] = self._pend[idx, K.PEND_READING : K.PEND_READING + S.MAX_SEATS]
         self._pend[idx, :2] = 0
         self.match_money[idx] += self.state.money[idx]
         if self._has_sessions:
@@ -619,14 +622,16 @@ class Engine:
         return (winners[:1] if self.family.single_winner else winners), frm
 
     def _kernel_result(self, b: int) -> dict:
-        """The result dict of table ``b``'s hand the kernel settled, from the pure scorer (as :meth:`_end` makes it)."""
+        """The result dict of table ``b``'s hand the kernel settled, as :meth:`_end` makes it: each winner scored by
+        the pure scorer on the one reading the kernel valued it with (:attr:`_win_reading`; all readings when
+        another one scored as well), then settled."""
         st = self.state
         kind = int(self._end_kind[b])
         if kind == K.END_DRAW:
             return self._result(b, self.family.settle_draw(b), [], "draw", None, None)
         if kind == K.END_SELF_DRAW:
             s, w = int(st.cur[b]), int(st.drawn[b])
-            scored = [(s, self._self_draw_score(b))]
+            scored = [(s, self._self_draw_score(b, int(self._win_reading[b, s])))]
             return self._result(b, self.family.settle_win(b, scored, "self-draw", None), scored, "self-draw", None, w)
         rob = kind == K.END_ROB
         t = int(st.claim_tile[b])
@@ -636,7 +641,7 @@ class Engine:
             concealed = st.hand[b, s].copy()
             if s == winners[0]:
                 concealed[t] -= 1  # the claimed tile joined the nearest winner's hand after scoring
-            scored.append((s, self._claim_score(b, s, t, rob, concealed)))
+            scored.append((s, self._claim_score(b, s, t, rob, concealed, int(self._win_reading[b, s]))))
         how = "rob" if rob else "discard"
         return self._result(b, self.family.settle_win(b, scored, how, frm), scored, how, frm, t)
 
@@ -677,9 +682,11 @@ class Engine:
         lst.append(event)
         self._evn[b] = k + 1
 
-    def _claim_score(self, b: int, s: int, t: int, rob: bool, concealed=None):
-        """Score (and judge) seat ``s`` winning on the tile under claim ``t`` (its hand, or ``concealed``)."""
+    def _claim_score(self, b: int, s: int, t: int, rob: bool, concealed=None, reading: int = -1):
+        """Score (and judge) seat ``s`` winning on the tile under claim ``t`` (its hand, or ``concealed``); on the
+        reading of code ``reading`` alone when the kernel found it (:meth:`_kernel_result`)."""
         st = self.state
+        extra = {} if reading < 0 else {"reading": reading}
         return self.family.score(
             b,
             s,
@@ -688,17 +695,20 @@ class Engine:
             "rob" if rob else "discard",
             kong_position=0 if rob else int(st.claim_kong_pos[b]),
             last_tile=(not rob) and bool(st.front[b] >= st.back[b]),
+            **extra,
         )
 
-    def _self_draw_score(self, b: int):
-        """Score the hand of the seat on turn as a self-draw on the tile it drew."""
+    def _self_draw_score(self, b: int, reading: int = -1):
+        """Score the hand of the seat on turn as a self-draw on the tile it drew (``reading``: as :meth:`_claim_score`)."""
         st = self.state
         s = int(st.cur[b])
         w = int(st.drawn[b])
         concealed = st.hand[b, s].copy()
         concealed[w] -= 1
+        extra = {} if reading < 0 else {"reading": reading}
         return self.family.score(
-            b, s, concealed, w, "self-draw", kong_position=int(st.after_kong[b]), last_tile=bool(st.front[b] >= st.back[b])
+            b, s, concealed, w, "self-draw", kong_position=int(st.after_kong[b]),
+            last_tile=bool(st.front[b] >= st.back[b]), **extra,
         )
 
     def _self_draw_win(self, b: int) -> None:

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjenv.rules.scoring import diedaohu as D
-from mjenv.rules.scoring import gejiu as G
-from mjenv.rules.scoring import kawuxing as K
-from mjenv.rules.scoring import liuwei as L
+from mjenv.rules import hand as H
+from mjenv.rules.hand import Reading
 from mjenv.rules.options import (
     DiedaohuOptions,
     GejiuOptions,
@@ -38,6 +36,10 @@ from mjenv.rules.options import (
     kawuxing_kinds,
     register_variants,
 )
+from mjenv.rules.scoring import diedaohu as D
+from mjenv.rules.scoring import gejiu as G
+from mjenv.rules.scoring import kawuxing as K
+from mjenv.rules.scoring import liuwei as L
 from mjenv.rules.scoring import yangzhou as Y
 from mjenv.rules.scoring.common import json_number
 
@@ -53,6 +55,23 @@ def _plain_json(score, amount: float) -> dict:
         "cap": score.cap,
         "share": json_number(amount),
     }
+
+
+def settled_reading(concealed: np.ndarray, w: int, code: int) -> Reading | None:
+    """The reading that the compiled scorer valued a win with, from its code (``mjenv.rules.hand``'s reading codes,
+    written by :func:`mjenv.engine.kwscore.best_reading` / :func:`mjenv.engine.gjscore.best_reading`) and the hand
+    (``concealed`` without the winning tile ``w``); ``None`` when there is none or another reading scored as well
+    (the Python scorer then values every reading, so that its own order decides)."""
+    if code < 0 or code & H.READING_TIE:
+        return None
+    full = np.array(concealed, dtype=np.int8)
+    full[w] += 1
+    pair = code >> 5
+    if pair == H.READING_SEVEN_PAIRS:
+        return H.seven_pairs_reading(full)
+    if pair == H.READING_SPECIAL:
+        return G.special_reading(full)
+    return H.reading_of_choice(full, pair, code & 31)
 
 
 def _louhu_lock(sit, hand) -> D.LouhuLock:
@@ -333,8 +352,10 @@ class KawuxingFamily(Family):
         eng = self.engine
         return K.hideable_triplets(eng.state.hand[b, s], self.opts, eng.kinds, melds=eng.melds_of(b, s))
 
-    def score(self, b: int, s: int, concealed: np.ndarray, w: int, how: str, kong_position: int, last_tile: bool):
-        """Score and judge (L1–L4) a win of seat ``s`` at table ``b`` on tile ``w``."""
+    def score(self, b: int, s: int, concealed: np.ndarray, w: int, how: str, kong_position: int, last_tile: bool,
+              reading: int = -1):
+        """Score and judge (L1–L4) a win of seat ``s`` at table ``b`` on tile ``w``; ``reading``: the code of the
+        best reading when the compiled core found it (:func:`settled_reading`)."""
         st = self.engine.state
         discarder = int(st.claim_from[b]) if how != "self-draw" else None
         ctx = K.WinContext(
@@ -346,6 +367,9 @@ class KawuxingFamily(Family):
             discarder_revealed=bool(st.revealed[b, discarder]) if discarder is not None else False,
             missed_win_lock=(int(st.lock[b, s]) or None) if how != "self-draw" else None,
         )
+        r = settled_reading(concealed, w, reading)
+        if r is not None:
+            return K.score_reading(concealed, self.engine.melds_of(b, s), w, ctx, self.opts, r)
         return K.score_win(concealed, self.engine.melds_of(b, s), w, ctx, self.opts, self.n)
 
     def settle_win(self, b: int, scored: list, how: str, discarder: int | None):
@@ -457,13 +481,17 @@ class GejiuFamily(Family):
         """烂牌 / 七星 (§6.6): 14 unrelated concealed tiles."""
         return G.lanpai_mask(counts)
 
-    def score(self, b, s, concealed, w, how, kong_position, last_tile):
-        """§6.7–§6.8 value; every winning shape is legal (no minimum, no missed-win rule)."""
+    def score(self, b, s, concealed, w, how, kong_position, last_tile, reading: int = -1):
+        """§6.7–§6.8 value; every winning shape is legal (no minimum, no missed-win rule); ``reading`` as for
+        :meth:`KawuxingFamily.score`."""
         ctx = G.GejiuContext(
             how=how,
             after_kong=how == "self-draw" and kong_position > 0,
             rob=self.opts.gejiu_qianggang if how == "rob" else None,
         )
+        r = settled_reading(concealed, w, reading)
+        if r is not None:
+            return G.score_reading(concealed, self.engine.melds_of(b, s), w, ctx, self.opts, r)
         return G.score_win(concealed, self.engine.melds_of(b, s), w, ctx, self.opts)
 
     def settle_win(self, b, scored, how, discarder):

@@ -21,6 +21,7 @@ from mjenv.engine.codes import (
     END_SELF_DRAW,
     F_BASE,
     P_SELF_DRAW,
+    PEND_READING,
 )
 from mjenv.engine.gates import (
     FEAT_GJ,
@@ -30,6 +31,7 @@ from mjenv.engine.gates import (
 )
 from mjenv.engine.state import (
     MAX_MELDS,
+    MAX_SEATS,
     O16_CLAIM_VALUE,
     O8_AFTER_KONG,
     O8_CLAIM_FROM,
@@ -44,7 +46,7 @@ from mjenv.engine.state import (
     O8_PHASE,
     ROB,
 )
-from mjenv.engine.table import _end_hand, _give_won_tile, _hand, _pay
+from mjenv.engine.table import _end_hand, _full_hand, _give_won_tile, _pay
 
 
 @kernel
@@ -61,21 +63,18 @@ def _shape_window(E, b, bits):
 
 @kernel
 def _gj_value(E, b, s, w, add, after_kong, rob):
-    """Gejiu V of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when ``add``)."""
+    """Gejiu V of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when ``add``), written with
+    the code of that reading to ``pend[b, PEND_READING + s]``."""
     r8 = E[0][b]
-    scr = E[9]
-    full = scr[0]
-    h = _hand(r8, s)
-    for x in range(34):
-        full[x] = h[x]
-    if add:
-        full[w] += 1
-    return gjscore.hand_value(
-        full, scr[1],
+    _full_hand(E, b, s, w, add)
+    value, code = gjscore.best_reading(
+        E[9][0], E[9][1],
         r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
         r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
         r8[O8_N_MELDS + s], after_kong, rob, E[7][C_GJ : C_GJ + gjscore.N_GJ],
     )
+    E[4][b, PEND_READING + s] = code
+    return value
 
 
 @kernel
@@ -83,12 +82,14 @@ def _gj_end(E, b, code):
     """Settle a Gejiu win (P_SELF_DRAW or P_CLAIM_WIN) as the engine's Python path does (``gejiu.settle_win``:
     V · b from each other seat on a self-draw, from the discarder / konger to each winner in turn order
     otherwise; the claimed tile joins the nearest winner's hand), end the hand and return P_ENDED with
-    ``pend[b, 1]`` = END_*.  Every complete shape is a legal win (§6.8), so no verdict is needed."""
+    ``pend[b, 1]`` = END_* and each winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for the others).  Every complete shape is a legal win (§6.8), so no verdict is needed."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
     n = cfg[C_N]
     base = fcfg[F_BASE]
+    for x in range(MAX_SEATS):
+        pend[b, PEND_READING + x] = -1
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
         amount = float(_gj_value(E, b, s, r8[O8_DRAWN], False, r8[O8_AFTER_KONG] > 0, False)) * base

@@ -20,9 +20,10 @@ import numpy as np
 
 from mjenv.engine import handk
 from mjenv.engine.jit import njit
+from mjenv.rules import hand as _hand
 from mjenv.rules.scoring import gejiu as _G
 
-__all__ = ["COMBINE", "N_GJ", "config", "hand_value"]
+__all__ = ["COMBINE", "N_GJ", "config", "hand_value", "best_reading"]
 
 COMBINE = {"multiply": 0, "add": 1, "max": 2}  # gejiu_combine as the int the kernels get
 
@@ -43,6 +44,7 @@ _QIXING = _ORDER.index("qixing")
 _GANGSHANGHUA = _ORDER.index("gangshanghua")
 _QIANGGANG = _ORDER.index("qianggang")
 N_PATTERNS = len(_ORDER)
+_SEVEN_PAIRS, _SPECIAL, _TIE = _hand.READING_SEVEN_PAIRS, _hand.READING_SPECIAL, _hand.READING_TIE
 # The slice of the engine's configuration vector this module reads (:func:`config`): the combination mode,
 # then each pattern's value (gejiu.PATTERNS, the one source) in PATTERN_ORDER.
 GJ_MODE = 0
@@ -96,6 +98,14 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, gc):
     """V of the best reading of the complete Gejiu hand ``full`` (concealed counts incl. the winning tile) with
     ``nm`` melds of kinds ``mk`` / lowest tiles ``mt``; 0 when it has no reading.  ``after_kong``: a self-draw
     on the kong tile after one's own kong (杠上花); ``rob``: won by robbing (抢杠).  ``work``: an int8 row of 34."""
+    return best_reading(full, work, mk, mt, nm, after_kong, rob, gc)[0]
+
+
+@_jit
+def best_reading(full, work, mk, mt, nm, after_kong, rob, gc):
+    """``(V, code)``: :func:`hand_value` and the code of the reading that gives it (``mjenv.rules.hand``'s reading
+    codes: READING_TIE set when another reading has the same value, -1 when there is none), which the engine's
+    results are built from."""
     common = 0
     if after_kong:
         common |= 1 << _GANGSHANGHUA
@@ -122,6 +132,8 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, gc):
     elif suits == 9 or suits == 10 or suits == 12:
         common |= 1 << _HUNYISE
     best = 0
+    code = -1
+    tie = False
     # standard readings (handk.reading_split, the enumeration of mjenv.rules.hand.readings)
     for p in range(34):
         if full[p] < 2:
@@ -148,6 +160,10 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, gc):
             v = _combine(bits, gc)
             if v > best:
                 best = v
+                code = p << 5 | choice
+                tie = False
+            elif v == best:
+                tie = True
     if nm == 0 and total == 14:
         even = True
         fours = 0
@@ -161,11 +177,19 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, gc):
             v = _combine(common | (1 << shape), gc)
             if v > best:
                 best = v
+                code = _SEVEN_PAIRS << 5
+                tie = False
+            elif v == best:
+                tie = True
         if handk.lanpai(full):
             v = _combine(common | (1 << (_QIXING if handk.qixing(full) else _LANPAI)), gc)
             if v > best:
                 best = v
-    return best
+                code = _SPECIAL << 5
+                tie = False
+            elif v == best:
+                tie = True
+    return best, (code | _TIE) if tie else code
 
 
 @njit(cache=True)

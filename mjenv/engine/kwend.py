@@ -24,6 +24,7 @@ from mjenv.engine.codes import (
     F_KONG_DOUBLING,
     P_CLAIM_WIN,
     P_SELF_DRAW,
+    PEND_READING,
 )
 from mjenv.engine.gates import (
     FEAT_KW,
@@ -34,6 +35,7 @@ from mjenv.engine.gates import (
 )
 from mjenv.engine.state import (
     MAX_MELDS,
+    MAX_SEATS,
     O16_BACK,
     O16_CLAIM_VALUE,
     O16_FRONT,
@@ -56,7 +58,7 @@ from mjenv.engine.state import (
     O8_REVEAL_SEQ,
     ROB,
 )
-from mjenv.engine.table import _end_hand, _give_won_tile, _hand, _pay
+from mjenv.engine.table import _end_hand, _full_hand, _give_won_tile, _hand, _pay
 
 
 @kernel
@@ -96,17 +98,12 @@ def _kw_window(E, b, t, frm, rob, bits):
 # ----------------------------------------------------------------------------------------- Kawuxing hand ends
 @kernel
 def _kw_best(E, b, s, w, add, how, kp, last):
-    """``(V, cap)`` of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when ``add``)."""
+    """``(V, cap, reading code)`` of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when
+    ``add``): :func:`mjenv.engine.kwscore.best_reading`."""
     r8 = E[0][b]
-    scr = E[9]
-    full = scr[0]
-    h = _hand(r8, s)
-    for x in range(34):
-        full[x] = h[x]
-    if add:
-        full[w] += 1
-    return kwscore.best_value(
-        full, scr[1], w,
+    _full_hand(E, b, s, w, add)
+    return kwscore.best_reading(
+        E[9][0], E[9][1], w,
         r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
         r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
         r8[O8_N_MELDS + s], r8[O8_REVEALED + s] != 0, kp, how, last, E[7][C_KW : C_KW + kwscore.N_KW],
@@ -130,13 +127,10 @@ def _kw_ready(E, b, s):
     best_c = 0
     for w in range(34):
         if (waits >> w) & 1:
-            full = scr[0]
-            for x in range(34):
-                full[x] = h[x]
-            full[w] += 1
+            _full_hand(E, b, s, w, True)
             kc = cfg[C_KW : C_KW + kwscore.N_KW]
             v, c = kwscore.best_value(
-                full, scr[1], w,
+                scr[0], scr[1], w,
                 r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
                 r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
                 nm, False, 0, kwscore.HOW_DISCARD, False, kc,
@@ -155,7 +149,8 @@ def _kw_ready(E, b, s):
 def _kw_end(E, b, code):
     """Settle a Kawuxing hand end (P_SELF_DRAW, P_CLAIM_WIN or P_EXHAUSTED) as the engine's Python path does
     (kawuxing.settle_win / settle_draw, the claimed tile joining the nearest winner's hand), end the hand and
-    return P_ENDED with ``pend[b, 1]`` = END_*.  Transfers are paid in the scorer's order, so the money is
+    return P_ENDED with ``pend[b, 1]`` = END_* and in ``pend[b, PEND_READING + s]`` the code of the reading each
+    winner ``s`` was valued with (-1 for the others).  Transfers are paid in the scorer's order, so the money is
     bit-identical."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
@@ -164,9 +159,12 @@ def _kw_end(E, b, code):
     kc = cfg[C_KW : C_KW + kwscore.N_KW]
     base = fcfg[F_KONG_DOUBLING + 1]
     last = r16[O16_FRONT] >= r16[O16_BACK]
+    for x in range(MAX_SEATS):
+        pend[b, PEND_READING + x] = -1
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
-        value, cap = _kw_best(E, b, s, r8[O8_DRAWN], False, kwscore.HOW_SELF_DRAW, r8[O8_AFTER_KONG], last)
+        value, cap, rc = _kw_best(E, b, s, r8[O8_DRAWN], False, kwscore.HOW_SELF_DRAW, r8[O8_AFTER_KONG], last)
+        pend[b, PEND_READING + s] = rc
         wrev = r8[O8_REVEALED + s] != 0
         for p in range(n):
             if p != s:
@@ -190,7 +188,8 @@ def _kw_end(E, b, code):
             if first < 0:
                 first = s
             # scored before the tile moves (only the nearest winner's hand changes, after every score)
-            value, cap = _kw_best(E, b, s, t, True, how, kp, (not rob) and last)
+            value, cap, rc = _kw_best(E, b, s, t, True, how, kp, (not rob) and last)
+            pend[b, PEND_READING + s] = rc
             wrev = r8[O8_REVEALED + s] != 0
             f = kwscore.payer_factor(kc, wrev, drev)
             if kc[kwscore.KW_BAOHU] != 0 and wrev and not (kc[kwscore.KW_BAOHU_EXEMPT] != 0 and drev):

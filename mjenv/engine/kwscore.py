@@ -26,9 +26,10 @@ import numpy as np
 
 from mjenv.engine import handk
 from mjenv.engine.jit import njit
+from mjenv.rules import hand as _hand
 from mjenv.rules.scoring import kawuxing as _K
 
-__all__ = ["config", "N_KW", "best_value", "claim_verdict", "payer_factor", "capped"]
+__all__ = ["config", "N_KW", "best_value", "best_reading", "claim_verdict", "payer_factor", "capped"]
 
 # Indices into the options slice (see :func:`config`).
 (
@@ -87,6 +88,7 @@ _DRAGON_BITS = (1 << 31) | (1 << 32) | (1 << 33)
 _PONG, _DIRECT_KONG = 1, 3  # meld kind codes of mjenv.engine.state
 # A V_D this large does not fit the engine's int16 claim value: the window is then left to Python.
 VALUE_LIMIT = 32767
+_SEVEN_PAIRS, _TIE = _hand.READING_SEVEN_PAIRS, _hand.READING_TIE  # reading codes (mjenv.rules.hand)
 
 
 def config(opts) -> np.ndarray:
@@ -156,6 +158,14 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
     """``(V, cap)`` of the best reading of the complete hand ``full`` (concealed counts incl. the winning tile
     ``w``), with ``nm`` melds of kinds ``mk`` / tiles ``mt``; ``(0, 0)`` when it has no reading.  A cap of 0
     means none.  ``work``: an int8 row of 34."""
+    value, cap, _ = best_reading(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc)
+    return value, cap
+
+
+@_jit
+def best_reading(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc):
+    """:func:`best_value` and the code of the reading that gives it (:data:`mjenv.rules.hand.READING_TIE` set when
+    another reading has the same key, -1 when there is none), which the engine's results are built from."""
     multiply = kc[KW_MULTIPLY] != 0
     # situational fans (§1.6): the same for every reading
     s_mul = 1
@@ -206,6 +216,8 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
     best = np.int64(-1)
     best_value_ = 0
     best_cap = 0
+    code = -1
+    tie = False
     # standard readings: each pair, each split of the rest (handk.reading_split, the enumeration of
     # mjenv.rules.hand.readings)
     for p in range(34):
@@ -271,6 +283,10 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
                 best = key
                 best_value_ = value
                 best_cap = cap
+                code = p << 5 | choice
+                tie = False
+            elif key == best:
+                tie = True
     # seven pairs (no melds, 14 concealed tiles, every count even)
     if nm == 0 and total == 14:
         even = True
@@ -301,7 +317,11 @@ def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_til
                 best = key
                 best_value_ = value
                 best_cap = rcap
-    return best_value_, best_cap
+                code = _SEVEN_PAIRS << 5
+                tie = False
+            elif key == best:
+                tie = True
+    return best_value_, best_cap, (code | _TIE) if tie else code
 
 
 @_jit

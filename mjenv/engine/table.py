@@ -547,6 +547,18 @@ def _pay(money, b, payer, payee, amount):
 
 
 @kernel
+def _full_hand(E, b, s, w, add):
+    """Write seat ``s``'s concealed counts, plus the tile ``w`` when ``add`` (a claimed tile not in the hand yet), to
+    the scratch row ``scr[0]``: the complete hand a scorer values."""
+    full = E[9][0]
+    h = _hand(E[0][b], s)
+    for x in range(34):
+        full[x] = h[x]
+    if add:
+        full[w] += 1
+
+
+@kernel
 def _give_won_tile(r8, r16, frm, t, first, rob):
     """The won tile ``t`` leaves the discarder's river (a rob: the konger's hand) and joins the hand of ``first``,
     the nearest winner, so that the tiles stay conserved."""

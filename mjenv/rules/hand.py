@@ -609,9 +609,53 @@ def readings(counts, seven_pairs: bool = False) -> list[Reading]:
             c[p] += 2
             found.extend(Reading("standard", s, p) for s in sorted(splits))
     if seven_pairs and sum(c) == 14 and all(x % 2 == 0 for x in c):
-        pairs = tuple(t for t in range(N_KINDS) for _ in range(c[t] // 2))
-        found.append(Reading("seven_pairs", (), None, pairs))
+        found.append(seven_pairs_reading(c))
     return found
+
+
+# Reading codes: how the compiled scorers (mjenv.engine.kwscore.best_reading, gjscore.best_reading) name the best
+# reading they found, so that a result can be built from that one reading instead of all of them:
+# ``pair << 5 | choice`` for a standard reading (:func:`reading_of_choice`), the pair READING_SEVEN_PAIRS for seven
+# pairs, READING_SPECIAL for Gejiu's 烂牌 / 七星, with READING_TIE set when another reading scored as well (the
+# Python scorer's order then decides: score every reading), -1 for none.
+READING_SEVEN_PAIRS = 34
+READING_SPECIAL = 35
+READING_TIE = 1 << 11
+
+
+def reading_of_choice(full, p: int, choice: int) -> Reading | None:
+    """The standard reading of the complete hand ``full`` with pair ``p`` in which the d-th tile held three or more
+    times once the pair is out (in tile order) is read as a triplet when bit d of ``choice`` is set, the rest of
+    each tile starting sequences; ``None`` when that split fails.  The Python twin of
+    :func:`mjenv.engine.handk.reading_split`, which numbers the readings the compiled scorers walk."""
+    c = np.asarray(full).tolist()
+    c[p] -= 2
+    sets: list[tuple[str, int]] = []
+    d = 0
+    for i in range(N_KINDS):
+        n = c[i]
+        if n == 0:
+            continue
+        trips = 0
+        if n >= 3:
+            trips = (choice >> d) & 1
+            d += 1
+        seqs = n - 3 * trips
+        if seqs > 0:
+            if i >= 27 or i % 9 > 6 or c[i + 1] < seqs or c[i + 2] < seqs:
+                return None
+            c[i + 1] -= seqs
+            c[i + 2] -= seqs
+            sets += [("seq", i)] * seqs
+        if trips:
+            sets.append(("trip", i))
+    return Reading("standard", tuple(sorted(sets)), p)
+
+
+def seven_pairs_reading(full) -> Reading:
+    """The seven-pairs reading of the complete hand ``full`` (every count even), as :func:`readings` lists it."""
+    c = np.asarray(full).tolist()
+    return Reading("seven_pairs", (), None, tuple(t for t in range(N_KINDS) for _ in range(c[t] // 2)))
 
 
 # reading_text is called for every scored hand, and format_tiles per set costs more than the

@@ -34,7 +34,7 @@ import numpy as np
 from mjenv.rules import hand as _hand
 from mjenv.rules.hand import Reading, readings
 from mjenv.rules.options import GejiuOptions
-from mjenv.rules.scoring.common import HOWS, check_hand, hand_counts, notation_context
+from mjenv.rules.scoring.common import HOWS, check_hand, hand_counts, meld_counts, notation_context
 from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore, make_settlement
 from mjenv.tiles import N_KINDS, Hand, Meld, format_tiles
 
@@ -51,6 +51,8 @@ __all__ = [
     "complete_mask",
     "wait_mask",
     "score_win",
+    "score_reading",
+    "special_reading",
     "score_hand",
     "share",
     "settle_win",
@@ -353,7 +355,29 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Gej
             candidates.append(lan)
     if not candidates:
         return (False, "no winning reading", None, "", (), 0)
+    return _best(full, melds, all_tiles, ctx, opts, candidates)
 
+
+def score_reading(concealed, melds, win_tile: int, ctx: GejiuContext, opts: GejiuOptions, reading: Reading) -> WinScore:
+    """:func:`score_win` of a hand (``concealed``: its 34 counts without the winning tile) whose best reading is
+    known to be ``reading`` (the engine's compiled scorer found it, :func:`mjenv.engine.gjscore.best_reading`, for a
+    hand the engine made): that reading alone is valued, and the hand is not checked again."""
+    full = np.array(concealed, dtype=np.int8)
+    full[int(win_tile)] += 1
+    all_tiles = full.astype(np.int64) + meld_counts(melds)
+    legal, reason, reading, text, fans, value = _best(full, tuple(melds), all_tiles, ctx, opts, [reading])
+    return WinScore(legal, reason, reading, text, dict(fans), value, None, value)
+
+
+def special_reading(full) -> Reading | None:
+    """The 烂牌 reading of 14 concealed tiles (:func:`_lanpai_reading`), for the engine's reading codes."""
+    return _lanpai_reading(np.asarray(full))
+
+
+def _best(full: np.ndarray, melds: tuple[Meld, ...], all_tiles: np.ndarray, ctx: GejiuContext, opts: GejiuOptions,
+          candidates) -> tuple:
+    """The :func:`score_win` tuple of the complete hand ``full`` over the readings ``candidates``: the best one
+    (§1.6), its patterns and value, and whether the rob is allowed."""
     common = _situational(ctx)
     suit = _suit_pattern(all_tiles)
     if suit is not None:

@@ -52,6 +52,7 @@ __all__ = [
     "Settlement",
     "make_settlement",
     "score_win",
+    "score_reading",
     "score_hand",
     "payer_factor",
     "share",
@@ -387,20 +388,35 @@ def score_win(concealed, melds, win_tile: int, ctx: WinContext, opts, n_players:
 def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: WinContext, opts, n_players: int, values):
     """The work of :func:`score_win`, memoized on its (hashable) arguments, the fan values included (a changed
     table is never answered from the cache); returns a plain tuple."""
-    V = fan_values()
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     _check_hand(counts, melds, w, n_players, opts)
     check_concealed_size(counts, melds)
     full = counts.astype(np.int8).copy()
     full[w] += 1
+    return _best(full, melds, w, ctx, opts, readings(full, seven_pairs=not melds))
 
+
+def score_reading(concealed, melds, win_tile: int, ctx: WinContext, opts, reading: Reading) -> WinScore:
+    """:func:`score_win` of a hand (``concealed``: its 34 counts without the winning tile) whose best reading is known to be ``reading`` (the engine's compiled scorer
+    found it, :func:`mjenv.engine.kwscore.best_reading`, for a hand the engine made): that reading alone is valued,
+    and the hand is not checked again."""
+    full = np.array(concealed, dtype=np.int8)
+    full[int(win_tile)] += 1
+    legal, reason, reading, text, fans, value, cap, value_d = _best(full, tuple(melds), int(win_tile), ctx, opts, [reading])
+    return WinScore(legal, reason, reading, text, dict(fans), value, cap, value_d)
+
+
+def _best(full: np.ndarray, melds: tuple[Meld, ...], w: int, ctx: WinContext, opts, candidates) -> tuple:
+    """The :func:`score_win` tuple of the complete hand ``full`` (concealed counts with the winning tile ``w``)
+    over the readings ``candidates``: the best one (§1.6), its fans, value and cap, and L1–L4."""
+    V = fan_values()
     all_tiles = full.astype(np.int64) + meld_counts(melds)
     suits_used = {t // 9 for t in np.flatnonzero(all_tiles)}
     qingyise = len(suits_used) == 1 and 3 not in suits_used
 
     situational = _situational_fans(ctx, opts, V)
     best = None
-    for r in readings(full, seven_pairs=not melds):
+    for r in candidates:
         fans, value = _combine(_reading_fans(r, full, melds, w, qingyise, opts, V) + situational, opts, V)
         cap = _reading_cap(fans, opts)
         key = (_capped(value, cap), value)
