@@ -110,6 +110,11 @@ def _riichienv_loop(seconds: float) -> dict:
 
 
 def _aec_loop(variant: str, seconds: float) -> dict:
+    return _aec_runner(variant)(seconds)
+
+
+def _aec_runner(variant: str):
+    """A warmed-up AEC env and ``run(seconds)``, which plays on for that much CPU time and returns the figures."""
     import random
 
     import mjenv
@@ -134,16 +139,26 @@ def _aec_loop(variant: str, seconds: float) -> dict:
         return k
 
     hand()  # warm-up
-    decisions = hands = 0
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        decisions += hand()
-        hands += 1
-    dt = time.process_time() - t0
-    return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": decisions / max(hands, 1)}
+
+    def run(seconds: float) -> dict:
+        decisions = hands = 0
+        t0 = time.process_time()
+        while time.process_time() - t0 < seconds:
+            decisions += hand()
+            hands += 1
+        dt = time.process_time() - t0
+        return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": decisions / max(hands, 1)}
+
+    return run
 
 
 def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool, match: bool = False) -> dict:
+    return _engine_runner(variant, batch, with_obs, match)(seconds)
+
+
+def _engine_runner(variant: str, batch: int, with_obs: bool, match: bool = False):
+    """A warmed-up engine (see the module docstring) and ``run(seconds)``, which plays on for that much CPU time
+    and returns the figures."""
     import numpy as np
 
     from mjenv.encoding.observation import ObservationEncoder
@@ -194,8 +209,32 @@ def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool, match
         return eng.n_decisions - d0, time.process_time() - t0
 
     run(600.0, until_redealt=True)  # warm-up: compiled, and the tables spread over their hands
-    decisions, dt = run(seconds)
-    return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": float(np.concatenate(finished).mean())}
+
+    def timed(seconds: float) -> dict:
+        decisions, dt = run(seconds)
+        return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": float(np.concatenate(finished).mean())}
+
+    return timed
+
+
+def serve(spec: str, variant: str, core: int) -> None:
+    """Set one configuration up (pinned to ``core``), print ``ready``, then for every line ``SECONDS`` on stdin
+    play on for that much CPU time and print its figures as JSON, until ``quit`` (``bench/precompiled.py``
+    alternates several such processes on one core)."""
+    _pin(core)
+    kind, batch, var = parse_spec(spec, variant)
+    if kind == "aec":
+        run = _aec_runner(var)
+    elif kind in ("engine", "match", "obs"):
+        run = _engine_runner(var, batch, with_obs=kind == "obs", match=kind == "match")
+    else:
+        raise SystemExit(f"--serve takes aec, engine, match or obs configurations, not {spec!r}")
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() == "quit":
+            break
+        res = run(float(line))
+        print(json.dumps({**res, "decisions_per_s": res["decisions"] / res["cpu_s"]}), flush=True)
 
 
 def run_one(spec: str, variant: str, seconds: float, core: int) -> dict:
@@ -299,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", action="store_true", help="also print a markdown table")
     p.add_argument("--profile", default=None, help="run one configuration under cProfile instead")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one spec, print JSON
+    p.add_argument("--serve", default=None, help=argparse.SUPPRESS)  # internal: see serve()
     ns = p.parse_args(argv)
     if ns.seconds <= 0 or ns.passes < 1:
         p.error("--seconds must be > 0 and --passes >= 1")
@@ -306,6 +346,9 @@ def main(argv: list[str] | None = None) -> int:
         parse_spec(spec, ns.variant)
     if ns.one:
         print(json.dumps(run_one(ns.one, ns.variant, ns.seconds, ns.core)))
+        return 0
+    if ns.serve:
+        serve(ns.serve, ns.variant, ns.core)
         return 0
     if ns.profile:
         profile_one(ns.profile, ns.variant, ns.seconds, ns.core)

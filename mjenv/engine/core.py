@@ -153,9 +153,9 @@ _UNREAD = object()  # a results entry of a hand settled in the kernel whose dict
 class _Results(list):
     """``engine.results``: per table the finished hand's result dict, or None while it plays.
 
-    Hands the kernels settle themselves (Kawuxing) are stored as a marker and get their dict — fans, reading
-    texts, transfers, from the pure scorer — when first read, so a batch that never reads results never
-    pays for them.  The state they are built from stays untouched until the table is dealt again, and a
+    Hands the kernels settle themselves (Kawuxing, Gejiu, drawn hands) are stored as a marker and get their dict —
+    fans, reading texts, transfers, from the pure scorer valuing the one reading the kernel chose
+    (:meth:`Engine._kernel_result`) — when first read, so a batch that never reads results never pays for them.  The state they are built from stays untouched until the table is dealt again, and a
     deal clears the entry first.  Reading through any list method gives the dicts.
     """
 
