@@ -19,7 +19,9 @@ filled) and of the honors (``5^7``), ``table[code, P, M]`` is the largest ``T`` 
 component into ``M`` sets and ``P`` heads (``NEG`` when impossible).  They are built by dynamic
 programming over the tile total (a component's value comes from components with fewer tiles) in
 about a second and cached in module globals; combining the four components is a max-plus
-convolution over (head, sets), compiled per hand (numba, ``cache=True``).
+convolution over (head, sets), compiled per hand (numba, ``cache=True``).  :func:`block_tables` gives the same
+tables in the form the compiled rollout player (:mod:`agents.fastplay`) combines faster (entry [h, n]: the best
+score with at most h heads and n blocks), derived from these at first use.
 """
 
 from __future__ import annotations
