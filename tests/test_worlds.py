@@ -285,6 +285,15 @@ def passer(eng: Engine, rng: np.random.Generator) -> np.ndarray:
     return greedy(eng, rng, p_win=0.3, p_kong=0.5, p_claim=0.8)
 
 
+def _play(eng: Engine, rng: np.random.Generator, steps: int, reseed: int):
+    """Step every table by :func:`passer` ``steps`` times, dealing finished tables afresh; yields each step."""
+    for step in range(steps):
+        eng.step(passer(eng, rng))
+        if eng.done.any():
+            eng.reset(seed=reseed + step, tables=np.flatnonzero(eng.done))
+        yield step
+
+
 def _unrecorded_history(events) -> bool:
     """The hand so far has a fact the state does not keep and a lock may hang on (docs/search.md): a chi (its
     claimed tile), a concealed or added kong (its time), a rob window."""
@@ -297,18 +306,15 @@ def test_the_true_table_as_a_world_derives_the_engines_locks_and_dadiaoche(varia
     """Dealt its own hidden tiles (``_identity``), a world is the true table with every hidden fact derived: it
     must be accepted, and every other seat's missed-win lock and 大吊车 tile must be what the engine set — across
     claims (pongs between a passed win and now), kong chains and the seat's own discards.  Exactly so wherever
-    the hand's history is all in the state; with a chi, concealed / added kong, rob or 亮倒 in the hand, in all
-    but a few comparisons."""
+    the hand's history is all in the state; with a chi, concealed / added kong or rob in the hand, in all but a
+    few comparisons."""
     from mjenv.engine.worlds import sample_worlds
 
     eng = Engine(variant, 8, options=options, record_events=True)
     eng.reset(seed=5)
     rng = np.random.default_rng(3)
     exact = other = other_bad = locked = dd = across = 0
-    for step in range(260):
-        eng.step(passer(eng, rng))
-        if eng.done.any():
-            eng.reset(seed=1000 + step, tables=np.flatnonzero(eng.done))
+    for step in _play(eng, rng, 260, 1000):
         st = eng.state
         for b in np.flatnonzero(~eng.done):
             seat = int(rng.integers(eng.n))
@@ -348,10 +354,7 @@ def test_face_down_triplets_are_the_engines_choice():
     rng = np.random.default_rng(5)
     worlds = Engine("kawuxing3", 16, options=eng.opts, record_events=False)
     checked = hidden = 0
-    for step in range(400):
-        eng.step(passer(eng, rng))
-        if eng.done.any():
-            eng.reset(seed=500 + step, tables=np.flatnonzero(eng.done))
+    for step in _play(eng, rng, 400, 500):
         st = eng.state
         for b in np.flatnonzero(~eng.done):
             for seat in range(3):
