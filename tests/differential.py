@@ -31,7 +31,10 @@ pattern values read from the scorers' tables through the configuration vector an
 three compiled scorers (handk.reading_split): ``--hands 2000 --batch 256 --seed 11 --only kawuxing``, ``--only
 gejiu`` and ``--only yangzhou`` (39 configurations, 78,000 hands) all equal.  Results built from the reading
 the kernels valued each winner with (``kwscore.best_reading`` / ``gjscore.best_reading``, issue 19 item 6):
-``--hands 2000 --batch 256 --seed 11`` for all 44 configurations, 88,000 hands, all equal.
+``--hands 2000 --batch 256 --seed 11`` for all 44 configurations, 88,000 hands, all equal.  Main a25ba11 (those
+results, the worlds' replay, the blocks-form fast player and every change since the split): ``--hands 10000
+--batch 256 --seed 11`` for all 44 configurations (run as ``--only kawuxing`` and one run per other family),
+440,000 hands, every step equal; 971 CPU s in all.
 """
 
 from __future__ import annotations
