@@ -52,6 +52,10 @@ observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phas
 * **pong or chi** only when the best discard afterwards lowers the plan shanten (a meld of another suit
   breaks a flush plan and is then judged under what is left; any meld breaks 烂牌); pong before chi on a tie.
 
+:meth:`HeuristicAgent.candidates` ranks a short list of legal actions, the player's choice first, then the
+others by the compiled player's values (:meth:`agents.fastplay.FastPlayer.candidates`), from the same arrays
+that make the choice.
+
 It always takes a legal win, including a small discard win that it could pass to fish for a self-draw (which
 every family pays more for, up to 3× in Diedaohu): passing measured −0.75 ± 0.31 (Diedaohu), −6.1 ± 0.9
 (Liuwei) and −2.6 ± 0.4 (Kawuxing) money per branch point (``python -m agents.rollouts --departures no_win``).
@@ -160,6 +164,32 @@ def flush_variant_kwargs(variant: str) -> dict:
     return family_params(get_variant(variant).family)["flush_variant"]
 
 
+def _top_k(choice: np.ndarray, entries: list, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` legal entries of each row, ``choice`` first, then by value (descending; ties in entry
+    order), leaving out values of -1e299 and below: :meth:`HeuristicAgent.candidates`' output."""
+    B = len(choice)
+    cat = [np.concatenate([e[i] for e in entries]) if entries else np.zeros(0) for i in range(3)]
+    r = np.concatenate([cat[0].astype(np.int64), np.arange(B)])
+    a = np.concatenate([cat[1].astype(np.int64), choice])
+    v = np.concatenate([cat[2].astype(np.float64), np.full(B, np.inf)])
+    seq = np.arange(len(r))
+    is_choice = a == choice[r]
+    first = np.zeros(B, bool)
+    first[r[:len(cat[0])][is_choice[:len(cat[0])]]] = True
+    # the choice's own entry carries it; the appended copy only where the row listed no such entry (a win)
+    keep = mask[r, a] & ((v > -1e299) | is_choice) & ~(is_choice & (seq >= len(cat[0])) & first[r])
+    v = np.where(is_choice, np.inf, v)
+    r, a, v, seq = r[keep], a[keep], v[keep], seq[keep]
+    order = np.lexsort((seq, -v, r))
+    r, a = r[order], a[order]
+    start = np.searchsorted(r, np.arange(B))
+    pos = np.arange(len(r)) - start[r]
+    take = pos < k
+    out_a = np.full((B, k), -1, dtype=np.int64)
+    out_a[r[take], pos[take]] = a[take]
+    return out_a, np.bincount(r[take], minlength=B).astype(np.int64)
+
+
 class HeuristicAgent:
     """Rule-based player (see the module docstring); batched over rows, deterministic."""
 
@@ -217,26 +247,50 @@ class HeuristicAgent:
 
     def decide(self, d: Decoded, mask: np.ndarray) -> np.ndarray:
         """One legal action per row of an already decoded observation batch (``bool`` masks)."""
+        return self._play(d, mask, False)[0]
+
+    def candidates(self, obs: np.ndarray, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(actions int64 [B, k], count int64 [B])``: each row's legal actions ranked by the player, -1 padded.
+
+        The first is :meth:`act`'s choice; the others follow by the values of the compiled player's ranking
+        (:meth:`agents.fastplay.FastPlayer.candidates`), computed from the observation and mask alone with the same
+        arrays that make the choice: on one's own turn every legal discard by its discard score (ukeire or the
+        ready hand's value-weighted waits for every legal discard, not only the best ones), the discards of the
+        best plan shanten 1e9 above the rest, the 亮倒 of the chosen tile before its plain discard (0.5 below the
+        choice's score), the kongs the player would take above every discard; in a claim window pass (0), the
+        direct kong (+1 taken, -1 not), pong and chi by how much they lower the credited plan cost; a Gejiu
+        face-up kong tile by minus its plan cost; a legal win is the only candidate.  Actions whose value is
+        "never" (a kong the player would not take) are left out, so ``count`` can be below ``k``; ties keep the
+        compiled player's order (discards by tile, then 亮倒, then kongs; pass, kong, pong, chi low/mid/high)."""
+        k = int(k)
+        if k < 1:
+            raise ValueError(f"k: need at least 1 candidate, got {k}")
+        mask = np.asarray(mask, dtype=bool)
+        out, entries = self._play(self.view.decode(obs), mask, True)
+        return _top_k(out, entries, mask, k)
+
+    def _play(self, d: Decoded, mask: np.ndarray, rank: bool) -> tuple[np.ndarray, list]:
+        """``(choice [B], entries)``: the decision of every row and, where ``rank``, the ranked alternatives as
+        a list of ``(rows [E], actions [E], values [E])`` in the compiled player's insertion order."""
         B = len(mask)
         out = np.full(B, -1, dtype=np.int64)
+        entries: list = []
         win = mask[:, A.WIN]
         out[win] = A.WIN
         own = ((d.phase == S.TURN) | (d.phase == S.CLAIMED)) & ~win
         pick = (d.phase == S.PICK) & ~win
         claim = ~own & ~win & ~pick
-        if pick.any():
-            rows = np.flatnonzero(pick)
-            out[rows] = self._pick(d, mask, rows)
-        if own.any():
-            rows = np.flatnonzero(own)
-            out[rows] = self._own_turn(d, mask, rows)
-        if claim.any():
-            rows = np.flatnonzero(claim)
-            out[rows] = self._claim(d, mask, rows)
+        for sel, fn in ((pick, self._pick), (own, self._own_turn), (claim, self._claim)):
+            if sel.any():
+                rows = np.flatnonzero(sel)
+                out[rows], e = fn(d, mask, rows, rank)
+                if e is not None:
+                    entries.append((rows[e[0]], e[1], e[2]))
         bad = (out < 0) | ~mask[np.arange(B), np.clip(out, 0, A.N_ACTIONS - 1)]
         if bad.any():  # a phase this player does not model (e.g. another variant's actions): first legal
             out[bad] = mask[bad].argmax(1)
-        return out
+            entries = [(r[~bad[r]], a[~bad[r]], v[~bad[r]]) for r, a, v in entries]  # that action alone
+        return out, entries
 
     # ------------------------------------------------------------------------------------------ helpers
     def danger(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
@@ -429,7 +483,9 @@ class HeuristicAgent:
         return plan, allowed, costs[np.arange(K), p_k]
 
     # ------------------------------------------------------------------------------------------ own turn
-    def _own_turn(self, d: Decoded, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def _own_turn(self, d: Decoded, mask: np.ndarray, rows: np.ndarray, rank: bool = False):
+        """``(choice [R], entries)`` on one's own turn; ``entries`` (``rank`` only, else None) are ``(row [E],
+        action [E], value [E])`` of every legal discard, the 亮倒 and the kongs (see :meth:`candidates`)."""
         R = len(rows)
         out = np.full(R, -1, dtype=np.int64)
         h = d.hand[rows].astype(np.int8)
@@ -437,7 +493,8 @@ class HeuristicAgent:
         live = d.live()[rows]
         disc_mask = mask[rows, : A.LIANG] | mask[rows, A.LIANG : A.KONG_SELF]
 
-        # Every legal discard: shanten after it (under the row's plan), then ukeire for the best ones.
+        # Every legal discard: shanten after it (under the row's plan), then ukeire for the best ones (for every
+        # legal one when ranking).
         r_i, t_i = np.nonzero(disc_mask)
         after = h[r_i].copy()
         after[np.arange(len(r_i)), t_i] -= 1
@@ -455,7 +512,7 @@ class HeuristicAgent:
         np.minimum.at(best_s, r_i, key_s)
         cand = eligible & (s_after == best_s[r_i])
 
-        ci = np.flatnonzero(cand)
+        ci = np.arange(len(r_i)) if rank else np.flatnonzero(cand)
         metric = np.zeros(len(r_i), dtype=np.float64)
         waits_live = np.zeros(len(r_i), dtype=np.int64)
         all_cheap = np.zeros(len(r_i), dtype=bool)
@@ -472,7 +529,7 @@ class HeuristicAgent:
                 acc[trip] = triplets_ukeire(after[k], nm[r_i[k]], live[r_i[k]], n_chi[r_i[k]])
             metric[ci] = acc + _OFF_PLAN_W * ~allowed[ci, t_i[ci]]
             waits_live[ci] = acc
-            ready = np.flatnonzero(s_after[ci] == 0)
+            ready = np.flatnonzero((s_after[ci] == 0) & cand[ci])
             # Hand values cost a scoring call per wait: only where they decide something, i.e. between
             # several ready discards, or for the 1×-hand 亮倒 rule when the waits are nearly dead.
             n_ready = np.bincount(r_i[ci[ready]], minlength=R)
@@ -492,7 +549,7 @@ class HeuristicAgent:
                     all_cheap[k] = cheap
         conn = _suited_neighbours(h)
         exposed = self.exposure(d, rows)[r_i, t_i] if self._deal_in is not None and self._exposure_w else 0.0
-        score = (
+        value = (
             -_BIG * (~eligible | dangerous) * np.maximum(danger[r_i, t_i], 1)
             - _SHANTEN_W * np.minimum(s_after, 50)
             + metric
@@ -500,7 +557,7 @@ class HeuristicAgent:
             - 0.01 * conn[r_i, t_i]
             - 0.001 * live[r_i, t_i]
         )
-        score = np.where(cand, score, -np.inf)
+        score = np.where(cand, value, -np.inf)
         best_k = np.full(R, -1, dtype=np.int64)
         order = np.lexsort((-score, r_i))  # per row, best score first
         first = np.ones(len(order), bool)
@@ -509,8 +566,12 @@ class HeuristicAgent:
         has = best_k >= 0
         tile = np.where(has, t_i[np.clip(best_k, 0, None)], -1) if len(t_i) else np.full(R, -1, dtype=np.int64)
         out[has] = tile[has]
+        # the ranking's values: the best plan shanten's discards above every other (as the compiled player)
+        value = value + 1e9 * cand
+        best_v = np.where(has, value[np.clip(best_k, 0, None)], -np.inf) if len(t_i) else np.full(R, -np.inf)
+        extra_r, extra_a, extra_v = [], [], []
 
-        # 亮倒 with the chosen discard.
+        # 亮倒 with the chosen discard; its plain discard stays next to it.
         revealed = d.revealed[rows, 0]
         for j in np.flatnonzero(has & ~revealed):
             k = best_k[j]
@@ -521,41 +582,60 @@ class HeuristicAgent:
             cheap = all_cheap[k] and waits_live[k] >= 1 and getattr(self.opts, "kaikou", "none") == "hard"
             if enough or cheap:
                 out[j] = A.LIANG + t
+                value[k] -= 0.5
+                extra_r.append(j), extra_a.append(A.LIANG + t), extra_v.append(best_v[j] + 1.0)
 
-        # Kongs on one's own turn.
+        # Kongs on one's own turn: the first the player takes is the choice, every one it takes a candidate.
         kong_mask = mask[rows, A.KONG_SELF : A.KONG_SELF + 34]
         for j in np.flatnonzero(kong_mask.any(1)):
-            ts = np.flatnonzero(kong_mask[j])
-            if revealed[j]:
-                out[j] = A.KONG_SELF + ts[0]
-                continue
             k = best_k[j]
             s_best = best_s[j] if k >= 0 else 99
             acc_best = waits_live[k] if k >= 0 else 0
-            for t in ts:
-                hk = h[j].copy()
-                if hk[t] == 4:
-                    hk[t] -= 4
-                    nmk = nm[j] + 1
-                else:
-                    hk[t] -= 1
-                    nmk = nm[j]
-                s_k, acc_k, _ = ukeire(hk[None], np.array([nmk]), live[j][None], self.kinds, self._sp)
-                if s_k[0] < s_best or (s_k[0] == s_best and acc_k[0] >= 0.6 * acc_best):
-                    out[j] = A.KONG_SELF + t
+            taken = []
+            for t in np.flatnonzero(kong_mask[j]):
+                if not revealed[j]:
+                    hk = h[j].copy()
+                    if hk[t] == 4:
+                        hk[t] -= 4
+                        nmk = nm[j] + 1
+                    else:
+                        hk[t] -= 1
+                        nmk = nm[j]
+                    s_k, acc_k, _ = ukeire(hk[None], np.array([nmk]), live[j][None], self.kinds, self._sp)
+                    if not (s_k[0] < s_best or (s_k[0] == s_best and acc_k[0] >= 0.6 * acc_best)):
+                        continue
+                taken.append(t)
+                if not rank:
                     break
-        return out
+            if taken:
+                out[j] = A.KONG_SELF + taken[0]
+                extra_r += [j] * len(taken)
+                extra_a += [A.KONG_SELF + t for t in taken]
+                extra_v += [best_v[j] + 2.0] * len(taken)
+        if not rank:
+            return out, None
+        disc_a = np.where(mask[rows[r_i], t_i], t_i, A.LIANG + t_i)
+        return out, (np.concatenate([r_i, np.asarray(extra_r, np.int64)]),
+                     np.concatenate([disc_a, np.asarray(extra_a, np.int64)]),
+                     np.concatenate([value, np.asarray(extra_v, np.float64)]))
 
     # ------------------------------------------------------------------------------------------ claims
-    def _claim(self, d: Decoded, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def _claim(self, d: Decoded, mask: np.ndarray, rows: np.ndarray, rank: bool = False):
+        """``(choice [R], entries)`` in a claim window; ``entries`` (``rank`` only) are pass (0), the direct kong
+        (+1 taken, -1 not) and each pong/chi by how much it lowers the credited plan cost."""
         R = len(rows)
         out = np.full(R, A.PASS, dtype=np.int64)
+        ent_r, ent_a, ent_v = [np.arange(R)], [np.full(R, A.PASS)], [np.zeros(R)]
+
+        def entries():
+            return (np.concatenate(ent_r), np.concatenate(ent_a), np.concatenate(ent_v)) if rank else None
+
         can_pong = mask[rows, A.PONG]
         can_kong = mask[rows, A.KONG_CLAIM]
         can_chi = mask[rows, A.CHI_LOW : A.CHI_HIGH + 1].any(1)
         act = np.flatnonzero(can_pong | can_kong | can_chi)
         if not len(act):
-            return out
+            return out, entries()
         rr = rows[act]
         h = d.hand[rr].astype(np.int8)
         nm = d.n_melds[rr, 0]
@@ -572,17 +652,20 @@ class HeuristicAgent:
             s_k, acc_k, _ = ukeire(hk, nm[kk] + 1, live[kk], self.kinds, self._sp)
             ok = revealed[kk] | (s_k < s_now[kk]) | ((s_k == s_now[kk]) & ((s_now[kk] > 0) | (acc_k > 0)))
             out[act[kk[ok]]] = A.KONG_CLAIM
+            ent_r.append(act[kk]), ent_a.append(np.full(len(kk), A.KONG_CLAIM)), ent_v.append(np.where(ok, 1.0, -1.0))
 
         # Pong or chi: only when the best discard afterwards lowers the plan shanten (a meld that breaks a flush
-        # or 烂牌 plan counts under what is left); pong before chi on a tie.
+        # or 烂牌 plan counts under what is left); pong before chi on a tie.  Ranking values them where the kong
+        # is taken too.
         mt = d.meld_tiles[rr, 0].astype(np.int64)
-        open_rows = np.flatnonzero(out[act] == A.PASS)
+        is_open = out[act] == A.PASS
+        open_rows = np.arange(len(act)) if rank else np.flatnonzero(is_open)
         if not len(open_rows):
-            return out
+            return out, entries()
         chi_now = self._n_chi(d, rr[open_rows])
         now = self._value_cost(h[open_rows], nm[open_rows], mt[open_rows], chi_now)
         best = now.copy()
-        choice = np.full(len(open_rows), A.PASS, dtype=np.int64)
+        choice = out[act[open_rows]].copy()
         options = [(A.PONG, (0, 0))] + [(a, off) for a, off in ((A.CHI_LOW, (1, 2)), (A.CHI_MID, (-1, 1)), (A.CHI_HIGH, (-2, -1)))]
         for action, offs in options:
             sel = np.flatnonzero(mask[rr[open_rows], action])
@@ -603,15 +686,18 @@ class HeuristicAgent:
                 for o in range(3):
                     mtm[idx, lo + o] += 1
             cost = self._value_cost(hm.astype(np.int8), nm[j] + 1, mtm, chi_now[sel] + (action != A.PONG))
-            better = cost < best[sel]
+            better = (cost < best[sel]) & is_open[j]
             best[sel] = np.where(better, cost, best[sel])
             choice[sel] = np.where(better, action, choice[sel])
+            ent_r.append(act[j]), ent_a.append(np.full(len(j), action)), ent_v.append((now[sel] - cost).astype(float))
         out[act[open_rows]] = choice
-        return out
+        return out, entries()
 
     # ------------------------------------------------------------------------------------------ Gejiu kong tile
-    def _pick(self, d: Decoded, mask: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The face-up kong tile that wins at once (杠上花), else the one leaving the best plan shanten."""
+    def _pick(self, d: Decoded, mask: np.ndarray, rows: np.ndarray, rank: bool = False):
+        """``(choice [R], entries)``: the face-up kong tile that wins at once (杠上花), else the one leaving the best
+        plan shanten; ``entries`` (``rank`` only) value each legal tile by minus its plan cost."""
+        ent_r, ent_a, ent_v = [], [], []
         out = np.full(len(rows), -1, dtype=np.int64)
         h = d.hand[rows].astype(np.int64)
         nm = d.n_melds[rows, 0]
@@ -628,4 +714,8 @@ class HeuristicAgent:
             better = cost < best[sel]
             best[sel] = np.where(better, cost, best[sel])
             out[sel] = np.where(better, action, out[sel])
-        return out
+            ent_r.append(sel), ent_a.append(np.full(len(sel), action)), ent_v.append(-cost.astype(float))
+        if not rank:
+            return out, None
+        cat = [np.concatenate(e) if e else np.zeros(0) for e in (ent_r, ent_a, ent_v)]
+        return out, (cat[0].astype(np.int64), cat[1].astype(np.int64), cat[2])

@@ -122,6 +122,11 @@ def test_candidates_rank_the_choice_first():
     cand, n = fp.candidates(eng, [0], 6)
     assert cand[0, 0] == A.KONG_SELF + parse_tiles("5z")[0] == fp.decide(eng)[0]
     assert n[0] >= 2 and eng.mask[0, cand[0, : n[0]]].all()
+    # the heuristic ranks the same list from the observation alone (tests/test_heuristic_candidates.py)
+    heur = make_agent("heuristic-flush", "kawuxing3", eng.opts)
+    obs = encoder_for(eng).encode(eng.state, eng.state.actor, np.arange(1))
+    hc, hn = heur.candidates(obs, eng.mask, 6)
+    assert hn[0] == n[0] and (hc == cand).all() and hc[0, 0] == heur.act(obs, eng.mask)[0]
 
 
 def test_fast_agent_plays_in_the_arena():
