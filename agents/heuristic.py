@@ -136,10 +136,11 @@ def wait_ways(live: np.ndarray) -> np.ndarray:
 _CHI_ROW = MELD_LETTER_BY_ROW.index("C")
 
 
-def _suited_neighbours(h: np.ndarray) -> np.ndarray:
-    """float [R, 34]: how connected each tile is to the rest of the hand (pairs, neighbours, two-apart)."""
-    conn = np.zeros(h.shape, dtype=np.float32)
-    hf = h.astype(np.float32)
+def _suited_neighbours(h: np.ndarray, dtype=np.float32) -> np.ndarray:
+    """float [R, 34]: how connected each tile is to the rest of the hand (pairs, neighbours, two-apart); in
+    ``float64`` the very numbers of the compiled player's ``_conn``."""
+    conn = np.zeros(h.shape, dtype=dtype)
+    hf = h.astype(dtype)
     conn += 1.5 * np.maximum(hf - 1, 0)
     for dist, w in ((1, 1.0), (2, 0.5)):
         for sign in (1, -1):
@@ -547,16 +548,20 @@ class HeuristicAgent:
                         cheap &= not discard_ok
                     metric[k] = ev
                     all_cheap[k] = cheap
-        conn = _suited_neighbours(h)
         exposed = self.exposure(d, rows)[r_i, t_i] if self._deal_in is not None and self._exposure_w else 0.0
-        value = (
+        base = (
             -_BIG * (~eligible | dangerous) * np.maximum(danger[r_i, t_i], 1)
             - _SHANTEN_W * np.minimum(s_after, 50)
             + metric
             - self._exposure_w * exposed
-            - 0.01 * conn[r_i, t_i]
-            - 0.001 * live[r_i, t_i]
         )
+
+        def tie_break(dtype):  # the least connected tile, then the most visible one
+            return base - 0.01 * _suited_neighbours(h, dtype)[r_i, t_i] - 0.001 * live[r_i, t_i]
+
+        # The choice breaks exact ties (e.g. a lone terminal with 3 live copies against a lone dragon with 2) in
+        # float32 (as it always has); the ranking in float64, as the compiled player does.
+        value = tie_break(np.float32)
         score = np.where(cand, value, -np.inf)
         best_k = np.full(R, -1, dtype=np.int64)
         order = np.lexsort((-score, r_i))  # per row, best score first
@@ -567,7 +572,7 @@ class HeuristicAgent:
         tile = np.where(has, t_i[np.clip(best_k, 0, None)], -1) if len(t_i) else np.full(R, -1, dtype=np.int64)
         out[has] = tile[has]
         # the ranking's values: the best plan shanten's discards above every other (as the compiled player)
-        value = value + 1e9 * cand
+        value = (tie_break(np.float64) if rank else value) + 1e9 * cand
         best_v = np.where(has, value[np.clip(best_k, 0, None)], -np.inf) if len(t_i) else np.full(R, -np.inf)
         extra_r, extra_a, extra_v = [], [], []
 
