@@ -22,6 +22,7 @@ def measure(variant: str, decisions: int, tables: int = 64, k: int = 3, seed: in
             time_act: bool = True) -> dict:
     """Agreement counts and CPU seconds over ``decisions`` compared decisions (see the module docstring)."""
     from agents import make_agent
+    from agents.distill import KINDS, decision_kinds
     from agents.fastplay import FastPlayer
     from mjenv.encoding.observation import encoder_for
     from mjenv.engine import state as S
@@ -38,6 +39,7 @@ def measure(variant: str, decisions: int, tables: int = 64, k: int = 3, seed: in
     n = exact = same_set = first = first_vs_act = rows = 0
     t_cand = t_act = 0.0
     kinds: collections.Counter = collections.Counter()
+    per_kind = {name: [0, 0] for name in KINDS}  # decision kind (by the compiled list): [decisions, exact]
     shown = 0
     while n < decisions:
         live = np.flatnonzero(st.phase != S.DONE)
@@ -56,9 +58,12 @@ def measure(variant: str, decisions: int, tables: int = 64, k: int = 3, seed: in
             first_vs_act += int((choice != ha[:, 0]).sum())
         sel = np.flatnonzero((fn >= 2) | (hn >= 2))
         n += len(sel)
+        kind_of = decision_kinds(fa, fn)
         for i in sel:
             f, h = list(fa[i, : fn[i]]), list(ha[i, : hn[i]])
             exact += f == h
+            per_kind[KINDS[kind_of[i]]][0] += 1
+            per_kind[KINDS[kind_of[i]]][1] += f == h
             same_set += set(f) == set(h)
             first += int(f[0] == h[0])
             if f != h:
@@ -75,7 +80,7 @@ def measure(variant: str, decisions: int, tables: int = 64, k: int = 3, seed: in
             eng.reset(seed=seed, tables=done, table_ids=ids, dealer=ids % eng.n)
             done = done[st.phase[done] == S.DONE]
     return {"variant": variant, "decisions": n, "exact": exact, "same_set": same_set, "first": first,
-            "first_vs_act": first_vs_act, "rows": rows, "cand_s": t_cand, "act_s": t_act, "kinds": dict(kinds),
+            "first_vs_act": first_vs_act, "rows": rows, "per_kind": per_kind, "cand_s": t_cand, "act_s": t_act, "kinds": dict(kinds),
             "hands": int(next_wall)}
 
 
@@ -94,6 +99,8 @@ def main(argv=None) -> None:
     print(f"{a.variant}: {n:,} decisions with >= 2 candidates ({r['hands']:,} walls dealt), top-{a.k} lists: "
           f"exact {100 * r['exact'] / n:.2f} %, same set {100 * r['same_set'] / n:.2f} %, "
           f"first {100 * r['first'] / n:.2f} %; first != act(): {r['first_vs_act']}")
+    print("by decision kind (exact / decisions): " + ", ".join(
+        f"{name} {e:,}/{d:,}" for name, (d, e) in r["per_kind"].items() if d))
     print(f"disagreements by (phase, kind): {r['kinds']}")
     us = 1e6 / r["rows"]
     print(f"CPU per decision (all {r['rows']:,} of the run, batches of the live tables): candidates "
