@@ -42,7 +42,7 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -54,6 +54,7 @@ from agents.policy import (DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoi
                            make_trunk, save_checkpoint)
 from mjenv.encoding.actions import N_ACTIONS
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
+from agents.selfplay import resolve_precision
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder, OracleEncoder, encoder_for
 from mjenv.rules.options import OptionError, load_rules, options_to_dict, parse_option_assignments
 
@@ -185,9 +186,11 @@ class Args:
     local Ray, --ray ADDRESS joins a cluster (auto, HOST:6379 or ray://HOST:10001)"""
     ray_workers: int = 2
     """with --ray: rollout workers (Ray actors, one CPU each), each with num_envs tables and a copy of the policy"""
-    precision: str = "fp32"
-    """allseat: arithmetic of the policy network's trunk in rollouts and updates: fp32, or bf16 (bfloat16 autocast
-    with float32 weights, heads and losses; needs a CPU with native bfloat16, AVX512-BF16 or AMX)"""
+    precision: str = "auto"
+    """allseat: arithmetic of the policy network's trunk in rollouts and updates: fp32, bf16 (bfloat16 autocast
+    with float32 weights, heads and losses; needs a CPU with native bfloat16, AVX512-BF16 or AMX), or auto (bf16
+    where the CPU has it, else fp32; the sb3 trainer always runs fp32); args.json, summary.json and the checkpoint's
+    meta record the precision used"""
     distill_decisions: int = 0
     """allseat: search distillation after cloning (agents/distill.py): decisions of heuristic-flush self-play
     labelled by the search agent's action values (0: no distillation stage)"""
@@ -505,7 +508,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
 
     def payload(step: int, extra: dict | None = None) -> dict:
         meta = {"algo": "allseat-ppo", "run": run_name, "timesteps": int(step), "seed": args.seed,
-                "config": config or "", **(extra or {})}
+                "config": config or "", "precision": args.precision, **(extra or {})}
         return checkpoint_payload(net.trunk, net.head, variant=args.variant, options=opts, obs_shape=obs_shape,
                                   arch=arch, meta=meta, features=features.version if features is not None else None)
 
@@ -541,7 +544,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
     next_save, next_snap = args.save_every, args.snapshot_every
     started, cpu0 = time.perf_counter(), time.process_time()
     rollout_cpu = 0.0
-    print(f"run {run_name}: {args.variant}, all-seat PPO, {args.total_timesteps:,} samples, "
+    print(f"run {run_name}: {args.variant}, all-seat PPO ({args.precision}), {args.total_timesteps:,} samples, "
           f"{len(workers)} worker(s) × {args.num_envs} tables × {args.n_steps} steps, frozen share {args.frozen_share} "
           f"({dict(zip(args.opponents, args.opponent_weights))}), obs {OBS_VERSION} {tuple(obs_shape)}", flush=True)
     while steps < args.total_timesteps:
@@ -594,9 +597,9 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
     worker_cpu = round(rollout_cpu, 1) if ray is not None else None
     ck = payload(steps, {**final_meta(final, train_seconds, train_cpu), "rollout_worker_cpu_seconds": worker_cpu})
     return finish_run(args, folder, ck, {
-        "run": run_name, "folder": str(folder), "trainer": "allseat", "steps": steps, "seconds": train_seconds,
-        "cpu_seconds": train_cpu, "rollout_worker_cpu_seconds": worker_cpu, "iterations": iteration,
-        "final_eval": final, "options": options_to_dict(opts, args.variant)})
+        "run": run_name, "folder": str(folder), "trainer": "allseat", "precision": args.precision, "steps": steps,
+        "seconds": train_seconds, "cpu_seconds": train_cpu, "rollout_worker_cpu_seconds": worker_cpu,
+        "iterations": iteration, "final_eval": final, "options": options_to_dict(opts, args.variant)})
 
 
 def distill_stage(net, args: Args, opts, features, folder: Path) -> dict:
@@ -670,8 +673,8 @@ def check_args(args: Args):
         raise ArgsError("--ray: only the allseat trainer runs on Ray (--trainer allseat)")
     if args.trainer == "allseat" and args.oracle_critic:
         raise ArgsError("--oracle_critic: only with --trainer sb3")
-    if args.precision not in ("fp32", "bf16"):
-        raise ArgsError(f"--precision: {args.precision!r} is not fp32 or bf16")
+    if args.precision not in ("auto", "fp32", "bf16"):
+        raise ArgsError(f"--precision: {args.precision!r} is not auto, fp32 or bf16")
     if args.precision == "bf16":
         if args.trainer != "allseat":
             raise ArgsError("--precision bf16: only with --trainer allseat")
@@ -735,6 +738,8 @@ def train(args: Args, config: str | None = None) -> dict:
 
     Bad arguments raise :class:`~agents.script_args.ArgsError` (:func:`check_args`) before anything is written."""
     opts = check_args(args)
+    requested = args.precision
+    args = replace(args, precision=resolve_precision(args.precision, args.trainer))
     try:
         import torch
         if args.trainer == "sb3":
@@ -794,7 +799,8 @@ def train(args: Args, config: str | None = None) -> dict:
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ArgsError(f"--out / --run_name: cannot create {folder}: {exc.strerror or exc}") from None
-    (folder / "args.json").write_text(json.dumps({"config": config, **asdict(args)}, indent=2), encoding="utf-8")
+    (folder / "args.json").write_text(json.dumps({"config": config, **asdict(args), "precision_requested": requested},
+                                                   indent=2), encoding="utf-8")
     if args.trainer == "allseat":
         return train_allseat(args, config, opts, folder, run_name, obs_shape, features, eval_agents, init)
     # The pool is handed to the env at construction (an opponent set afterwards may be replaced by the env's
@@ -844,7 +850,7 @@ def train(args: Args, config: str | None = None) -> dict:
         trunk = model.policy.features_extractor.trunk
         head = model.policy.action_net
         meta = {"algo": "MaskablePPO", "run": run_name, "timesteps": int(step), "seed": args.seed,
-                "config": config or "", **(extra or {})}
+                "config": config or "", "precision": args.precision, **(extra or {})}
         return checkpoint_payload(trunk, head, variant=args.variant, options=opts, obs_shape=obs_shape, arch=arch, meta=meta,
                                   features=features.version if features is not None else None)
 
@@ -936,8 +942,9 @@ def train(args: Args, config: str | None = None) -> dict:
 
         final = evaluate(steps, args.final_eval_walls, 1_000_000)
         summary = finish_run(args, folder, payload(steps, final_meta(final, train_seconds, train_cpu)), {
-            "run": run_name, "folder": str(folder), "trainer": "sb3", "steps": steps, "seconds": train_seconds,
-            "cpu_seconds": train_cpu, "final_eval": final, "options": options_to_dict(opts, args.variant)})
+            "run": run_name, "folder": str(folder), "trainer": "sb3", "precision": args.precision, "steps": steps,
+            "seconds": train_seconds, "cpu_seconds": train_cpu, "final_eval": final,
+            "options": options_to_dict(opts, args.variant)})
     finally:  # progress.csv and the TensorBoard files are open until the logger is closed
         model.logger.close()
         venv.close()

@@ -179,6 +179,16 @@ def bf16_native() -> bool:
         return False
 
 
+def resolve_precision(precision: str, trainer: str = "allseat") -> str:
+    """The arithmetic a run of ``trainer`` uses for the requested ``precision`` (``auto`` or one of
+    :data:`PRECISIONS`): ``auto`` is bf16 for the all-seat trainer on a CPU with native bfloat16
+    (:func:`bf16_native`) and fp32 elsewhere (the SB3 path always runs float32); an explicit value is returned
+    as it is (``train.check_args`` refuses bf16 where it cannot run)."""
+    if precision != "auto":
+        return precision
+    return "bf16" if trainer == "allseat" and bf16_native() else "fp32"
+
+
 def SeatNet(obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
             advice_weight: float = 0.0, precision: str = "fp32"):
     """The all-seat trainer's network (see :func:`_net_classes`); torch is imported on first use."""

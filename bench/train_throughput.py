@@ -4,13 +4,14 @@ Both trainers play self-play Kawuxing (default rules) with ``train.py``'s networ
 ``--value_hidden``; no advice features, no cloning) on ``--tables`` engine tables, ``--n_steps`` steps per
 table per rollout, 4 PPO epochs in minibatches of 1,024, and train ``--samples`` samples each:
 
-* ``allseat`` — ``--trainer allseat``: one shared policy samples every seat's decision, and every decision is a
-  trained sample (``frozen_share`` 0);
-* ``sb3`` — ``--trainer sb3``: sb3-contrib ``MaskablePPO``, one learner seat per table, the other seats played by a
-  frozen snapshot of the policy (``--opponents self``): their decisions cost a forward pass each and are not
-  trained on;
-* ``allseat_bf16`` — the all-seat trainer with ``--precision bf16`` (the trunk under bfloat16 autocast), measured
-  only on a CPU with native bfloat16 (AVX512-BF16 or AMX) and unless ``--no-bf16``.
+* ``allseat`` — ``--trainer allseat`` at train.py's default precision (``auto``: bf16, the trunk under bfloat16
+  autocast, on a CPU with native bfloat16 — AVX512-BF16 or AMX —, else fp32; ``--precision`` picks another): one
+  shared policy samples every seat's decision, and every decision is a trained sample (``frozen_share`` 0);
+* ``sb3`` — ``--trainer sb3``: sb3-contrib ``MaskablePPO`` (always float32), one learner seat per table, the other
+  seats played by a frozen snapshot of the policy (``--opponents self``): their decisions cost a forward pass each
+  and are not trained on;
+* ``allseat_fp32`` (or ``allseat_bf16``) — the all-seat trainer at the other precision, for comparison: measured
+  when ``allseat`` runs bf16 (or runs fp32 on a CPU with native bfloat16), unless ``--no-compare``.
 
 Then the same jobs once more with the PPO update switched off (``MaskablePPO.train`` and
 :func:`agents.selfplay.ppo_update` replaced by no-ops): samples *collected* per CPU second, where the all-seat
@@ -23,12 +24,14 @@ A sample is one decision the PPO update trains on.  The figure is samples / CPU 
 runs one small warm-up job (compiled game core loaded, torch initialised), then ``--passes`` measured jobs,
 alternating; the medians are reported, and each pass's ratio (all-seat over the SB3 job of the same pass) gives
 the spread.  Torch uses ``--threads`` threads in all.  The last line printed is one JSON object ``{"allseat": …,
-"sb3": …, "ratio": …, "ratio_passes": [min, max], "allseat_bf16": …, "ratio_bf16": …, "ratio_bf16_passes": …,
-"rollout_allseat": …, "rollout_sb3": …, "rollout_allseat_bf16": …, "rollout_ratio": …}`` (samples per CPU
-second; ratio = allseat / sb3 at the same PPO settings, both float32; ratio_bf16 = allseat_bf16 / sb3)::
+"sb3": …, "ratio": …, "ratio_passes": [min, max], "precision": "bf16"|"fp32", "allseat_fp32": …, "ratio_fp32": …,
+"ratio_fp32_passes": …, "rollout_allseat": …, "rollout_sb3": …, "rollout_allseat_fp32": …, "rollout_ratio": …}``
+(samples per CPU second; ratio = allseat / sb3 at the same PPO settings, allseat at ``precision``, sb3 in float32;
+ratio_fp32 = allseat_fp32 / sb3; the comparison keys are ``*_bf16`` when the other precision is bf16)::
 
     python bench/train_throughput.py                      # 32,768 samples each, 1 pass (≈ 1.5 CPU minutes)
     python bench/train_throughput.py --samples 65536 --passes 3
+    python bench/train_throughput.py --precision fp32 --no-compare   # the float32 all-seat trainer against SB3
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import train  # noqa: E402
 
 
-def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str, precision: str = "fp32") -> dict:
+def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str, precision: str) -> dict:
     """One ``train.train`` run of ``trainer``; returns its samples, loop CPU seconds and samples per CPU second."""
     args = train.Args(precision=precision,
         trainer=trainer, total_timesteps=samples, num_envs=a.tables, n_steps=a.n_steps, batch_size=1024, n_epochs=4,
@@ -60,7 +63,7 @@ def job(trainer: str, samples: int, a: argparse.Namespace, out: str, name: str, 
     return {"samples": summary["steps"], "cpu": summary["cpu_seconds"], "rate": summary["steps"] / summary["cpu_seconds"]}
 
 
-def rollout_only(trainer: str, samples: int, a: argparse.Namespace, out: str, precision: str = "fp32") -> dict:
+def rollout_only(trainer: str, samples: int, a: argparse.Namespace, out: str, precision: str) -> dict:
     """:func:`job` with the PPO update replaced by a no-op: the trainer's collection cost alone."""
     import sb3_contrib
 
@@ -88,20 +91,26 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--value_hidden", type=int, default=64)
     p.add_argument("--threads", type=int, default=1, help="torch threads (both trainers)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--no-bf16", dest="bf16", action="store_false",
-                   help="skip the all-seat trainer with --precision bf16 (skipped anyway without native bfloat16)")
+    p.add_argument("--precision", choices=("auto", "fp32", "bf16"), default=train.Args().precision,
+                   help="precision of the all-seat trainer's allseat row (default: train.py's, auto)")
+    p.add_argument("--no-compare", dest="compare", action="store_false",
+                   help="skip the all-seat trainer at the other precision")
     a = p.parse_args(argv)
     for name, value in (("--samples", a.samples), ("--passes", a.passes), ("--tables", a.tables), ("--n_steps", a.n_steps)):
         if value < 1:
             p.error(f"{name} must be >= 1, got {value}")
     if a.tables * a.n_steps < 1024:
         p.error(f"--tables × --n_steps must be at least the minibatch of 1,024, got {a.tables * a.n_steps}")
-    from agents.selfplay import bf16_native
+    from agents.selfplay import bf16_native, resolve_precision
 
+    if a.precision == "bf16" and not bf16_native():
+        p.error("--precision bf16: this CPU has no native bfloat16 (AVX512-BF16 or AMX)")
+    used = resolve_precision(a.precision, "allseat")
+    other = "fp32" if used == "bf16" else "bf16"
     # name: (trainer, precision); the same PPO settings and network for all
-    kinds = {"allseat": ("allseat", "fp32"), "sb3": ("sb3", "fp32")}
-    if a.bf16 and bf16_native():
-        kinds["allseat_bf16"] = ("allseat", "bf16")
+    kinds = {"allseat": ("allseat", used), "sb3": ("sb3", "fp32")}
+    if a.compare and (other == "fp32" or bf16_native()):
+        kinds[f"allseat_{other}"] = ("allseat", other)
     rates: dict[str, list[float]] = {k: [] for k in kinds}
     rows = []
     with tempfile.TemporaryDirectory() as out:
@@ -119,6 +128,7 @@ def main(argv: list[str] | None = None) -> dict:
     for name, r in collect.items():
         print(f"{name:<13} {'roll':>4} {r['samples']:>9,} {r['cpu']:>8.1f} {r['rate']:>14,.0f}   (no update)")
     result = {k: round(statistics.median(v), 1) for k, v in rates.items()}
+    result["precision"] = used
     for name in kinds:
         if name != "sb3":
             suffix = name[len("allseat"):]

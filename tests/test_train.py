@@ -117,6 +117,7 @@ def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
     # The checkpoint records what it was trained on and plays through the registry and evaluate.py.
     agent = make_agent(str(folder / "final.pt"), "kawuxing3")
     assert agent.meta["timesteps"] == 256 and "final_eval" in agent.meta
+    assert summary["precision"] == agent.meta["precision"] == "fp32"  # the SB3 path runs float32 under auto
     from agents.policy import CheckpointMismatch
 
     with pytest.raises(CheckpointMismatch, match="cap: trained 8, asked 16"):
@@ -274,6 +275,53 @@ def test_sampled_actions_are_legal_and_follow_the_policy():
     assert (a[2::3] == 4).all()
 
 
+def test_precision_auto_is_bf16_only_for_the_allseat_trainer_on_native_bfloat16(monkeypatch):
+    """The default ``--precision auto`` resolves to bf16 for the all-seat trainer where the CPU computes bfloat16
+    natively and to fp32 elsewhere and for the SB3 path; an explicit bf16 is refused without native bfloat16."""
+    import agents.selfplay as selfplay
+
+    assert train.Args().precision == "auto"
+    args = train.Args(total_timesteps=64, num_envs=2, n_steps=32, batch_size=32)
+    for native, allseat in ((True, "bf16"), (False, "fp32")):
+        monkeypatch.setattr(selfplay, "bf16_native", lambda native=native: native)
+        assert selfplay.resolve_precision("auto", "allseat") == allseat
+        assert selfplay.resolve_precision("auto", "sb3") == "fp32"
+        assert selfplay.resolve_precision("fp32", "allseat") == "fp32"
+        train.check_args(args)  # auto is accepted with or without native bfloat16
+    with pytest.raises(ArgsError, match="--precision bf16: this CPU has no native bfloat16"):
+        train.check_args(train.Args(precision="bf16", total_timesteps=64, num_envs=2, n_steps=32, batch_size=32))
+    with pytest.raises(ArgsError, match="--precision: 'fp16' is not auto, fp32 or bf16"):
+        train.check_args(train.Args(precision="fp16"))
+
+
+def test_bf16_trunk_keeps_the_logits_and_the_advice_in_float32():
+    """Under ``precision="bf16"`` only the trunk runs in bfloat16: the head (linear part plus advice weight ×
+    advice) adds in float32, so the logits are not bfloat16-rounded, stay within rounding of the trunk's features
+    of the float32 network's, and a weight-10 advice cannot be outvoted by rounding; the folded update path
+    computes the same function."""
+    torch = pytest.importorskip("torch")
+    from agents.advice import ADVICE_ROWS
+    from agents.selfplay import SeatNet
+
+    torch.manual_seed(0)
+    shape, advice_row = (6 + ADVICE_ROWS, 34), 6
+    nets = {p: SeatNet(shape, 4, 16, 8, advice_row, 10.0, precision=p) for p in ("fp32", "bf16")}
+    nets["bf16"].load_state_dict(nets["fp32"].state_dict())
+    x = torch.rand(64, shape[0], shape[1])
+    x[:, advice_row:] = 0.0
+    x[torch.arange(64), advice_row, torch.randint(0, 34, (64,))] = 1.0  # the advised discard, one tile per row
+    x = x.reshape(64, -1)
+    with torch.no_grad():
+        (l32, v32), (l16, v16) = (nets[p](x) for p in ("fp32", "bf16"))
+        tile, scalar, parts = nets["bf16"].fold_batch([x])
+        folded, _ = nets["bf16"].folded(tile, scalar, *parts[0])
+    assert l16.dtype == v16.dtype == torch.float32
+    assert not torch.equal(l16, l16.to(torch.bfloat16).float())  # not rounded to bfloat16 after the head
+    assert (l16 - l32).abs().max() < 0.05 and (v16 - v32).abs().max() < 0.05
+    assert torch.equal(l16.argmax(1), l32.argmax(1))
+    assert (folded - l16).abs().max() < 0.05
+
+
 def test_a_rollout_reuses_its_sample_buffer_only_when_no_batch_holds_it():
     """A batch the caller keeps is never overwritten by the next rollout; once dropped, its buffer is reused."""
     pytest.importorskip("torch")
@@ -330,6 +378,12 @@ def test_allseat_smoke_run_trains_and_writes_a_playable_checkpoint(tmp_path):
     assert len(rows) == summary["iterations"] and all(np.isfinite(float(r["value_loss"])) for r in rows)
     agent = make_agent(str(folder / "final.pt"), "kawuxing3")
     assert agent.meta["algo"] == "allseat-ppo" and agent.meta["timesteps"] == summary["steps"]
+    from agents.selfplay import resolve_precision
+
+    used = resolve_precision("auto", "allseat")  # the default, as resolved on this CPU, is what the run records
+    recorded = json.loads((folder / "args.json").read_text())
+    assert summary["precision"] == agent.meta["precision"] == recorded["precision"] == used
+    assert recorded["precision_requested"] == "auto"
     assert len(list((folder / "checkpoints").glob("*.pt"))) >= 1
 
 
