@@ -8,8 +8,9 @@ What it keeps of :class:`agents.heuristic.HeuristicAgent` (the ``heuristic-flush
 
 * **win** whenever the mask offers it;
 * **discard** by plan, then shanten, then ukeire: the plain hand (standard shape, seven pairs where it wins, 烂牌
-  in Gejiu), a one-suit **flush** (with honors outside Kawuxing) credited the family's steps (Kawuxing 2 as in
-  ``heuristic-flush``, Yangzhou 3, the others 1) and **all triplets** (Yangzhou 3, Liuwei 1); the plan whose best
+  in Gejiu), a one-suit **flush** (with honors outside Kawuxing) credited the family's steps (Kawuxing 2 and
+  Yangzhou 5 as in ``heuristic-flush``, the others 1) and **all triplets** (Yangzhou 4 as in ``heuristic-flush``,
+  Liuwei 1); the plan whose best
   discard has the lowest credited shanten wins, ties to the plain hand; among the discards of the lowest plan
   shanten the most live improving tiles (under the plan: off-plan tiles go first), then the least connected
   tile, then the most visible one; in Kawuxing, between several ready discards, the waits weigh by the capped

@@ -724,8 +724,10 @@ class YangzhouFamily(DiedaohuFamily):
     )
     page = "yangzhou.md"
     scorer = Y
-    # 混一色 (15 / 20) and 对对胡 (15 / 20) are legal alone, a plain hand rarely reaches the minimum
-    heuristic = {"flush_bonus": 3, "triplets_bonus": 3}
+    # 混一色 (15 / 20) and 对对胡 (15 / 20) are legal alone, a plain hand rarely reaches the minimum;
+    # heuristic-flush credits both plans more (5 and 4): it beat these credits by +3.2 per hand over 800
+    # duplicate walls (docs/training.md, "The 4-player variants")
+    heuristic = {"flush_bonus": 3, "triplets_bonus": 3, "flush_variant": {"flush_bonus": 5, "triplets_bonus": 4}}
     louhu_window = 0  # its windows are judged by mjenv.engine.yzscore (fan minimum and lock)
     self_draw_minimum = True
     pays_kong_money = False
