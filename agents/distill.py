@@ -550,6 +550,61 @@ def report_tables(labels: dict) -> str:
     return "\n".join(out)
 
 
+PLANS = ("flush", "plain", "seven pairs", "triplets")
+"""Hand plans of :func:`decision_plans` (index = the returned code)."""
+
+
+def decision_plans(obs: np.ndarray, variant: str, options: Any = None, player: str = "heuristic") -> np.ndarray:
+    """int8 [N]: the plan (:data:`PLANS`) the hand-written ``player`` (:func:`agents.make_agent` name) is on for the
+    acting seat of each observation ``[N, C, 34]``: of the flush in each suit, the plain hand, seven pairs and all
+    triplets, the one whose shanten less the player's credit is lowest, ties to the plain hand (the order of
+    :meth:`agents.heuristic.HeuristicAgent._choose_plan`), judged on the hand as held."""
+    from agents import make_agent
+
+    h = make_agent(player, variant, options)
+    d = h.view.decode(np.asarray(obs, np.float32))
+    rows = np.arange(len(d.hand))
+    costs = h._plan_costs(d.hand.astype(np.int8), d.n_melds[:, 0], d.meld_tiles[:, 0], h._n_chi(d, rows)) - h._bonus()
+    order = np.array([3, 0, 1, 2, 4, 5])
+    plan = order[costs[:, order].argmin(1)]
+    return np.select([plan < 3, plan == 3, plan == 4], [0, 1, 2], 3).astype(np.int8)
+
+
+def plan_table(labels: dict, player: str = "heuristic") -> str:
+    """Markdown: the verified gain of the screened alternatives (:func:`report_tables`) split by the plan the
+    labelling player's family credits put each decision on (:func:`decision_plans`), overall and for the commonest
+    (player's move → alternative) pairs."""
+    if not int(labels["meta"].get("verify_worlds", 0)):
+        raise ValueError("plan table: these labels were made without verify_worlds")
+    plan = decision_plans(labels["obs"], labels["meta"]["variant"], player=player)
+    scr = labels["valt"] > 0
+    n = len(plan)
+
+    def fam(a):
+        return np.select([a < A.LIANG, a == A.PASS, (a >= A.CHI_LOW) & (a <= A.CHI_HIGH), a == A.PONG],
+                         ["discard", "pass", "chi", "pong"], "other")
+
+    def cell(x):
+        m, ci = _mean_ci(x)
+        return f"{m:+.3f}".replace("-", "−") + ("" if np.isnan(ci) else f" ± {ci:.3f}")
+
+    out = ["| plan at the decision | decisions | screened | verified gain of the screened alternatives ± 95 % CI |",
+           "|---|---:|---:|---:|"]
+    for code, name in enumerate(PLANS):
+        s = plan == code
+        if s.any():
+            out.append(f"| {name} | {int(s.sum()):,} | {int((s & scr).sum()):,} | {cell(labels['vgain'][s & scr])} |")
+    f0 = fam(labels["cand"][np.arange(n), 0])
+    f1 = fam(labels["cand"][np.arange(n), labels["valt"]])
+    out += ["", "| player's move → screened alternative, plan | n | verified gain ± 95 % CI |", "|---|---:|---:|"]
+    for a, b in (("discard", "discard"), ("chi", "pass"), ("pass", "chi"), ("pong", "pass"), ("pass", "pong")):
+        for code, name in enumerate(PLANS):
+            s = scr & (f0 == a) & (f1 == b) & (plan == code)
+            if s.sum() >= 5:
+                out.append(f"| {a} → {b}, {name} | {int(s.sum()):,} | {cell(labels['vgain'][s])} |")
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     """``python -m agents.distill FILE ...``: the departure tables of verified label files (e.g. a run's
     ``distill_labels.npz``)."""
@@ -557,11 +612,15 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m agents.distill", description=main.__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", help="label files written by a distillation run")
+    p.add_argument("--plans", action="store_true", help="also split the verified gains by the heuristic's plan")
     a = p.parse_args(argv)
     try:
         labels = concat_labels([load_labels(f) for f in a.files])
         print(labels["meta"])
         print(report_tables(labels))
+        if a.plans:
+            print()
+            print(plan_table(labels))
     except ValueError as exc:
         print(f"agents.distill: error: {exc}", file=__import__("sys").stderr)
         return 2

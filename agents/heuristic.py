@@ -161,7 +161,9 @@ def _suited_neighbours(h: np.ndarray, dtype=np.float32) -> np.ndarray:
 def flush_variant_kwargs(variant: str) -> dict:
     """The :class:`HeuristicAgent` keywords of the built-in ``heuristic-flush``: in Kawuxing a 清一色 plan with 2
     steps of credit (it beat the plain heuristic by +0.059 ± 0.049 and, on fresh walls, +0.078 ± 0.051 per hand
-    over 2,000 duplicate walls, docs/training.md); every other family keeps its own flush credit."""
+    over 2,000 duplicate walls, docs/training.md); in Yangzhou the flush plan credited 5 steps and all triplets 4
+    instead of 3 and 3 (+3.2 per hand over 800 duplicate walls, docs/training.md); every other family keeps its
+    own credits."""
     return family_params(get_variant(variant).family)["flush_variant"]
 
 

@@ -154,3 +154,23 @@ def test_an_advised_v2_policy_with_no_learned_part_plays_the_flush_player():
     for obs, mask in _states(tables=8, steps=30, seed=2):
         live = mask.any(1)
         assert (agent.act(obs[live], mask[live]) == flush.act(obs[live], mask[live])).all()
+
+
+def test_the_shipped_yangzhou_checkpoint_plays_the_yangzhou_flush_player():
+    """agents/checkpoints/yangzhou-default.pt reads heuristic-advice-v2; in Yangzhou that advisor is heuristic-flush
+    with the flush plan credited 5 steps and all triplets 4 (the heuristic: 3 and 3), which is where its measured
+    margin over the heuristic comes from (docs/training.md): its greedy moves are heuristic-flush's, and those
+    differ from the heuristic's."""
+    from agents import CHECKPOINT_DIR
+
+    agent = make_agent(str(CHECKPOINT_DIR / "yangzhou-default.pt"), "yangzhou")
+    assert agent.features.version == "heuristic-advice-v2"
+    flush, plain = make_agent("heuristic-flush", "yangzhou"), make_agent("heuristic", "yangzhou")
+    assert list(flush._bonus()) == [5, 5, 5, 0, 0, 4] and list(plain._bonus()) == [3, 3, 3, 0, 0, 3]
+    differ = 0
+    for obs, mask in _states("yangzhou", tables=4, steps=24, seed=3):
+        live = mask.any(1)
+        move = flush.act(obs[live], mask[live])
+        assert (agent.act(obs[live], mask[live]) == move).all()
+        differ += int((move != plain.act(obs[live], mask[live])).sum())
+    assert differ > 0

@@ -128,10 +128,13 @@ def test_the_checksum_covers_names_shapes_and_values_only(payload):
     assert tensor_checksum(copy) != payload["checksum"]
 
 
-def test_the_shipped_checkpoint_is_stamped_and_intact():
-    from pathlib import Path
+@pytest.mark.parametrize("name", ["kawuxing3-default.pt", "yangzhou-default.pt"])
+def test_the_shipped_checkpoints_are_stamped_and_intact(name):
+    from agents import CHECKPOINT_DIR, shipped_checkpoints
 
-    ck = load_checkpoint(Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "kawuxing3-default.pt")
+    assert CHECKPOINT_DIR / name in shipped_checkpoints()
+    ck = load_checkpoint(CHECKPOINT_DIR / name)
+    assert ck["variant"] == name.split("-")[0]
     assert ck["checksum"] == tensor_checksum(ck)
     assert ck["advisor"]["agent"] == "heuristic-flush" and ck["advisor"]["fingerprint"].startswith("sha256:")
 

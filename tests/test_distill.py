@@ -183,3 +183,15 @@ def test_label_states_can_label_one_kind_and_verify_every_decision():
     assert got["meta"]["kinds"] == ["pong"]
     with pytest.raises(ValueError, match="kinds: flower is not a decision kind"):
         label_states(decisions=1, kinds=["flower"])
+
+
+def test_decision_plans_read_the_heuristics_plan_from_the_observation():
+    from agents.distill import PLANS, decision_plans, plan_table
+    from mjenv.encoding.observation import encode
+    from tests.test_heuristic_families import deal
+
+    hands = {"flush": "123456789s11z22z3z", "plain": "123m456p789s234m55p", "triplets": "111m222p333s44z55z6z"}
+    obs = np.concatenate([encode(e, e.state.actor) for e in (deal("yangzhou", h) for h in hands.values())])
+    assert [PLANS[c] for c in decision_plans(obs, "yangzhou")] == list(hands)
+    with pytest.raises(ValueError, match="verify_worlds"):
+        plan_table({"meta": {"verify_worlds": 0}})
