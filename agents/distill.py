@@ -570,10 +570,11 @@ def decision_plans(obs: np.ndarray, variant: str, options: Any = None, player: s
     return np.select([plan < 3, plan == 3, plan == 4], [0, 1, 2], 3).astype(np.int8)
 
 
-def plan_table(labels: dict, player: str = "heuristic") -> str:
-    """Markdown: the verified gain of the screened alternatives (:func:`report_tables`) split by the plan the
-    labelling player's family credits put each decision on (:func:`decision_plans`), overall and for the commonest
-    (player's move → alternative) pairs."""
+def plan_table(labels: dict, player: str = "heuristic-flush") -> str:
+    """Markdown: the verified gain of the screened alternatives (:func:`report_tables`) split by the plan ``player``
+    is on at each decision (:func:`decision_plans`; by default ``heuristic-flush``, whose credits the labelling
+    player :class:`agents.fastplay.FastPlayer` uses), overall and for the commonest (player's move → alternative)
+    pairs."""
     if not int(labels["meta"].get("verify_worlds", 0)):
         raise ValueError("plan table: these labels were made without verify_worlds")
     plan = decision_plans(labels["obs"], labels["meta"]["variant"], player=player)
@@ -612,7 +613,9 @@ def main(argv=None) -> int:
 
     p = argparse.ArgumentParser(prog="python -m agents.distill", description=main.__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", help="label files written by a distillation run")
-    p.add_argument("--plans", action="store_true", help="also split the verified gains by the heuristic's plan")
+    p.add_argument("--plans", action="store_true", help="also split the verified gains by the player's plan")
+    p.add_argument("--plan_player", default="heuristic-flush",
+                   help="whose plan credits --plans reads (default heuristic-flush, the labelling player's)")
     a = p.parse_args(argv)
     try:
         labels = concat_labels([load_labels(f) for f in a.files])
@@ -620,7 +623,7 @@ def main(argv=None) -> int:
         print(report_tables(labels))
         if a.plans:
             print()
-            print(plan_table(labels))
+            print(plan_table(labels, a.plan_player))
     except ValueError as exc:
         print(f"agents.distill: error: {exc}", file=__import__("sys").stderr)
         return 2
