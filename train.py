@@ -11,7 +11,10 @@ money) and GAE over each seat's own decisions; a share ``frozen_share`` of the s
 the opponent pool; ``--ray [ADDRESS]`` runs the rollouts on ``ray_workers`` Ray actors with the learner here.
 With ``distill_decisions > 0`` (``--config distill``) a search-distillation stage (:mod:`agents.distill`) runs
 between the cloning warm start and PPO: self-play decisions labelled by the ``search`` agent's action values, the
-network fitted to depart from its advice where a verified search departure gains.
+network fitted to depart from its advice where a verified search departure gains.  With ``departure_decisions > 0``
+(``--config long``, the shipped kawuxing3 policy) a departure head (:mod:`agents.departures`) is fitted on
+search-valued decisions of heuristic-flush self-play and stored in the checkpoint: the policy then plays an
+alternative from heuristic-flush's shortlist where the head predicts it gains.
 
 What happens in the SB3 path:
 
@@ -224,6 +227,26 @@ class Args:
     distill_soft: bool = False
     """soft targets (agents.distill.soft_targets): each verified alternative gets the probability that it gains,
     Φ(gain / standard error), instead of a hard departure at distill_z"""
+    departure_decisions: int = 0
+    """allseat: fit a departure head (agents/departures.py) on this many decisions of heuristic-flush self-play, each
+    candidate of the player's shortlist valued by rollouts in shared sampled worlds (0: no departure head)"""
+    departure_labels: list[str] = field(default_factory=list)
+    """label files (e.g. a run's departure_labels.npz, or agents.distill.save_labels files made with 3 candidates)
+    to fit the departure head on instead of labelling afresh"""
+    departure_seed: int = 3000
+    """seed of the departure labelling; chunk i of 5,000 decisions plays the walls of seed departure_seed + i"""
+    departure_worlds: int = 32
+    """sampled worlds per candidate in the departure labels"""
+    departure_holdout: float = 0.1
+    """share of the labelled decisions (the last chunks) kept out of the fit, on which the run reports the gain"""
+    departure_tau: float = 0.1
+    """the policy departs where the head's predicted gain over the advisor's choice exceeds this (money per hand)"""
+    departure_members: int = 5
+    """MLPs in the departure head's ensemble (their mean is the prediction)"""
+    departure_hidden: int = 64
+    """units per hidden layer of each member"""
+    departure_epochs: int = 20
+    """passes of each member's least-squares fit over the labelled alternatives"""
 
 
 # ------------------------------------------------------------------------------------------ opponents
@@ -502,6 +525,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
         net.eval()
         (folder / "clone.json").write_text(json.dumps(asdict(clone_report), indent=2), encoding="utf-8")
     distilled = distill_stage(net, args, opts, features, folder) if args.distill_decisions > 0 or args.distill_labels else None
+    departures = departure_stage(args, opts, folder) if args.departure_decisions > 0 or args.departure_labels else None
     # SB3's Adam settings; the fused kernel takes a third of the time of the default per-tensor loop on CPU
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
     rng = np.random.default_rng(args.seed)
@@ -510,7 +534,8 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
         meta = {"algo": "allseat-ppo", "run": run_name, "timesteps": int(step), "seed": args.seed,
                 "config": config or "", "precision": args.precision, **(extra or {})}
         return checkpoint_payload(net.trunk, net.head, variant=args.variant, options=opts, obs_shape=obs_shape,
-                                  arch=arch, meta=meta, features=features.version if features is not None else None)
+                                  arch=arch, meta=meta, features=features.version if features is not None else None,
+                                  departures=departures)
 
     eval_rows: list[dict] = []
     title = f"{run_name} ({config or 'args'}, all-seat)"
@@ -536,7 +561,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
 
     if "self" in args.opponents and args.frozen_share > 0:
         on_workers("add_snapshot", payload(0), args.pool_size)
-    if (clone_report is not None or distilled is not None) and args.eval_every > 0:  # the warm-started policy
+    if (clone_report is not None or distilled is not None or departures is not None) and args.eval_every > 0:  # the warm-started policy
         evaluate(0, args.eval_walls, 0)
     progress_rows: list[dict] = []
     steps = iteration = 0
@@ -623,6 +648,21 @@ def distill_stage(net, args: Args, opts, features, folder: Path) -> dict:
     return report
 
 
+def departure_stage(args: Args, opts, folder: Path) -> dict:
+    """The departure head (:func:`agents.departures.run_stage` with the ``departure_*`` arguments); writes
+    ``departures.json`` (and ``departure_labels.npz`` when it labels) in the run folder; returns the head's
+    checkpoint entry."""
+    from agents.departures import run_stage
+
+    part, report = run_stage(
+        args.variant, opts, decisions=args.departure_decisions, label_files=args.departure_labels,
+        seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
+        members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
+        folder=folder, log=lambda m: print(m, flush=True))
+    (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
+    return part
+
+
 def final_meta(final: dict, seconds: float, cpu: float) -> dict:
     """The training facts a final checkpoint's ``meta`` holds: times and the final evaluation rows."""
     return {"train_seconds": round(seconds, 1), "train_cpu_seconds": round(cpu, 1),
@@ -658,7 +698,9 @@ BOUNDS = {
     "distill_tables": (1, None), "distill_label_prob": (0, 1), "distill_worlds": (2, None),
     "distill_candidates": (2, None), "distill_verify_worlds": (0, None), "distill_screen_z": (0, None),
     "distill_z": (0, None), "distill_min_gain": (0, None), "distill_epochs": (1, None), "distill_lr": (0, None),
-    "distill_departure_weight": (0, None),
+    "distill_departure_weight": (0, None), "departure_decisions": (0, None), "departure_seed": (0, None),
+    "departure_worlds": (2, None), "departure_holdout": (0, 0.9), "departure_tau": (None, None),
+    "departure_members": (1, None), "departure_hidden": (1, None), "departure_epochs": (1, None),
 }
 """Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
 
@@ -686,6 +728,15 @@ def check_args(args: Args):
         raise ArgsError("--total_timesteps: the sb3 trainer needs at least 1 (0, no PPO stage, is for --trainer allseat)")
     if args.trainer == "sb3" and (args.distill_decisions > 0 or args.distill_labels):
         raise ArgsError("--distill_decisions: search distillation runs in the allseat trainer (--trainer allseat)")
+    if args.departure_decisions > 0 or args.departure_labels:
+        if args.trainer != "allseat":
+            raise ArgsError("--departure_decisions: the departure head is fitted in the allseat trainer (--trainer allseat)")
+        if not args.advice or args.advice_features != "heuristic-advice-v2":
+            raise ArgsError("--departure_decisions: needs --advice with --advice_features heuristic-advice-v2 (the head "
+                            "departs from heuristic-flush's choice, which that network plays)")
+    for path in args.departure_labels:
+        if not Path(path).is_file():
+            raise ArgsError(f"--departure_labels: {path!r} not found")
     if args.distill_verify_worlds == 1:
         raise ArgsError("--distill_verify_worlds: 0 (no verification) or at least 2 worlds")
     for path in args.distill_labels:

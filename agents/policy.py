@@ -8,11 +8,18 @@ and plain values (so it loads with ``weights_only=True``)::
      "trunk": state_dict, "head": state_dict, "meta": {...training facts...},
      "features": "heuristic-advice-v1", "heuristic-advice-v2" or None,
      "advisor": {"agent": "heuristic-flush", "fingerprint": "sha256:..."} (only with features),
-     "checksum": "sha256:..."}
+     "departures": {...} (optional, agents.departures), "checksum": "sha256:..."}
 
 ``features`` (optional; absent means none) names the extra input rows appended to the observation
 (:mod:`agents.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
 has ``"advice": 1`` (the head adds the advice one-hot with a learned weight, :func:`make_head`).
+
+``departures`` (optional; absent or None means none) is a departure head (:mod:`agents.departures`): a gain
+model over ``heuristic-flush``'s ranked shortlist that makes the policy play an alternative where the network
+plays the advisor's choice and the model predicts a gain above its ``tau``.  It holds the feature set name
+(``candidate-features-v1``), ``candidates``, ``tau``, ``arch`` (``members``, ``hidden``), ``state`` (tensors), a
+``fingerprint`` of the shortlist and features on fixed positions (the checkpoint is refused when they changed)
+and ``meta``.
 
 **Integrity.**  ``checksum`` is the SHA-256 of every trunk and head tensor (name, dtype, shape and bytes,
 :func:`tensor_checksum`); :func:`check_payload` refuses, naming the file, a checkpoint whose tensors do not match
@@ -153,9 +160,10 @@ def _advice_modules():
 
 
 def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, arch: dict, meta: dict | None = None,
-                       features: str | None = None) -> dict:
+                       features: str | None = None, departures: dict | None = None) -> dict:
     """The dict :func:`save_checkpoint` writes (weights copied to CPU, checksummed); ``features`` names the extra
-    input rows (and their advisor's fingerprint is recorded)."""
+    input rows (and their advisor's fingerprint is recorded); ``departures`` is a departure head's entry
+    (:func:`agents.departures.head_payload`) or None."""
     opts = resolve_options(variant, options)
     return stamp({
         "format": CHECKPOINT_FORMAT,
@@ -168,27 +176,42 @@ def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, ar
         "head": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
         "meta": _plain(meta or {}),
         "features": features,
+        **({"departures": departures} if departures is not None else {}),
     })
 
 
 def tensor_checksum(ck: dict) -> str:
-    """``"sha256:<hex>"`` over the trunk and head tensors of a payload: each tensor's name, dtype, shape and raw
-    bytes, in name order (so it is the same on every machine and for a copy of the same weights)."""
+    """``"sha256:<hex>"`` over the trunk and head tensors of a payload (and its departure head's, when it has one):
+    each tensor's name, dtype, shape and raw bytes, in name order (so it is the same on every machine and for a
+    copy of the same weights)."""
     torch = _torch()
     digest = hashlib.sha256()
-    for part in ("trunk", "head"):
-        for name in sorted(ck[part]):
-            t = ck[part][name].detach().cpu().contiguous()
+    for part, tensors in _tensor_parts(ck):
+        for name in sorted(tensors):
+            t = tensors[name].detach().cpu().contiguous()
             digest.update(f"{part}.{name}|{t.dtype}|{tuple(t.shape)}|".encode())
             digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
     return "sha256:" + digest.hexdigest()
 
 
+def _tensor_parts(ck: dict) -> list[tuple[str, dict]]:
+    """``(name, tensors)`` of every tensor dict of a payload: trunk, head, and the departure head's state."""
+    parts = [("trunk", ck["trunk"]), ("head", ck["head"])]
+    dep = ck.get("departures")
+    if isinstance(dep, dict) and isinstance(dep.get("state"), dict):
+        parts.append(("departures", dep["state"]))
+    return parts
+
+
 def stamp(ck: dict) -> dict:
-    """``ck`` with its ``checksum`` and, when its network reads advice, its ``advisor`` record set from the
-    weights and advisor as they are now (tensors untouched).  Returns ``ck``."""
+    """``ck`` with its ``checksum`` and, when its network reads advice, its ``advisor`` record (and a departure
+    head's ``fingerprint``) set from the weights and advisor as they are now (tensors untouched).  Returns ``ck``."""
     from agents.advice import FEATURE_SETS, advisor_fingerprint
 
+    if isinstance(ck.get("departures"), dict):
+        from agents.departures import departure_fingerprint
+
+        ck["departures"]["fingerprint"] = departure_fingerprint(ck["variant"], ck["options"])
     if ck.get("features") in FEATURE_SETS:  # (an unknown set is refused by check_payload)
         ck["advisor"] = {"agent": FEATURE_SETS[ck["features"]],
                          "fingerprint": advisor_fingerprint(ck["variant"], ck["options"], ck["features"])}
@@ -272,11 +295,19 @@ def check_payload(ck: Any, where: str = "checkpoint") -> None:
         problems.append("options is not a dict")
     if ck.get("features") not in KNOWN_FEATURES:
         problems.append(f"features {ck.get('features')!r} is not one of {KNOWN_FEATURES}")
+    if ck.get("departures") is not None and not ck.get("features"):
+        problems.append("a departure head needs an advised network (features)")
     if problems:
         raise CheckpointError(f"{where}: bad {CHECKPOINT_FORMAT} checkpoint: " + "; ".join(problems))
     check_integrity(ck, where)
     if ck.get("features"):
         check_advisor(ck, where)
+    if ck.get("departures") is not None:
+        from agents.departures import check_part
+
+        problems = check_part(ck["departures"], ck["variant"], ck["options"], where)
+        if problems:
+            raise CheckpointError(f"{where}: bad departure head: " + "; ".join(problems))
 
 
 def check_integrity(ck: dict, where: str = "checkpoint") -> None:
@@ -289,8 +320,8 @@ def check_integrity(ck: dict, where: str = "checkpoint") -> None:
                               f"`python -m agents.policy stamp {where}` stamps a file you trust")
     if tensor_checksum(ck) != recorded:
         raise CheckpointError(f"{where}: damaged checkpoint: its tensors do not match their checksum {recorded[:19]}…")
-    for part in ("trunk", "head"):
-        for name, t in ck[part].items():
+    for part, tensors in _tensor_parts(ck):
+        for name, t in tensors.items():
             if t.is_floating_point() and not bool(torch.isfinite(t).all()):
                 raise CheckpointError(f"{where}: damaged checkpoint: tensor {part}.{name} holds NaN or infinite values")
 
@@ -374,6 +405,15 @@ class PolicyAgent:
                 raise CheckpointError(f"{where}: the {key} weights do not fit arch {arch}: {detail}") from None
         self.trunk.eval()
         self.head.eval()
+        self.departures = None
+        if ck.get("departures") is not None:
+            from agents.departures import Departures
+
+            try:
+                self.departures = Departures(ck["departures"], variant, options)
+            except RuntimeError as exc:  # tensors of another head architecture
+                detail = " ".join(str(exc).split())[:300]
+                raise CheckpointError(f"{where}: the departure head's weights do not fit its arch: {detail}") from None
         self.deterministic = deterministic
         self.seed = 0 if seed is None else int(seed)
         self.generator = torch.Generator().manual_seed(self.seed)
@@ -389,15 +429,24 @@ class PolicyAgent:
         return self.act(obs, mask)
 
     def logits(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """Masked action logits ``float32 [B, 111]`` (illegal actions at -inf)."""
+        """Masked action logits ``float32 [B, 111]`` (illegal actions at -inf).  With a departure head, where it
+        departs its alternative's logit is raised one above the row's largest, so the greedy action is the
+        policy's."""
         torch = self._torch
+        plain = obs
         if self.features is not None:
             obs = self.features.extend(obs, mask)
         with torch.no_grad():
             x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(len(obs), -1))
             out = self.head(self.trunk(x))
             out = out.masked_fill(~torch.as_tensor(np.asarray(mask, dtype=bool)), float("-inf"))
-        return out.numpy()
+        out = out.numpy()
+        if self.departures is not None and len(out):
+            greedy = out.argmax(1)
+            played = self.departures.apply(plain, mask, greedy)
+            moved = np.flatnonzero(played != greedy)
+            out[moved, played[moved]] = out[moved].max(1) + 1.0
+        return out
 
     def act(self, obs: np.ndarray, mask: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
         """One legal action per row.  When sampling, ``keys`` (``uint64 [B]``, one per decision, from the
@@ -428,7 +477,7 @@ def _stamp_main(argv: list[str]) -> int:
     except Exception as exc:
         print(f"agents.policy: error: {src}: not a readable checkpoint ({str(exc).splitlines()[0][:200]})", file=sys.stderr)
         return 2
-    before = {f"{p}.{k}": v.clone() for p in ("trunk", "head") for k, v in ck[p].items()}
+    before = {f"{p}.{k}": v.clone() for p, tensors in _tensor_parts(ck) for k, v in tensors.items()}
     stamp(ck)
     try:
         check_payload(ck, str(src))
@@ -439,7 +488,8 @@ def _stamp_main(argv: list[str]) -> int:
     torch.save(ck, tmp)
     again = torch.load(tmp, map_location="cpu", weights_only=True)
     same = all(torch.equal(before[f"{p}.{k}"], v) and before[f"{p}.{k}"].dtype == v.dtype
-               for p in ("trunk", "head") for k, v in again[p].items()) and len(before) == sum(len(again[p]) for p in ("trunk", "head"))
+               for p, tensors in _tensor_parts(again) for k, v in tensors.items()) and len(before) == sum(
+        len(tensors) for _, tensors in _tensor_parts(again))
     if not same:
         tmp.unlink()
         print(f"agents.policy: error: {src}: tensors changed on the way; nothing written", file=sys.stderr)

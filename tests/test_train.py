@@ -27,8 +27,8 @@ def test_configs_load_and_the_command_line_overrides_them():
     assert args.opponents == ["random", "self"] and args.opponent_weights == [0.5, 0.5]
     assert args.total_timesteps == 8_192 and args.bc_rounds == 4  # from configs/train/default.toml
     assert args.advice and args.advice_features == "heuristic-advice-v2" and args.bc_teacher == "heuristic-flush"
-    long, _ = parse_args(train.Args, ["--config", "long"], config_dir=train.CONFIG_DIR)
-    assert long.total_timesteps >= 10 * 131_072 and long.hidden >= args.hidden
+    selfplay, _ = parse_args(train.Args, ["--config", "selfplay"], config_dir=train.CONFIG_DIR)
+    assert selfplay.total_timesteps >= 10 * 131_072 and selfplay.hidden >= args.hidden
 
 
 def test_config_file_errors_name_the_key(tmp_path):

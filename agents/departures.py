@@ -1,0 +1,483 @@
+"""Learned departures from the advisor: a gain model over the advisor's own shortlist, fitted to search values.
+
+This module owns the feature set ``candidate-features-v1``, the departure head a checkpoint may carry
+(``"departures"`` in :mod:`agents.policy`'s format) and the training stage that fits it (``train.py
+--departure_decisions N``, the ``long`` config).
+
+**What it decides.**  At a decision, the advisor (``heuristic-flush``, the player the advised network copies)
+ranks its candidates (:meth:`agents.heuristic.HeuristicAgent.candidates`: its choice first, then the
+alternatives it rates next; at most :data:`CANDIDATES`).  For each alternative the head predicts its **gain**
+over the advisor's choice: the seat's expected money from this decision to the end of the hand if it plays
+that alternative now and the advisor's moves afterwards, less the same after the advisor's choice.  The policy
+plays the alternative of largest predicted gain where that gain exceeds ``tau``, and the advisor's choice
+elsewhere.  By the policy improvement theorem a departure whose true gain is positive makes the player better;
+``tau`` keeps the departures to those the model is sure enough of.
+
+**What it learns from.**  :func:`agents.distill.label_states` without verification: self-play of the compiled
+player (:class:`agents.fastplay.FastPlayer`, ``heuristic-flush``'s core) in every seat; a decision is labelled
+with probability ``label_prob``, each of its candidates played in the same 32 sampled worlds and rolled out to
+the end of the hand.  The mean paired difference of an alternative and the choice is an unbiased (noisy)
+estimate of that gain, whatever the model; the head is fitted to those differences by least squares, so it
+estimates their expectation given the features.
+
+**Features** (:class:`CandidateFeatures`, computed from the observation, the mask and the shortlist alone).
+Per candidate (``CAND_FEATURES`` = 25 numbers): its kind (discard, 亮倒, own kong, pong, claimed kong, pass,
+other, chi included); the hand it leaves (before any draw) — shanten (standard or seven pairs), the best 清一色 plan's
+shanten, the all-triplets shanten, live improving draws and their kinds when it is 13 tiles, held tiles a
+revealed opponent waits on, honors, pairs, triplets, and the live waits when ready; the tile it gives away
+(danger, live copies, visible copies, honor, terminal, five) and whether it is the choice.  Per decision
+(``DECISION_FEATURES`` = 8): live wall, opponents revealed, own 亮倒, opponents' melds, own melds, kinds a
+revealed opponent waits on, after a claim, in a claim window.  The head reads, per alternative, its own
+features, their difference from the choice's, and the decision's: ``PAIR_FEATURES`` = 58.
+
+The head is an ensemble of small MLPs (mean of ``members`` predictions; ``hidden`` units, two layers) over
+standardised inputs; its tensors live in the checkpoint with the normalisation, ``tau`` and a fingerprint of the
+shortlist and features on fixed positions (:func:`departure_fingerprint`), which the checkpoint is refused
+without: a change to the advisor's ranking or to the features would change what the head reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from mjenv.encoding import actions as A
+from mjenv.engine import state as S
+from mjenv.rules.options import n_players
+
+FEATURES = "candidate-features-v1"
+CANDIDATES = 3
+KINDS = ("discard", "liang", "kong", "pong", "claim_kong", "pass", "other")
+CAND_FEATURES = len(KINDS) + 10 + 8
+DECISION_FEATURES = 8
+PAIR_FEATURES = 2 * CAND_FEATURES + DECISION_FEATURES
+DEFAULTS = {"members": 5, "hidden": 64, "epochs": 20, "lr": 1e-3, "weight_decay": 1e-4, "tau": 0.1,
+            "batch_size": 512, "clip": 20.0}
+"""Fit settings of :func:`fit_head` and the departure threshold (money per hand) of a fitted head."""
+
+
+def candidate_kinds(actions: np.ndarray) -> np.ndarray:
+    """int [...]: the index in :data:`KINDS` of each action id (-1 padding counts as ``other``)."""
+    a = np.asarray(actions)
+    out = np.full(a.shape, KINDS.index("other"), np.int64)
+    out[(a >= 0) & (a < A.LIANG)] = 0
+    out[(a >= A.LIANG) & (a < A.KONG_SELF)] = 1
+    out[(a >= A.KONG_SELF) & (a < A.PONG)] = 2
+    out[a == A.PONG] = 3
+    out[a == A.KONG_CLAIM] = 4
+    out[a == A.PASS] = 5
+    return out
+
+
+class CandidateFeatures:
+    """Computes ``candidate-features-v1`` for batches of one variant and rule set (see the module docstring)."""
+
+    version = FEATURES
+
+    def __init__(self, variant: str = "kawuxing3", options: Any = None):
+        from agents import make_agent
+        from agents.heuristic import HeuristicAgent
+
+        self.variant = variant
+        self.advisor = make_agent("heuristic-flush", variant, options)
+        assert isinstance(self.advisor, HeuristicAgent)
+        self.view = self.advisor.view
+        self.kinds = self.view.kinds
+        self._sp = self.advisor._sp
+
+    def _hand(self, h, nm, live, meld_tiles, danger) -> np.ndarray:
+        """float32 [N, 10]: what a hand ``h`` with ``nm`` melds is worth as a start (module docstring)."""
+        from agents.plans import SUIT_OF, flush_allowed, plan_shanten, triplets_shanten
+        from agents.shanten import shanten, ukeire
+
+        N = len(h)
+        s = shanten(h, nm, self._sp)
+        allowed, feasible = flush_allowed(meld_tiles)
+        allowed = allowed & (SUIT_OF < 3)[None, :]
+        flush = np.full(N, 99)
+        for suit in range(3):
+            if feasible[:, suit].any():
+                flush = np.minimum(flush, np.where(feasible[:, suit], plan_shanten(h, nm, allowed[suit], self._sp), 99))
+        triplets = triplets_shanten(h, nm, 0)
+        acc = np.zeros(N)
+        kinds = np.zeros(N)
+        thirteen = np.flatnonzero((h.sum(1) + 3 * nm) % 3 == 1)
+        if len(thirteen):
+            _, a, improving = ukeire(h[thirteen], nm[thirteen], live[thirteen], self.kinds, self._sp)
+            acc[thirteen] = a
+            kinds[thirteen] = improving.sum(1)
+        return np.stack([np.minimum(s, 8), np.minimum(flush, 8), np.minimum(triplets, 12), acc, kinds,
+                         ((h > 0) & (danger > 0)).sum(1), h[:, 27:].sum(1), (h >= 2).sum(1), (h >= 3).sum(1),
+                         (s == 0) * acc], 1).astype(np.float32)
+
+    def per_candidate(self, obs: np.ndarray, mask: np.ndarray, cand: np.ndarray, ncand: np.ndarray):
+        """``(float32 [N, K, CAND_FEATURES], float32 [N, DECISION_FEATURES])`` for observations ``[N, C, 34]``
+        (or flat), masks ``[N, 111]`` and shortlists ``cand int [N, K]`` of ``ncand`` entries (-1 padded)."""
+        mask = np.asarray(mask, bool)
+        N = len(mask)
+        obs = np.asarray(obs, np.float32).reshape(N, *self.view.shape)
+        cand = np.asarray(cand, np.int64)
+        K = cand.shape[1]
+        d = self.view.decode(obs)
+        rows = np.arange(N)
+        danger = self.advisor.danger(d, rows)
+        live = d.live()
+        visible = d.visible()
+        hand = d.hand.astype(np.int16)
+        nm = d.n_melds[:, 0].astype(np.int64)
+        decision = np.stack([d.wall_left / 40.0, d.revealed[:, 1:].sum(1), d.revealed[:, 0], d.n_melds[:, 1:].sum(1),
+                             nm, (danger > 0).sum(1), d.phase == S.CLAIMED, d.claim_tile >= 0], 1).astype(np.float32)
+        out = np.zeros((N, K, CAND_FEATURES), np.float32)
+        claim = np.clip(d.claim_tile, 0, 33)
+        kind_eye = np.eye(len(KINDS), dtype=np.float32)
+        for k in range(K):
+            a = cand[:, k]
+            kind = candidate_kinds(a)
+            ok = k < np.asarray(ncand)
+            h = hand.copy()
+            n2 = nm.copy()
+            mt = d.meld_tiles[:, 0].astype(np.int16).copy()
+            tile = np.full(N, -1)
+            gives = ok & (kind <= 1)
+            tile[gives] = a[gives] % 34
+            h[gives, tile[gives]] -= 1
+            kong_t = np.clip(a - A.KONG_SELF, 0, 33)
+            own_kong = ok & (kind == 2)
+            concealed = own_kong & (h[rows, kong_t] == 4)
+            h[concealed, kong_t[concealed]] -= 4
+            n2[concealed] += 1
+            mt[concealed, kong_t[concealed]] += 4
+            added = own_kong & ~concealed
+            h[added, kong_t[added]] -= 1
+            for code, used, size in ((3, 2, 3), (4, 3, 4)):  # pong, claimed kong of the discard
+                sel = ok & (kind == code)
+                h[sel, claim[sel]] -= used
+                n2[sel] += 1
+                mt[sel, claim[sel]] += size
+            chi = ok & (a >= A.CHI_LOW) & (a <= A.CHI_HIGH)  # kind "other": the two held tiles of the run leave
+            if chi.any():
+                low = claim[chi] - (a[chi] - A.CHI_LOW)
+                for j in range(3):
+                    t_j = low + j
+                    h[chi, t_j] -= t_j != claim[chi]
+                    mt[chi, t_j] += 1
+                n2[chi] += 1
+            h = np.clip(h, 0, 4).astype(np.int8)
+            t = np.clip(tile, 0, 33)
+            has = tile >= 0
+            suited = t < 27
+            out[:, k, : len(KINDS)] = kind_eye[kind]
+            out[:, k, len(KINDS) : len(KINDS) + 10] = self._hand(h, n2, live, mt, danger)
+            out[:, k, len(KINDS) + 10 :] = np.stack([
+                has * danger[rows, t], has * live[rows, t], has * visible[rows, t], has & ~suited,
+                has & suited & ((t % 9 == 0) | (t % 9 == 8)), has & suited & (t % 9 == 4),
+                np.full(N, k == 0), ok], 1)
+            out[~ok, k] = 0.0
+        return out, decision
+
+    def pairwise(self, obs, mask, cand, ncand) -> np.ndarray:
+        """float32 [N, K - 1, PAIR_FEATURES]: for each alternative (columns 1..K-1), its features, their difference
+        from the choice's (column 0) and the decision's (what :class:`DepartureHead` reads)."""
+        per, decision = self.per_candidate(obs, mask, cand, ncand)
+        K = per.shape[1]
+        return np.concatenate([per[:, 1:], per[:, 1:] - per[:, :1], np.repeat(decision[:, None], K - 1, 1)], 2)
+
+
+# ------------------------------------------------------------------------------------------ the head
+
+
+def _torch():
+    from agents.policy import _torch as load
+
+    return load()
+
+
+def make_head(members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"]):
+    """A :class:`DepartureHead` torch module: ``members`` MLPs ``PAIR_FEATURES -> hidden -> hidden -> 1`` whose mean
+    is the predicted gain, over inputs standardised by its ``mean`` / ``scale`` buffers."""
+    torch = _torch()
+    nn = torch.nn
+
+    class DepartureHead(nn.Module):
+        """Predicted gain ``[N, K - 1]`` of each alternative over the choice, from :meth:`CandidateFeatures.pairwise`."""
+
+        def __init__(self):
+            super().__init__()
+            self.members = nn.ModuleList([
+                nn.Sequential(nn.Linear(PAIR_FEATURES, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                              nn.Linear(hidden, 1)) for _ in range(members)])
+            self.register_buffer("mean", torch.zeros(PAIR_FEATURES))
+            self.register_buffer("scale", torch.ones(PAIR_FEATURES))
+
+        def forward(self, x):
+            z = (x - self.mean) / self.scale
+            return torch.stack([m(z).squeeze(-1) for m in self.members], 0).mean(0)
+
+    return DepartureHead()
+
+
+def fit_head(x: np.ndarray, gain: np.ndarray, valid: np.ndarray, *, members: int = DEFAULTS["members"],
+             hidden: int = DEFAULTS["hidden"], epochs: int = DEFAULTS["epochs"], lr: float = DEFAULTS["lr"],
+             weight_decay: float = DEFAULTS["weight_decay"], batch_size: int = DEFAULTS["batch_size"],
+             clip: float = DEFAULTS["clip"], seed: int = 0, log: Callable[[str], None] | None = None):
+    """Fit a :func:`make_head` ensemble by least squares: inputs ``x [N, K - 1, PAIR_FEATURES]``, targets ``gain
+    [N, K - 1]`` (the labels' paired gains over the choice, clipped to ±``clip``) where ``valid``.  Member ``i``
+    starts from torch seed ``seed + i`` and sees its own shuffles.  Returns the head (in eval mode)."""
+    torch = _torch()
+    valid = np.asarray(valid, bool)
+    xs = torch.as_tensor(np.asarray(x, np.float32)[valid])
+    ys = torch.as_tensor(np.clip(np.asarray(gain, np.float32)[valid], -clip, clip))
+    if len(xs) < 2:
+        raise ValueError(f"departure head: need at least 2 labelled alternatives, got {len(xs)}")
+    torch.manual_seed(seed)
+    head = make_head(members, hidden)
+    head.mean.copy_(xs.mean(0))
+    head.scale.copy_(xs.std(0) + 1e-3)
+    z = (xs - head.mean) / head.scale
+    for i, member in enumerate(head.members):
+        gen = torch.Generator().manual_seed(seed + i)
+        for layer in member:
+            if isinstance(layer, torch.nn.Linear):
+                bound = 1.0 / np.sqrt(layer.in_features)
+                with torch.no_grad():
+                    layer.weight.uniform_(-bound, bound, generator=gen)
+                    layer.bias.uniform_(-bound, bound, generator=gen)
+        opt = torch.optim.AdamW(member.parameters(), lr=lr, weight_decay=weight_decay)
+        for epoch in range(epochs):
+            order = torch.randperm(len(z), generator=gen)
+            total = 0.0
+            for lo in range(0, len(z), batch_size):
+                b = order[lo : lo + batch_size]
+                loss = ((member(z[b]).squeeze(-1) - ys[b]) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                total += float(loss.detach()) * len(b)
+            if log and epoch == epochs - 1:
+                log(f"[departures] member {i + 1}/{members}: mean squared error {total / len(z):.3f} after {epochs} epochs")
+    head.eval()
+    return head
+
+
+def predict(head, x: np.ndarray) -> np.ndarray:
+    """float64 [N, K - 1]: the head's predicted gains for inputs ``x`` (:meth:`CandidateFeatures.pairwise`)."""
+    torch = _torch()
+    with torch.no_grad():
+        return head(torch.as_tensor(np.asarray(x, np.float32))).double().numpy().reshape(len(x), -1)
+
+
+def choose(pred: np.ndarray, ncand: np.ndarray, tau: float) -> np.ndarray:
+    """int64 [N]: the shortlist column to play — the alternative of largest predicted gain where that gain exceeds
+    ``tau``, else 0 (the advisor's choice)."""
+    pred = np.asarray(pred, np.float64)
+    ok = np.arange(1, pred.shape[1] + 1)[None, :] < np.asarray(ncand)[:, None]
+    p = np.where(ok, pred, -np.inf)
+    col = p.argmax(1)
+    best = p[np.arange(len(p)), col]
+    return np.where(best > tau, col + 1, 0).astype(np.int64)
+
+
+def realized_gains(pred: np.ndarray, gain: np.ndarray, ncand: np.ndarray, taus, per_seat_hand: float) -> list[dict]:
+    """Per threshold: the share of decisions where :func:`choose` departs and the labelled gain of what it plays,
+    per decision and per seat-hand (``per_seat_hand`` labelled decisions per seat and hand), with 95 % CIs over
+    decisions.  On labels the head was not fitted on this is an unbiased estimate of what departing gains."""
+    out = []
+    for tau in taus:
+        col = choose(pred, ncand, float(tau))
+        got = np.where(col > 0, np.asarray(gain)[np.arange(len(col)), np.maximum(col - 1, 0)], 0.0)
+        ci = 1.96 * got.std(ddof=1) / np.sqrt(len(got)) if len(got) > 1 else float("nan")
+        out.append({"tau": float(tau), "departs": float((col > 0).mean()), "gain_per_decision": float(got.mean()),
+                    "ci95": float(ci), "gain_per_seat_hand": float(got.mean() * per_seat_hand),
+                    "ci95_per_seat_hand": float(ci * per_seat_hand)})
+    return out
+
+
+# ------------------------------------------------------------------------------------------ checkpoint part
+
+
+def head_payload(head, *, tau: float, variant: str, options: Any, meta: dict | None = None) -> dict:
+    """The ``"departures"`` entry of a checkpoint: feature set, shortlist length, ``tau``, architecture, tensors
+    and the fingerprint of the advisor's shortlist and features (:func:`departure_fingerprint`)."""
+    return {"features": FEATURES, "candidates": CANDIDATES, "tau": float(tau),
+            "arch": {"members": len(head.members), "hidden": int(head.members[0][0].out_features)},
+            "state": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
+            "fingerprint": departure_fingerprint(variant, options), "meta": meta or {}}
+
+
+def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
+    """Problems (strings) with a checkpoint's ``"departures"`` entry: structure, feature set, and whether the
+    advisor's shortlist and the features are still those it was fitted on."""
+    if not isinstance(part, dict):
+        return ["departures is not a dict"]
+    problems = []
+    if part.get("features") != FEATURES:
+        problems.append(f"departures features {part.get('features')!r} is not {FEATURES!r}")
+    if part.get("candidates") != CANDIDATES:
+        problems.append(f"departures candidates {part.get('candidates')!r} is not {CANDIDATES}")
+    if not isinstance(part.get("tau"), float):
+        problems.append("departures tau is not a number")
+    arch = part.get("arch")
+    if not (isinstance(arch, dict) and all(isinstance(arch.get(k), int) and arch[k] > 0 for k in ("members", "hidden"))):
+        problems.append(f"departures arch {arch!r} lacks positive integer members and hidden")
+    state = part.get("state")
+    if not (isinstance(state, dict) and state and all(hasattr(v, "shape") for v in state.values())):
+        problems.append("departures state is not a dict of tensors")
+    if problems:
+        return problems
+    now = departure_fingerprint(variant, options)
+    if part.get("fingerprint") != now:
+        problems.append(f"its departure head reads heuristic-flush's shortlist and {FEATURES}, which have changed since "
+                        f"it was fitted (recorded {str(part.get('fingerprint'))[:19]}…, now {now[:19]}…): retrain it")
+    return problems
+
+
+class Departures:
+    """The departure head of a checkpoint at play time: :meth:`apply` turns the network's choices into the policy's."""
+
+    def __init__(self, part: dict, variant: str, options: Any = None):
+        self.features = CandidateFeatures(variant, options)
+        self.tau = float(part["tau"])
+        self.head = make_head(part["arch"]["members"], part["arch"]["hidden"])
+        self.head.load_state_dict(part["state"])
+        self.head.eval()
+
+    def apply(self, obs: np.ndarray, mask: np.ndarray, choice: np.ndarray) -> np.ndarray:
+        """int64 [B]: ``choice`` (the network's greedy actions), replaced by the head's alternative where the
+        network plays the advisor's choice and an alternative's predicted gain exceeds ``tau``."""
+        mask = np.asarray(mask, bool)
+        choice = np.asarray(choice, np.int64).copy()
+        live = np.flatnonzero(mask.sum(1) >= 2)
+        if not len(live):
+            return choice
+        obs = np.asarray(obs, np.float32).reshape(len(mask), *self.features.view.shape)
+        cand, ncand = self.features.advisor.candidates(obs[live], mask[live], CANDIDATES)
+        rows = np.flatnonzero((ncand >= 2) & (cand[:, 0] == choice[live]))
+        if not len(rows):
+            return choice
+        x = self.features.pairwise(obs[live[rows]], mask[live[rows]], cand[rows], ncand[rows])
+        col = choose(predict(self.head, x), ncand[rows], self.tau)
+        go = col > 0
+        choice[live[rows[go]]] = cand[rows[go], col[go]]
+        return choice
+
+
+# ------------------------------------------------------------------------------------------ fingerprint
+
+FINGERPRINT_TABLES = 32
+FINGERPRINT_SEED = 20_261_205
+
+
+def departure_fingerprint(variant: str, options: Any) -> str:
+    """``"sha256:<hex>"`` of the advisor's shortlists and :class:`CandidateFeatures` on fixed positions: the deals
+    ``0..FINGERPRINT_TABLES-1`` of :data:`FINGERPRINT_SEED`, played by ``heuristic-flush`` in every seat, every
+    decision's shortlist and pairwise features hashed.  Cached per process."""
+    from agents.base import resolve_options
+    from mjenv.rules.options import options_to_dict
+
+    opts = resolve_options(variant, options)
+    return _fingerprint(variant, json.dumps(options_to_dict(opts, variant), sort_keys=True, default=str))
+
+
+@functools.lru_cache(maxsize=16)
+def _fingerprint(variant: str, options_key: str) -> str:
+    from agents.base import resolve_options
+    from mjenv.encoding.observation import encoder_for
+    from mjenv.engine.core import Engine
+
+    opts = resolve_options(variant, json.loads(options_key))
+    features = CandidateFeatures(variant, opts)
+    engine = Engine(variant, FINGERPRINT_TABLES, options=opts, record_events=False)
+    engine.reset(seed=FINGERPRINT_SEED, dealer=np.arange(FINGERPRINT_TABLES) % engine.n)
+    encoder = encoder_for(engine)
+    digest = hashlib.sha256(f"{FEATURES}|{variant}|{options_key}".encode())
+    st = engine.state
+    while True:
+        live = np.flatnonzero(st.phase != S.DONE)
+        if not len(live):
+            break
+        obs = encoder.encode(st, st.actor[live].astype(np.int64), live, engine=engine)
+        mask = engine.mask[live]
+        cand, ncand = features.advisor.candidates(obs, mask, CANDIDATES)
+        x = features.pairwise(obs, mask, cand, ncand)
+        digest.update(live.astype(np.int64).tobytes())
+        digest.update(cand.astype(np.int64).tobytes())
+        digest.update(np.round(x, 4).astype(np.float32).tobytes())
+        engine.step(cand[:, 0], tables=live)
+    return "sha256:" + digest.hexdigest()
+
+
+# ------------------------------------------------------------------------------------------ training stage
+
+
+def label_gains(labels: dict, variant: str, options: Any = None, batch: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x [N, K - 1, PAIR_FEATURES], gain [N, K - 1], valid [N, K - 1])`` of :func:`agents.distill.label_states`
+    labels (made with ``candidates = CANDIDATES``): the head's inputs for every labelled alternative, its paired gain
+    over the choice, and which columns hold an alternative."""
+    cand, ncand = np.asarray(labels["cand"]), np.asarray(labels["ncand"])
+    if cand.shape[1] != CANDIDATES:
+        raise ValueError(f"departure labels: {cand.shape[1]} candidates per decision, the head reads {CANDIDATES}")
+    feats = CandidateFeatures(variant, options)
+    x = np.concatenate([feats.pairwise(labels["obs"][i : i + batch], labels["mask"][i : i + batch],
+                                       cand[i : i + batch], ncand[i : i + batch]) for i in range(0, len(cand), batch)])
+    valid = np.arange(1, CANDIDATES)[None, :] < ncand[:, None]
+    return x, np.asarray(labels["gain"])[:, 1:], valid
+
+
+TAUS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+"""Thresholds the stage reports held-out gains for."""
+
+
+def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_files=(), seed: int = 3000,
+              tables: int = 64, label_prob: float = 0.25, worlds: int = 32, holdout: float = 0.1,
+              tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
+              epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None,
+              log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
+    """Label ``decisions`` decisions (chunks of :data:`agents.distill.CHUNK`, chunk ``i`` with seed ``seed + i``;
+    saved to ``folder/departure_labels.npz``) or read ``label_files``; fit the head on all but the last
+    ``holdout`` share of them and report, on that share, what departing at each of :data:`TAUS` gains.
+    Returns ``(checkpoint part, report)``."""
+    from agents.distill import CHUNK, concat_labels, label_states, load_labels, save_labels
+
+    cpu0 = time.process_time()
+    if label_files:
+        labels = concat_labels([load_labels(f) for f in label_files])
+    else:
+        parts = []
+        for i in range(-(-int(decisions) // CHUNK)):
+            parts.append(label_states(variant, options, decisions=min(CHUNK, int(decisions) - i * CHUNK), tables=tables,
+                                      label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, seed=seed + i,
+                                      verify_worlds=0, log=log))
+            if log:
+                log(f"[departure labels] chunk {i + 1}: {parts[-1]['meta']['decisions']:,} decisions, "
+                    f"{parts[-1]['meta']['cpu_seconds']:.0f} CPU s")
+        labels = concat_labels(parts)
+        if folder is not None:
+            save_labels(Path(folder) / "departure_labels.npz", labels)
+    label_cpu = time.process_time() - cpu0
+    meta = labels["meta"]
+    n = len(labels["cand"])
+    per_seat_hand = n / (float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1))
+    x, gain, valid = label_gains(labels, variant, options)
+    cut = n - int(round(holdout * n)) if holdout > 0 else n
+    if cut < 2:
+        raise ValueError(f"departure stage: {n} labelled decisions leave nothing to fit after a {holdout} holdout")
+    head = fit_head(x[:cut], gain[:cut], valid[:cut], members=members, hidden=hidden, epochs=epochs, seed=fit_seed, log=log)
+    report = {"labels": meta, "decisions": n, "fitted": cut, "held_out": n - cut, "label_cpu_seconds": round(label_cpu, 1),
+              "labelled_decisions_per_seat_hand": round(per_seat_hand, 3), "tau": float(tau),
+              "settings": {"members": members, "hidden": hidden, "epochs": epochs, "fit_seed": fit_seed, "holdout": holdout}}
+    if cut < n:
+        report["held_out_gains"] = realized_gains(predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], TAUS,
+                                                  per_seat_hand)
+        if log:
+            for r in report["held_out_gains"]:
+                log(f"[departures] held out, tau {r['tau']:.2f}: departs {100 * r['departs']:.2f} %, gain "
+                    f"{r['gain_per_decision']:+.4f} ± {r['ci95']:.4f} per decision, {r['gain_per_seat_hand']:+.3f} ± "
+                    f"{r['ci95_per_seat_hand']:.3f} per seat-hand")
+    report["cpu_seconds"] = round(time.process_time() - cpu0, 1)
+    return head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]}), report
