@@ -139,24 +139,35 @@ def advisor_fingerprint(variant: str, options: Any, version: str) -> str:
 @functools.lru_cache(maxsize=16)
 def _fingerprint(variant: str, options_key: str, version: str) -> str:
     from agents.base import resolve_options
-    from mjenv.encoding.observation import encoder_for
-    from mjenv.engine.core import Engine
 
     opts = resolve_options(variant, json.loads(options_key))
     features = AdviceFeatures(variant, opts, version)
-    engine = Engine(variant, FINGERPRINT_TABLES, options=opts, record_events=False)
-    engine.reset(seed=FINGERPRINT_SEED, dealer=np.arange(FINGERPRINT_TABLES) % engine.n)
-    encoder = encoder_for(engine)
     digest = hashlib.sha256(f"{version}|{variant}|{options_key}".encode())
+
+    def decide(live, obs, mask):
+        rows = features.encode(obs, mask)
+        digest.update(live.astype(np.int64).tobytes())
+        digest.update(rows.tobytes())
+        return advice_vector(rows[:, :ADVICE_ROWS]).argmax(1).astype(np.int64)
+
+    play_fixed_deals(variant, opts, FINGERPRINT_TABLES, FINGERPRINT_SEED, decide)
+    return "sha256:" + digest.hexdigest()
+
+
+def play_fixed_deals(variant: str, options: Any, tables: int, seed: int, decide) -> None:
+    """Play the deals ``0..tables-1`` of ``seed`` (dealer rotating) to their end, every move chosen by
+    ``decide(live int64 [L], obs [L, C, 34], mask [L, 111]) -> actions int64 [L]`` for the tables still playing
+    (what a fingerprint over fixed positions walks through)."""
+    from mjenv.encoding.observation import encoder_for
+    from mjenv.engine.core import Engine
+
+    engine = Engine(variant, tables, options=options, record_events=False)
+    engine.reset(seed=seed, dealer=np.arange(tables) % engine.n)
+    encoder = encoder_for(engine)
     st = engine.state
     while True:
         live = np.flatnonzero(st.phase != S.DONE)
         if not len(live):
-            break
+            return
         obs = encoder.encode(st, st.actor[live].astype(np.int64), live, engine=engine)
-        mask = engine.mask[live]
-        rows = features.encode(obs, mask)
-        digest.update(live.astype(np.int64).tobytes())
-        digest.update(rows.tobytes())
-        engine.step(advice_vector(rows[:, :ADVICE_ROWS]).argmax(1).astype(np.int64), tables=live)
-    return "sha256:" + digest.hexdigest()
+        engine.step(decide(live, obs, engine.mask[live]), tables=live)

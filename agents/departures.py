@@ -386,29 +386,22 @@ def departure_fingerprint(variant: str, options: Any) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _fingerprint(variant: str, options_key: str) -> str:
+    from agents.advice import play_fixed_deals
     from agents.base import resolve_options
-    from mjenv.encoding.observation import encoder_for
-    from mjenv.engine.core import Engine
 
     opts = resolve_options(variant, json.loads(options_key))
     features = CandidateFeatures(variant, opts)
-    engine = Engine(variant, FINGERPRINT_TABLES, options=opts, record_events=False)
-    engine.reset(seed=FINGERPRINT_SEED, dealer=np.arange(FINGERPRINT_TABLES) % engine.n)
-    encoder = encoder_for(engine)
     digest = hashlib.sha256(f"{FEATURES}|{variant}|{options_key}".encode())
-    st = engine.state
-    while True:
-        live = np.flatnonzero(st.phase != S.DONE)
-        if not len(live):
-            break
-        obs = encoder.encode(st, st.actor[live].astype(np.int64), live, engine=engine)
-        mask = engine.mask[live]
+
+    def decide(live, obs, mask):
         cand, ncand = features.advisor.candidates(obs, mask, CANDIDATES)
         x = features.pairwise(obs, mask, cand, ncand)
         digest.update(live.astype(np.int64).tobytes())
         digest.update(cand.astype(np.int64).tobytes())
         digest.update(np.round(x, 4).astype(np.float32).tobytes())
-        engine.step(cand[:, 0], tables=live)
+        return cand[:, 0]
+
+    play_fixed_deals(variant, opts, FINGERPRINT_TABLES, FINGERPRINT_SEED, decide)
     return "sha256:" + digest.hexdigest()
 
 
@@ -438,27 +431,17 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
               tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
               epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None,
               log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
-    """Label ``decisions`` decisions (chunks of :data:`agents.distill.CHUNK`, chunk ``i`` with seed ``seed + i``;
-    saved to ``folder/departure_labels.npz``) or read ``label_files``; fit the head on all but the last
+    """Label ``decisions`` decisions (:func:`agents.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
+    ``seed + i``; saved to ``folder/departure_labels.npz``) or read ``label_files``; fit the head on all but the last
     ``holdout`` share of them and report, on that share, what departing at each of :data:`TAUS` gains.
     Returns ``(checkpoint part, report)``."""
-    from agents.distill import CHUNK, concat_labels, label_states, load_labels, save_labels
+    from agents.distill import chunked_labels
 
     cpu0 = time.process_time()
-    if label_files:
-        labels = concat_labels([load_labels(f) for f in label_files])
-    else:
-        parts = []
-        for i in range(-(-int(decisions) // CHUNK)):
-            parts.append(label_states(variant, options, decisions=min(CHUNK, int(decisions) - i * CHUNK), tables=tables,
-                                      label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, seed=seed + i,
-                                      verify_worlds=0, log=log))
-            if log:
-                log(f"[departure labels] chunk {i + 1}: {parts[-1]['meta']['decisions']:,} decisions, "
-                    f"{parts[-1]['meta']['cpu_seconds']:.0f} CPU s")
-        labels = concat_labels(parts)
-        if folder is not None:
-            save_labels(Path(folder) / "departure_labels.npz", labels)
+    labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed, tables=tables,
+                            label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, verify_worlds=0,
+                            save_to=None if folder is None else Path(folder) / "departure_labels.npz",
+                            name="departure labels", log=log)
     label_cpu = time.process_time() - cpu0
     meta = labels["meta"]
     n = len(labels["cand"])

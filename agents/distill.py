@@ -445,6 +445,29 @@ CHUNK = 5000
 """Decisions labelled per call of :func:`label_states` in :func:`run_stage` (chunk ``i`` uses seed ``seed + i``)."""
 
 
+def chunked_labels(variant: str, options: Any, *, decisions: int = 0, label_files=(), seed: int = 2000,
+                   tables: int = 64, label_prob: float = 0.25, worlds: int = 32, candidates: int = 3,
+                   verify_worlds: int = 128, screen_z: float = 0.5, save_to: Path | None = None, name: str = "labels",
+                   log: Callable[[str], None] | None = None) -> dict:
+    """The labels of a training stage: ``label_files`` read and joined, or ``decisions`` decisions labelled by
+    :func:`label_states` in chunks of :data:`CHUNK` (chunk ``i`` with seed ``seed + i``, so any prefix of chunks is
+    the same whatever the total), joined and saved to ``save_to``."""
+    if label_files:
+        return concat_labels([load_labels(f) for f in label_files])
+    parts = []
+    for i in range(-(-int(decisions) // CHUNK)):
+        parts.append(label_states(variant, options, decisions=min(CHUNK, int(decisions) - i * CHUNK), tables=tables,
+                                  label_prob=label_prob, worlds=worlds, candidates=candidates, seed=seed + i,
+                                  verify_worlds=verify_worlds, screen_z=screen_z, log=log))
+        if log:
+            log(f"[{name}] chunk {i + 1}: {parts[-1]['meta']['decisions']:,} decisions, "
+                f"{parts[-1]['meta']['cpu_seconds']:.0f} CPU s")
+    labels = concat_labels(parts)
+    if save_to is not None:
+        save_labels(save_to, labels)
+    return labels
+
+
 def run_stage(net, variant: str, options: Any, *, features=None, decisions: int = 0, label_files=(), seed: int = 2000,
               tables: int = 64, label_prob: float = 0.25, worlds: int = 32, candidates: int = 3,
               verify_worlds: int = 128, screen_z: float = 0.5, z: float = 2.0, min_gain: float = 0.0,
@@ -458,20 +481,10 @@ def run_stage(net, variant: str, options: Any, *, features=None, decisions: int 
     action kept where the search keeps the player's choice.  Returns a report (label facts, the departure table,
     the fit's losses and held-out figures, CPU seconds)."""
     cpu0 = time.process_time()
-    if label_files:
-        labels = concat_labels([load_labels(f) for f in label_files])
-    else:
-        parts = []
-        for i in range(-(-int(decisions) // CHUNK)):
-            parts.append(label_states(variant, options, decisions=min(CHUNK, int(decisions) - i * CHUNK),
-                                      tables=tables, label_prob=label_prob, worlds=worlds, candidates=candidates,
-                                      seed=seed + i, verify_worlds=verify_worlds, screen_z=screen_z, log=log))
-            if log:
-                log(f"[distill labels] chunk {i + 1}: {parts[-1]['meta']['decisions']:,} decisions, "
-                    f"{parts[-1]['meta']['cpu_seconds']:.0f} CPU s")
-        labels = concat_labels(parts)
-        if folder is not None:
-            save_labels(Path(folder) / "distill_labels.npz", labels)
+    labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed, tables=tables,
+                            label_prob=label_prob, worlds=worlds, candidates=candidates, verify_worlds=verify_worlds,
+                            screen_z=screen_z, save_to=None if folder is None else Path(folder) / "distill_labels.npz",
+                            name="distill labels", log=log)
     label_cpu = time.process_time() - cpu0
     verified = bool(int(labels["meta"].get("verify_worlds", 0)))
     obs, mask = labels["obs"], labels["mask"]
