@@ -155,7 +155,8 @@ def test_yangzhou_avoids_baopai_exposure():
 
 def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
     """``heuristic-flush`` is the Kawuxing heuristic with a 2-step 清一色 credit; a Kawuxing flush keeps no
-    dragons (清一色 has none, docs/rules/kawuxing.md §3.7); elsewhere it is the family's own heuristic."""
+    dragons (清一色 has none, docs/rules/kawuxing.md §3.7); in Yangzhou it credits its plans more; elsewhere it is the
+    family's own heuristic."""
     from agents import make_agent
     from agents.plans import SUIT_OF
 
@@ -166,8 +167,12 @@ def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
     mt = np.zeros((1, 34), np.int8)
     mt[0, 31] = 3  # a dragon pong rules every Kawuxing flush out
     assert not k._flush_allowed(mt)[1].any()
-    for variant in ("yangzhou", "gejiu"):
+    for variant in ("gejiu", "liuwei", "diedaohu"):
         assert make_agent("heuristic-flush", variant)._flush_bonus == make_agent("heuristic", variant)._flush_bonus
+    # Yangzhou's heuristic-flush credits its flush and all-triplets plans more (5 and 4 steps against 3 and 3:
+    # docs/training.md, "The 4-player variants")
+    yz, base = make_agent("heuristic-flush", "yangzhou"), make_agent("heuristic", "yangzhou")
+    assert (yz._flush_bonus, yz._triplets_bonus, base._flush_bonus, base._triplets_bonus) == (5, 4, 3, 3)
 
 
 def test_seven_pairs_plan_is_off_unless_credited():
