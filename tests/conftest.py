@@ -30,6 +30,8 @@ LONG_FIRST = (
     "tests/test_rllib.py::",  # 7.5 s for RLlib's PPO
     "tests/test_yzscore.py::test_verdict_equals_score_win",  # 8 + 5 + 2.4 s (the first compiles the verdict)
     "tests/test_clone.py::test_train_with_cloning",  # 7.4 s
+    "tests/test_departures.py::test_train_fits_a_departure_head_from_labels",  # 6.2 s
+    "tests/test_departures.py::test_a_checkpoint_with_a_departure_head_plays_it_and_is_checked",  # 5.1 s
     "tests/test_train.py::test_advised_run_with_an_oracle_critic",  # 6 s
     "tests/test_kwscore.py::test_verdict_equals_score_win",  # 5.9 s
     "tests/test_handk.py::test_other_dtypes",  # 4.7 s
@@ -37,6 +39,7 @@ LONG_FIRST = (
     "tests/test_yzscore.py::test_near_minimum",  # 4.4 s
     "tests/test_compiled_cache.py::test_a_damaged_entry_is_discarded",  # 3.2 s
     "tests/test_worlds.py::test_worlds_keep_what_the_seat_sees_and_play_on",  # 7 x 2-3 s
+    "tests/test_departures.py::test_fit_head_learns_a_planted_gain",  # 3.6 s
     "tests/test_distill.py::test_fit_learns_where_to_depart_from_the_advice",  # 3.2 CPU s
     "tests/test_heuristic_triplets.py::test_triplets_ukeire_matches_draw_by_draw",  # 2.7 s
     "tests/test_fuzz.py::test_script_arguments_are_accepted_or_refused_in_one_line",  # 2.6 s
