@@ -1,20 +1,22 @@
 """The departure head's learning curve: what it gains against the compiled heuristic as its labels grow.
 
 For each size in ``--sizes`` (labelled decisions, taken from the start of the label files, in file order) it fits
-a head (:func:`agents.departures.fit_head`, the ``long`` config's settings) and reports
+a head (:func:`agents.departures.fit_head`, the ``long`` config's settings) and reports, for each threshold in
+``--tau``,
 
 * the **held-out gain**: on the decisions of the label files after ``--holdout_from`` (never fitted), what playing
   the head's choice gains per decision and per seat-hand by the labels' own rollout values (unbiased);
 * the **duplicate gain**: on ``--walls`` walls of ``--seed``, the seat played by the head (the compiled player's
-  shortlist, the head's choice among it) against the compiled player ``fast`` in the other seats, each wall played
-  once with the head in each seat and once without; the figure is the head's seat money less the same seat's
-  money without it, per hand, with its 95 % CI over walls.  ``fast`` is ``heuristic-flush``'s compiled core (its
+  shortlist, the head's choice among it) against the compiled player ``fast`` in the other seats (``--variant``: any
+  variant, with its own number of seats), each wall played once with the head in each seat and once without; the
+  figure is the head's seat money less the same seat's money without it, per hand, with its 95 % CI over walls.  ``fast`` is ``heuristic-flush``'s compiled core (its
   shortlist matches the Python player's on 99.6 % of decisions), so this is a quick proxy of the policy's margin,
   not the evaluate.py measurement.
 
 The labelling CPU time of each size is the label files' own, prorated.  Prints a table, then one JSON line.
 
     python bench/departure_curve.py --labels runs/train/long/departure_labels.npz --sizes 10000 25000 50000 90000
+    python bench/departure_curve.py --variant gejiu --labels FILES --sizes 90000 --walls 1500 --tau 0.05 0.1 0.2
 """
 
 from __future__ import annotations
@@ -35,18 +37,22 @@ from agents.fastplay import FastPlayer  # noqa: E402
 from mjenv.encoding.observation import encoder_for  # noqa: E402
 from mjenv.engine import state as S  # noqa: E402
 from mjenv.engine.core import Engine  # noqa: E402
+from mjenv.rules.options import n_players  # noqa: E402
 
 
-def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.CandidateFeatures, batch: int = 256):
-    """``(money [len(walls), 3], departures, decisions)``: ``fast`` everywhere, the head choosing for ``seat`` (-1: nowhere)."""
-    player = FastPlayer("kawuxing3")
-    out = np.zeros((len(walls), 3))
+def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.CandidateFeatures, batch: int = 256,
+         variant: str = "kawuxing3"):
+    """``(money [len(walls), n seats], departures, decisions)``: ``fast`` everywhere, the head choosing for ``seat``
+    (-1: nowhere)."""
+    player = FastPlayer(variant)
+    seats = n_players(variant)
+    out = np.zeros((len(walls), seats))
     departs = decisions = 0
     for lo in range(0, len(walls), batch):
         ids = np.asarray(walls[lo : lo + batch])
-        eng = Engine("kawuxing3", len(ids), record_events=False)
+        eng = Engine(variant, len(ids), record_events=False)
         st, enc = eng.state, encoder_for(eng)
-        eng.reset(seed=seed, table_ids=ids, dealer=ids % 3)
+        eng.reset(seed=seed, table_ids=ids, dealer=ids % seats)
         acts = np.zeros(len(ids), np.int64)
         while True:
             live = np.flatnonzero(st.phase != S.DONE)
@@ -66,19 +72,21 @@ def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.Can
                     departs += int(go.sum())
                     decisions += len(b)
             eng.step(acts)
-        out[lo : lo + len(ids)] = st.money[:, :3]
+        out[lo : lo + len(ids)] = st.money[:, :seats]
     return out, departs, decisions
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--variant", default="kawuxing3", help="the variant the labels were made in")
     p.add_argument("--labels", nargs="+", required=True, help="label files (agents.distill.save_labels, 3 candidates)")
     p.add_argument("--sizes", nargs="+", type=int, required=True, help="labelled decisions to fit on, each a prefix")
     p.add_argument("--holdout_from", type=int, default=None, help="first held-out decision (default: the largest size)")
     p.add_argument("--walls", type=int, default=4000)
     p.add_argument("--first_wall", type=int, default=1000)
     p.add_argument("--seed", type=int, default=123)
-    p.add_argument("--tau", type=float, default=D.DEFAULTS["tau"])
+    p.add_argument("--tau", type=float, nargs="+", default=[D.DEFAULTS["tau"]],
+                   help="departure thresholds (money per hand); each is played on the same walls")
     a = p.parse_args(argv)
     import torch
 
@@ -89,10 +97,11 @@ def main(argv=None) -> int:
     if max(a.sizes) > cut or cut >= n:
         p.error(f"sizes must be <= the held-out start ({cut}), which must be below the {n} labelled decisions")
     meta = labels["meta"]
-    per_seat_hand = n / (meta["label_prob"] * 3 * meta["hands"])
+    seats = n_players(a.variant)
+    per_seat_hand = n / (meta["label_prob"] * seats * meta["hands"])
     cpu_per_label = meta["cpu_seconds"] / n
-    x, gain, valid = D.label_gains(labels, "kawuxing3")
-    feats = D.CandidateFeatures("kawuxing3")
+    x, gain, valid = D.label_gains(labels, a.variant)
+    feats = D.CandidateFeatures(a.variant)
     walls = np.arange(a.first_wall, a.first_wall + a.walls)
     rows = []
     base = None
@@ -100,26 +109,29 @@ def main(argv=None) -> int:
         t0 = time.process_time()
         head = D.fit_head(x[:size], gain[:size], valid[:size])
         fit_cpu = time.process_time() - t0
-        (held,) = D.realized_gains(D.predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], [a.tau], per_seat_hand)
+        held_rows = D.realized_gains(D.predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], a.tau, per_seat_hand)
         if base is None:
-            base, _, _ = play(walls, a.seed, -1, head, a.tau, feats)
-        diffs, dep, dec = [], 0, 0
-        for seat in range(3):
-            money, d_, n_ = play(walls, a.seed, seat, head, a.tau, feats)
-            diffs.append(money[:, seat] - base[:, seat])
-            dep, dec = dep + d_, dec + n_
-        d = np.mean(diffs, 0)
-        row = {"labels": size, "label_cpu_s": round(size * cpu_per_label, 1), "fit_cpu_s": round(fit_cpu, 1),
-               "held_out_gain_per_seat_hand": round(held["gain_per_seat_hand"], 4),
-               "held_out_ci95": round(held["ci95_per_seat_hand"], 4), "duplicate_gain_per_hand": round(float(d.mean()), 4),
-               "duplicate_ci95": round(float(1.96 * d.std(ddof=1) / np.sqrt(len(d))), 4),
-               "departs": round(dep / max(dec, 1), 4)}
-        rows.append(row)
-        print(f"{size:>8,} labels ({row['label_cpu_s']:>6.0f} CPU s): held out {row['held_out_gain_per_seat_hand']:+.3f} ± "
-              f"{row['held_out_ci95']:.3f} per seat-hand; duplicate {row['duplicate_gain_per_hand']:+.3f} ± "
-              f"{row['duplicate_ci95']:.3f} per hand over {a.walls} walls (departs at {100 * row['departs']:.1f} %)", flush=True)
-    print(json.dumps({"tau": a.tau, "walls": [int(walls[0]), int(walls[-1])], "seed": a.seed, "held_out_from": cut,
-                      "rows": rows}))
+            base, _, _ = play(walls, a.seed, -1, head, 0.0, feats, variant=a.variant)
+        for tau, held in zip(a.tau, held_rows):
+            diffs, dep, dec = [], 0, 0
+            for seat in range(seats):
+                money, d_, n_ = play(walls, a.seed, seat, head, tau, feats, variant=a.variant)
+                diffs.append(money[:, seat] - base[:, seat])
+                dep, dec = dep + d_, dec + n_
+            d = np.mean(diffs, 0)
+            row = {"labels": size, "tau": tau, "label_cpu_s": round(size * cpu_per_label, 1),
+                   "fit_cpu_s": round(fit_cpu, 1), "held_out_gain_per_seat_hand": round(held["gain_per_seat_hand"], 4),
+                   "held_out_ci95": round(held["ci95_per_seat_hand"], 4),
+                   "duplicate_gain_per_hand": round(float(d.mean()), 4),
+                   "duplicate_ci95": round(float(1.96 * d.std(ddof=1) / np.sqrt(len(d))), 4),
+                   "departs": round(dep / max(dec, 1), 4)}
+            rows.append(row)
+            print(f"{size:>8,} labels ({row['label_cpu_s']:>6.0f} CPU s), tau {tau:g}: held out "
+                  f"{row['held_out_gain_per_seat_hand']:+.3f} ± {row['held_out_ci95']:.3f} per seat-hand; duplicate "
+                  f"{row['duplicate_gain_per_hand']:+.3f} ± {row['duplicate_ci95']:.3f} per hand over {a.walls} walls "
+                  f"(departs at {100 * row['departs']:.1f} %)", flush=True)
+    print(json.dumps({"variant": a.variant, "walls": [int(walls[0]), int(walls[-1])], "seed": a.seed,
+                      "held_out_from": cut, "rows": rows}))
     return 0
 
 
