@@ -182,7 +182,7 @@ def test_train_fits_a_departure_head_from_labels(tmp_path, capsys):
     with pytest.raises(ArgsError, match="--departure_decisions: needs --advice"):
         train.check_args(train.Args(departure_decisions=10, advice=False))
     long, _ = parse_args(train.Args, ["--config", "long"], config_dir=train.CONFIG_DIR)
-    assert long.departure_decisions == 100_000 and long.departure_seed == 3000 and long.total_timesteps == 0
+    assert long.departure_decisions == 200_000 and long.departure_seed == 3000 and long.total_timesteps == 0
 
 
 def test_a_chi_candidate_leaves_the_hand_without_its_two_tiles():
