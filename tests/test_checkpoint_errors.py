@@ -128,7 +128,7 @@ def test_the_checksum_covers_names_shapes_and_values_only(payload):
     assert tensor_checksum(copy) != payload["checksum"]
 
 
-@pytest.mark.parametrize("name", ["kawuxing3-default.pt", "yangzhou-default.pt"])
+@pytest.mark.parametrize("name", ["kawuxing3-default.pt", "yangzhou-default.pt", "liuwei-default.pt"])
 def test_the_shipped_checkpoints_are_stamped_and_intact(name):
     from agents import CHECKPOINT_DIR, shipped_checkpoints
 
