@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.rllib  # .ci/run runs these after installing the rllib extra
 
 
 @pytest.fixture(autouse=True)
