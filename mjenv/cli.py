@@ -9,8 +9,9 @@ Subcommands are registered in :data:`COMMANDS` (name -> (add-arguments function,
 (``replay``, ``play`` ...) adds an entry there; a command whose logic lives in its own module registers that
 module's two functions.  Today: ``score`` (one winning hand of any variant, the rules of docs/rules/: Kawuxing
 §3.7-§3.10, Gejiu §6, Diedaohu §7, Yangzhou §8-§9, Liuwei §10), ``replay`` (:mod:`mjenv.replay`), ``rules``
-(the option reference, :mod:`mjenv.rules.reference`), ``play`` (a hand against the bots, :mod:`mjenv.play`) and
-``dataset`` (decisions for offline learning, :mod:`mjenv.dataset`).
+(the option reference, :mod:`mjenv.rules.reference`), ``play`` (a hand against the bots, :mod:`mjenv.play`),
+``dataset`` (decisions for offline learning, :mod:`mjenv.dataset`) and ``review`` (a replay's decisions valued by
+search, :mod:`mjenv.review`).
 
 ``score`` reads each rule family from its class (:mod:`mjenv.engine.family`, ``VariantSpec.family``): how to
 score one hand in a situation (``score_situation``), the JSON object (``score_json``), the text notes on value and
@@ -37,6 +38,7 @@ from mjenv.dataset import add_dataset_subcommand, dataset_main
 from mjenv.engine.family import FAMILIES, family_class
 from mjenv.play import add_play_subcommand, play_main
 from mjenv.replay import add_replay_subcommand, replay_main
+from mjenv.review import add_review_subcommand, review_main
 from mjenv.rules import reference
 from mjenv.rules.reference import add_rules_subcommand, rules_main
 from mjenv.rules.options import (
@@ -325,6 +327,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse._SubParsersAction], None], Callable
     "rules": (add_rules_subcommand, rules_main),
     "play": (add_play_subcommand, play_main),
     "dataset": (add_dataset_subcommand, dataset_main),
+    "review": (add_review_subcommand, review_main),
 }
 
 

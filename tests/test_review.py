@@ -1,0 +1,236 @@
+"""The game reviewer (mjenv/review.py, ``mjenv review``): the loss of a constructed decision whose cost the rules
+fix, random found out against the heuristic, determinism, every variant's decisions (claim windows, Gejiu's kong
+tiles, 亮倒, 园子 sessions), the JSON format, the bad inputs (one line, exit 2), the page in a real browser."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from agents.base import agent_act
+from agents.search import SearchAgent
+from mjenv.cli import main
+from mjenv.encoding import actions as A
+from mjenv.encoding.observation import encoder_for
+from mjenv.engine.core import Engine
+from mjenv.replay import read_replay, write_replay
+from mjenv.review import FORMAT, ReviewError, review_hands, review_html, summary_text
+from mjenv.tiles import parse_tiles
+
+VARIANTS = ("kawuxing3", "kawuxing4", "gejiu", "diedaohu", "yangzhou", "yangzhou_new", "liuwei")
+
+
+def play_hands(path, variant: str, specs, seed: int, hands: int = 1, match: bool = False):
+    """Play ``hands`` hands with agents ``specs`` (one per seat) and write them to ``path``; with ``match`` the
+    hands continue one match (sessions and 园子 balances carry over), else each is a fresh deal."""
+    eng = Engine(variant, 1, record_events=True)
+    agents = [make_agent(s, variant, seed=seed + i) for i, s in enumerate(specs)]
+    enc = encoder_for(eng)
+    rows = np.array([0])
+    for h in range(hands):
+        if h == 0 or not match:
+            eng.reset(seed=seed + h)
+        else:
+            eng.next_hand(seed=seed + h)
+        dec = []
+        while not eng.done[0]:
+            s = int(eng.state.actor[0])
+            obs = enc.encode(eng.state, eng.state.actor[rows], rows, engine=eng)
+            a = int(agent_act(agents[s], obs, eng.mask[rows], engine=eng, tables=rows)[0])
+            dec.append({"at": eng.event_count(0), "seat": s, "action": a})
+            eng.step(np.array([a]))
+        write_replay(path, eng, 0, {"seed": seed + h, "agents": list(specs)}, decisions=dec, append=h > 0)
+    return read_replay(path)
+
+
+# ------------------------------------------------------------------------------------ the constructed decision
+
+
+def _kong_replay(path):
+    """The dealer holds 5555z 123p 456p 789p 1s and discards a 5z instead of declaring the concealed kong: each
+    opponent would have paid 2 at once (Kawuxing's kong money), and both keep the hand ready on 1s."""
+    eng = Engine("kawuxing3", 1, record_events=True)
+    want = parse_tiles("5555z123p456p789p1s")
+    rest = list(eng.tiles)
+    for t in want:
+        rest.remove(t)
+    rest = list(np.random.default_rng(0).permutation(rest))
+    eng.reset(walls=[want[:13] + rest[:26] + [want[13]] + rest[26:]])
+    probe = Engine("kawuxing3", 1, record_events=True)
+    probe.reset(walls=[want[:13] + rest[:26] + [want[13]] + rest[26:]])
+    kong, discard = A.KONG_SELF + parse_tiles("5z")[0], parse_tiles("5z")[0]
+    probe.step(np.array([kong]))
+    kong_money = sum(t["amount"] for ev in probe.events[0] if ev["type"] == "kong" for t in ev["transfers"])
+    ref = SearchAgent("kawuxing3").evaluate(eng, 0, [discard, kong], worlds=1024, seed=987654)
+    eng.step(np.array([discard]))
+    fast = make_agent("fast").player
+    acts = np.zeros(1, np.int64)
+    while not eng.done[0]:
+        fast.decide(eng, out=acts)
+        eng.step(acts)
+    write_replay(path, eng, 0)
+    return read_replay(path), kong_money, ref
+
+
+def test_constructed_decision_loss_interval_holds_the_known_cost(tmp_path):
+    """Giving the kong up costs its money (4: 2 from each opponent) plus what the replacement draw is worth; the
+    review's 95 % interval at the default budget holds the kong money and the gap measured on 1,024 other worlds."""
+    hands, kong_money, ref = _kong_replay(tmp_path / "kong.jsonl")
+    assert kong_money == 4
+    review = review_hands(hands, seats=[0])
+    d = review["decisions"][0]
+    assert (d["hand"], d["step"], d["seat"], d["kind"]) == (1, 0, 0, "turn")
+    assert d["chosen"] == "discard:5z" and d["best"] == "kong:5z"
+    lo, hi = d["ci95"]
+    gap = float((ref[1] - ref[0]).mean())
+    assert lo <= kong_money <= hi and lo <= gap <= hi, (d, gap)
+    assert lo > 0
+    values = {v["action"]: v["value"] for v in d["values"]}
+    assert abs(values["kong:5z"] - values["discard:5z"] - d["loss"]) < 1e-3  # both halves pick the kong
+
+
+# ------------------------------------------------------------------------------------ random is found out
+
+
+def test_random_loses_more_than_the_heuristic(tmp_path):
+    """Random against two heuristics: random's mean estimated loss per decision is larger, the intervals apart."""
+    hands = play_hands(tmp_path / "rh.jsonl", "kawuxing3", ["random", "heuristic", "heuristic"], seed=40, hands=8)
+    review = review_hands(hands, worlds=16)
+    by = {p["player"]: p for p in review["players"]}
+    r, h = by["random"], by["heuristic"]
+    assert r["decisions"] >= 20 and h["decisions"] >= 20
+    assert r["mean_loss_ci95"][0] > h["mean_loss_ci95"][1], (r, h)
+    assert r["agreement"] < h["agreement"]
+
+
+# ------------------------------------------------------------------------------------ determinism and format
+
+
+def test_review_is_deterministic_for_a_seed(tmp_path):
+    hands = play_hands(tmp_path / "d.jsonl", "kawuxing3", ["heuristic", "random", "heuristic"], seed=7)
+    a = review_hands(hands, seats=["A"], worlds=8, seed=3)
+    b = review_hands(hands, seats=[0], worlds=8, seed=3)
+    c = review_hands(hands, seats=[0], worlds=8, seed=4)
+    assert a == b
+    assert [d["values"] for d in a["decisions"]] != [d["values"] for d in c["decisions"]]
+
+
+def test_json_format_and_summary(tmp_path, capsys):
+    path = tmp_path / "g.jsonl"
+    play_hands(path, "kawuxing3", ["random", "heuristic", "heuristic-flush"], seed=11)
+    out = tmp_path / "r.json"
+    assert main(["review", str(path), "--worlds", "4", "--seat", "0", "2", "--agent", "heuristic",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    r = json.loads(out.read_text(encoding="utf-8"))
+    assert r["format"] == FORMAT and r["variant"] == "kawuxing3" and r["worlds"] == 4 and r["seed"] == 0
+    assert isinstance(r["rules"]["options"], dict)
+    assert [s["seat"] for s in r["seats"]] == [0, 2]
+    rep = read_replay(path)[0]
+    acts = [x for x in rep.records if x["type"] == "action"]
+    for d in r["decisions"]:
+        assert d["seat"] in (0, 2) and d["hand"] == 1
+        act = acts[d["step"]]
+        assert act["seat"] == d["seat"] and act["name"] == d["chosen"]
+        names = [v["action"] for v in d["values"]]
+        assert names[0] == d["chosen"] and d["best"] in names and d["agent"]["action"] in names
+        assert len(names) >= 2 and "win" not in names
+        assert d["ci95"][0] <= d["loss"] <= d["ci95"][1]
+        best = max(d["values"], key=lambda v: v["value"])
+        assert best["action"] == d["best"]
+    for s in r["seats"]:
+        mine = [d for d in r["decisions"] if d["seat"] == s["seat"]]
+        assert s["decisions"] == len(mine) > 0
+        assert abs(s["mean_loss"] - np.mean([d["loss"] for d in mine])) < 1e-3
+        assert s["agreement"] == round(np.mean([d["chosen"] == d["best"] for d in mine]), 4)
+        assert 0 <= s["agent_agreement"] <= 1
+    assert "seat A (random):" in text and "seat C (heuristic-flush):" in text and "agrees with the search" in text
+    assert "seat B" not in text
+
+
+# ------------------------------------------------------------------------------------ every variant
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant(tmp_path, variant):
+    """Two hands of one match (sessions and 园子 balances carried over) of random and heuristic players; every
+    decision with a choice and no win is reviewed, in claim windows too, Gejiu's kong-tile picks included."""
+    n = 3 if variant == "kawuxing3" else 4
+    specs = (["random", "heuristic"] * 2)[:n]
+    hands = play_hands(tmp_path / "v.jsonl", variant, specs, seed=3, hands=2, match=True)
+    review = review_hands(hands, worlds=2)
+    decided = []
+    for h, rep in enumerate(hands, start=1):
+        acts = [x for x in rep.records if x["type"] == "action"]
+        decided += [(h, i) for i, x in enumerate(acts)]
+    got = {(d["hand"], d["step"]) for d in review["decisions"]}
+    assert got and got <= set(decided)
+    kinds = {d["kind"] for d in review["decisions"]}
+    assert "turn" in kinds and "claim" in kinds
+    for d in review["decisions"]:
+        assert all(v["action"] != "win" for v in d["values"])
+    if variant == "gejiu":
+        assert "pick" in kinds or not any("kong_pick" in json.dumps(r.records) for r in hands)
+    if hands[1].header.get("session") is not None:
+        assert hands[1].header["session"]["hands"] == 1
+
+
+# ------------------------------------------------------------------------------------ bad input
+
+
+def _one_line_error(capsys, argv, fragment):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("mjenv: error: ") and fragment in lines[0], err
+    return out
+
+
+def test_bad_inputs_are_one_line_and_exit_2(tmp_path, capsys):
+    path = tmp_path / "b.jsonl"
+    play_hands(path, "kawuxing3", ["heuristic"] * 3, seed=5)
+    json_out = tmp_path / "never.json"
+    _one_line_error(capsys, ["review", str(path), "--seat", "3", "--json", str(json_out)], "--seat '3': kawuxing3 has seats 0..2")
+    _one_line_error(capsys, ["review", str(path), "--seat", "D"], "--seat 'D'")
+    _one_line_error(capsys, ["review", str(path), "--agent", "liuwei-default.pt"], "--agent 'liuwei-default.pt' cannot play kawuxing3")
+    _one_line_error(capsys, ["review", str(path), "--agent", "nobody"], "--agent 'nobody' cannot play kawuxing3")
+    _one_line_error(capsys, ["review", str(path), "--worlds", "1"], "--worlds must be at least 2")
+    _one_line_error(capsys, ["review", str(tmp_path / "none.jsonl")], "none.jsonl")
+    _one_line_error(capsys, ["review", str(path), "--html", str(tmp_path / "no" / "x.html")], "cannot write")
+    lines = path.read_text(encoding="utf-8").splitlines()  # a recorded decision changed: the replay does not verify
+    i = next(i for i, ln in enumerate(lines) if '"type":"action"' in ln and '"seat":1' in ln)
+    rec = json.loads(lines[i])
+    rec["action"] = A.PASS if rec["action"] != A.PASS else 0
+    lines[i] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _one_line_error(capsys, ["review", str(path)], "hand 1 does not verify")
+    assert not json_out.exists()
+    with pytest.raises(ReviewError, match="does not verify"):
+        review_hands(read_replay(path))
+
+
+# ------------------------------------------------------------------------------------ the page
+
+
+def _page(tmp_path):
+    path = tmp_path / "p.jsonl"
+    hands = play_hands(path, "kawuxing3", ["random", "heuristic", "heuristic"], seed=21, hands=2)
+    review = review_hands(hands, worlds=4)
+    out = tmp_path / "review.html"
+    out.write_text(review_html(hands, review, str(path)), encoding="utf-8")
+    return out, hands, review
+
+
+def test_page_is_self_contained_and_carries_the_review(tmp_path):
+    out, hands, review = _page(tmp_path)
+    page = out.read_text(encoding="utf-8")
+    assert not re.search(r"""<(script|link|img|iframe)[^>]*\s(src|href)\s*=""", page, re.I)
+    assert not re.search(r"""(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/""", page.replace("http://www.w3.org", ""), re.I)
+    data = json.loads(re.search(r"const REVIEW = (.*?);</script>", page, re.S).group(1))
+    assert data["format"] == FORMAT and len(data["decisions"]) == len(review["decisions"])
+    assert all(d["frame"] == d["event"] - 1 for d in data["decisions"])
+    assert summary_text(review).startswith("review of")
