@@ -113,12 +113,10 @@ from mjenv.rules.options import (
     NonNegativeInteger,
     OptionalPositiveNumber,
     PositiveNumber,
-    get_variant,
-    load_rules,
     option_info,
     options_to_dict,
-    tile_kinds,
 )
+from mjenv.rules.value import Rules, door_rules, load_rules
 from mjenv.tiles import WINDS
 
 OBS_VERSION = "mjenv-obs-v1"
@@ -222,11 +220,13 @@ class ObservationEncoder:
 
     version = OBS_VERSION
 
-    def __init__(self, variant: str, opts=None):
-        self.variant = variant
-        self.opts = opts if opts is not None else load_rules(variant)
-        self.n = get_variant(variant).n_players
-        self.kinds = tile_kinds(variant, self.opts)
+    def __init__(self, variant: str | Rules | None = None, opts=None, *, rules: Rules | None = None):
+        # ``rules`` (or ``variant`` given as a Rules) is used as it is; else the variant's default rules, or ``opts``
+        self.rules = door_rules(variant, options=opts, rules=rules)
+        self.variant = variant = self.rules.variant
+        self.opts = self.rules.options
+        self.n = self.rules.n_players
+        self.kinds = self.rules.kinds_mask
         self.wall_size = int(self.kinds.sum()) * 4
         self.live_wall = self.wall_size - 13 * self.n - 1
         # The family answers "are there sessions / a bankroll" without an engine; it only reads opts and n.
@@ -271,7 +271,8 @@ class ObservationEncoder:
     @classmethod
     def for_engine(cls, engine) -> "ObservationEncoder":
         """The encoder matching an :class:`~mjenv.engine.core.Engine` (shared, cached per variant and options)."""
-        return _cached(cls, engine.variant, engine.opts)
+        rules = getattr(engine, "rules", None)
+        return _cached(cls, rules if rules is not None else load_rules(engine.variant, options=engine.opts))
 
     def _blocks(self) -> list[Block]:
         n = self.n
@@ -471,8 +472,8 @@ class RowEncoder:
 
 
 @lru_cache(maxsize=64)
-def _cached(cls, variant: str, opts) -> ObservationEncoder:
-    return cls(variant, opts)
+def _cached(cls, rules: Rules) -> ObservationEncoder:
+    return cls(rules=rules)
 
 
 def encoder_for(engine, oracle: bool = False) -> ObservationEncoder:

@@ -40,7 +40,7 @@ from mjenv.engine.family import Family, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.engine import table as T
 from mjenv.rules import hand as H
-from mjenv.rules.options import load_rules, n_players, tile_kinds
+from mjenv.rules.value import Rules, door_rules
 from mjenv.tiles import Meld, NotationError, format_counts, parse_tiles, tile_name
 
 __all__ = ["Engine", "IllegalActionError", "WallError", "seeded_wall", "CLAIM", "CLAIMED", "DONE", "PICK", "ROB", "TURN"]
@@ -256,27 +256,32 @@ def _direct_entry(dispatcher, example_args: tuple):
 
 
 class Engine:
-    """B tables of one variant.  See the module docstring for the stepping contract."""
+    """B tables of one variant.  See the module docstring for the stepping contract.
+
+    The rules are a :class:`mjenv.rules.Rules` value (``rules=``, or ``variant`` given as one), or resolved here
+    once from ``variant`` (default ``kawuxing3``), ``ruleset``, ``preset`` and ``options`` (a mapping, or a
+    complete options value) by :func:`mjenv.rules.load_rules`; ``engine.rules`` keeps the value.
+    """
 
     def __init__(
         self,
-        variant: str = "kawuxing3",
+        variant: str | Rules | None = None,
         batch_size: int = 1,
         *,
         ruleset: str | None = None,
         preset: str | None = None,
         options: Mapping[str, Any] | Any = None,
         record_events: bool = True,
+        rules: Rules | None = None,
     ):
         batch_size = check_batch_size(batch_size)
-        if options is not None and not isinstance(options, Mapping):
-            self.opts = options
-        else:
-            self.opts = load_rules(variant, ruleset=ruleset, preset=preset, options=options)
-        self.variant = variant
+        # the public door: the rule strings are resolved here once (variant None: kawuxing3), or rules= handed in
+        self.rules = door_rules(variant, ruleset, preset, options, rules)
+        self.opts = self.rules.options
+        self.variant = variant = self.rules.variant
         jitcache.set_subject(f"the {variant} game core")  # the notice if its compiled code must be built
-        self.n = n_players(variant)
-        self.kinds = tile_kinds(variant, self.opts)
+        self.n = self.rules.n_players
+        self.kinds = self.rules.kinds_mask
         self.tiles = np.repeat(np.arange(34, dtype=np.int8), np.where(self.kinds, 4, 0))
         self.wall_size = len(self.tiles)
         self.batch_size = int(batch_size)

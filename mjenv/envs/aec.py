@@ -5,7 +5,9 @@ the env with PettingZoo's classic wrapper behaviour (illegal move → the mover 
 out-of-bounds actions asserted; call order enforced; one layer, :class:`_ClassicWrapper`, that reads
 legality from the engine); ``mjenv.raw_env(...)`` the bare env, whose
 ``step`` raises :class:`~mjenv.engine.core.IllegalActionError` on an illegal action.  The env is a
-thin adapter over :class:`~mjenv.engine.core.Engine` (batch size 1): no rule lives here.
+thin adapter over :class:`~mjenv.engine.core.Engine` (batch size 1): no rule lives here.  The rules are resolved
+once, by the engine (:func:`mjenv.rules.load_rules`), or handed in resolved: ``mjenv.env(rules=...)`` (a
+:class:`mjenv.rules.Rules`, in place of variant, ruleset, preset and options).
 
 Agents
     ``player_0`` … ``player_{n-1}`` = seats 0 … n-1 (n = 3 for ``kawuxing3``, 4 for every other variant);
@@ -126,6 +128,7 @@ from mjenv.encoding.observation import encoder_for
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.state import DONE
+from mjenv.rules.value import Rules
 from mjenv.render import render_table
 from mjenv.replay import write_replay
 
@@ -140,7 +143,7 @@ class raw_env(AECEnv):
 
     def __init__(
         self,
-        variant: str = "kawuxing3",
+        variant: str | Rules | None = None,
         ruleset: str | None = None,
         preset: str | None = None,
         options: Any = None,
@@ -149,12 +152,14 @@ class raw_env(AECEnv):
         oracle: bool = False,
         record_replay: str | None = None,
         render_omniscient: bool = False,
+        rules: Rules | None = None,
     ):
         super().__init__()
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode {render_mode!r} not supported; use one of {self.metadata['render_modes']}")
-        self.engine = Engine(variant, 1, ruleset=ruleset, preset=preset, options=options, record_events=True)
-        self.variant = variant
+        self.engine = Engine(variant, 1, ruleset=ruleset, preset=preset, options=options, record_events=True, rules=rules)
+        self.rules = self.engine.rules
+        self.variant = variant = self.rules.variant
         self.ruleset = ruleset
         self.preset = preset
         self.render_mode = render_mode
@@ -560,7 +565,7 @@ class _AgentIterator(AECOrderEnforcingIterator):
 
 
 def env(
-    variant: str = "kawuxing3",
+    variant: str | Rules | None = None,
     ruleset: str | None = None,
     preset: str | None = None,
     options: Any = None,

@@ -17,7 +17,7 @@ before a seat's first decision) is paid with that first observation.  An episode
 ``reset(seed=s)`` is the wall of ``(s, k)`` with dealer ``k % n``, as in :mod:`mjenv.envs.vector`.
 
 ``env_config`` keys: ``variant`` (default ``kawuxing3``), ``ruleset``, ``preset``, ``options`` (a dict of rule
-options), ``seed``.  ``examples/rllib_ppo.py`` trains RLlib's PPO on it with one shared masked policy.
+options), or ``rules`` (a :class:`mjenv.rules.Rules` value instead of those four), ``seed``.  ``examples/rllib_ppo.py`` trains RLlib's PPO on it with one shared masked policy.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.envs.vector import show_value
 from mjenv.engine.state import DONE
 
-_KEYS = {"variant", "ruleset", "preset", "options", "seed"}
+_KEYS = {"variant", "ruleset", "preset", "options", "rules", "seed"}
 
 
 class MahjongRLlibEnv(MultiAgentEnv):
@@ -47,9 +47,10 @@ class MahjongRLlibEnv(MultiAgentEnv):
         unknown = set(config) - _KEYS
         if unknown:
             raise ValueError(f"env_config: unknown key(s) {', '.join(sorted(unknown))}; valid: {', '.join(sorted(_KEYS))}")
-        self.variant = config.get("variant", "kawuxing3")
-        self.engine = Engine(self.variant, 1, ruleset=config.get("ruleset"), preset=config.get("preset"),
-                             options=config.get("options"), record_events=False)
+        self.engine = Engine(config.get("variant"), 1, ruleset=config.get("ruleset"), preset=config.get("preset"),
+                             options=config.get("options"), record_events=False, rules=config.get("rules"))
+        self.rules = self.engine.rules
+        self.variant = self.rules.variant
         self.n = self.engine.n
         self.encoder = encoder_for(self.engine)
         self.seed = check_seed(config.get("seed", 0))

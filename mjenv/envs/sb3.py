@@ -27,6 +27,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.engine.arguments import check_seed
 from mjenv.envs.vector import LearnerEnvCore, Policy
+from mjenv.rules.value import Rules
 
 
 class MahjongSB3VecEnv(LearnerEnvCore, VecEnv):
@@ -39,7 +40,7 @@ class MahjongSB3VecEnv(LearnerEnvCore, VecEnv):
 
     def __init__(
         self,
-        variant: str = "kawuxing3",
+        variant: str | Rules | None = None,
         num_envs: int = 8,
         *,
         ruleset: str | None = None,
@@ -50,10 +51,11 @@ class MahjongSB3VecEnv(LearnerEnvCore, VecEnv):
         flatten: bool = True,
         oracle: bool = False,
         seed: int | None = None,
+        rules: Rules | None = None,
     ):
         space = self._build_core(
             variant, num_envs, flatten, ruleset=ruleset, preset=preset, options=options,
-            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed, rules=rules,
         )
         self.render_mode = None
         super().__init__(num_envs, space, spaces.Discrete(N_ACTIONS))

@@ -28,6 +28,7 @@ from mjenv.encoding.actions import N_ACTIONS
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import IllegalActionError
 from mjenv.envs.vector import LearnerEnvCore, Policy, show_value
+from mjenv.rules.value import Rules
 
 
 class MahjongSingleEnv(LearnerEnvCore, gym.Env):
@@ -37,7 +38,7 @@ class MahjongSingleEnv(LearnerEnvCore, gym.Env):
 
     def __init__(
         self,
-        variant: str = "kawuxing3",
+        variant: str | Rules | None = None,
         *,
         ruleset: str | None = None,
         preset: str | None = None,
@@ -49,6 +50,7 @@ class MahjongSingleEnv(LearnerEnvCore, gym.Env):
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
+        rules: Rules | None = None,
     ):
         if illegal_action not in ("terminate", "raise"):
             raise ValueError(f"illegal_action must be 'terminate' or 'raise', got {illegal_action!r}")
@@ -56,7 +58,7 @@ class MahjongSingleEnv(LearnerEnvCore, gym.Env):
             raise ValueError(f"render_mode {render_mode!r} not supported; use one of {self.metadata['render_modes']}")
         self.observation_space = self._build_core(
             variant, 1, flatten, ruleset=ruleset, preset=preset, options=options,
-            learner_seats=learner_seats, opponent=opponent, oracle=oracle,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, rules=rules,
         )
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)

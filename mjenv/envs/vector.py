@@ -13,6 +13,9 @@ This module owns
   trains on directly;
 * :func:`random_policy` — the default opponent, uniformly random among legal actions.
 
+Every constructor takes the rules as ``variant`` / ``ruleset`` / ``preset`` / ``options`` (resolved once, by the
+engine) or as ``rules=`` (a resolved :class:`mjenv.rules.Rules`).
+
 Sub-env ``b`` is table ``b`` seen from its learner seat.  An episode is one hand.  Observations are
 the ``mjenv-obs-v1`` encoding (``float32 [C, 34]``, or ``[C*34]`` with ``flatten=True``) of the
 learner seat; ``action_masks()`` / ``info["action_mask"]`` are its legal actions.  The reward of a
@@ -55,6 +58,7 @@ from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.sampling import ActionSampler
 from mjenv.engine.state import DONE
+from mjenv.rules.value import Rules
 
 Policy = Callable[[Any, np.ndarray], np.ndarray]
 
@@ -124,7 +128,7 @@ class LearnerTables:
 
     def __init__(
         self,
-        variant: str = "kawuxing3",
+        variant: str | Rules | None = None,
         num_tables: int = 8,
         *,
         ruleset: str | None = None,
@@ -135,10 +139,13 @@ class LearnerTables:
         oracle: bool = False,
         record_events: bool = False,
         seed: int | None = None,
+        rules: Rules | None = None,
     ):
         self.engine = Engine(
-            variant, num_tables, ruleset=ruleset, preset=preset, options=options, record_events=record_events
+            variant, num_tables, ruleset=ruleset, preset=preset, options=options, record_events=record_events,
+            rules=rules,
         )
+        self.rules = self.engine.rules
         self.n = self.engine.n
         self.B = num_tables
         self.encoder = encoder_for(self.engine, oracle)
@@ -297,7 +304,7 @@ class LearnerEnvCore:
     core: LearnerTables
     flatten: bool
 
-    def _build_core(self, variant: str, num_tables: int, flatten: bool, **kwargs) -> spaces.Box:
+    def _build_core(self, variant: str | Rules | None, num_tables: int, flatten: bool, **kwargs) -> spaces.Box:
         """Make ``self.core`` (:class:`LearnerTables` of ``kwargs``) and return one learner's observation space."""
         self.core = LearnerTables(variant, num_tables, **kwargs)
         self.flatten = bool(flatten)
@@ -320,7 +327,7 @@ class MahjongVectorEnv(LearnerEnvCore, VectorEnv):
 
     def __init__(
         self,
-        variant: str = "kawuxing3",
+        variant: str | Rules | None = None,
         num_envs: int = 8,
         *,
         ruleset: str | None = None,
@@ -332,12 +339,13 @@ class MahjongVectorEnv(LearnerEnvCore, VectorEnv):
         oracle: bool = False,
         seed: int | None = None,
         render_mode: str | None = None,
+        rules: Rules | None = None,
     ):
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode {render_mode!r} not supported; use 'ansi' or None")
         self.single_observation_space = self._build_core(
             variant, num_envs, flatten, ruleset=ruleset, preset=preset, options=options,
-            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed, rules=rules,
         )
         self.render_mode = render_mode
         self.num_envs = num_envs
@@ -398,7 +406,7 @@ class MahjongVectorEnv(LearnerEnvCore, VectorEnv):
         self.closed = True
 
 
-def sb3_vec_env(variant: str = "kawuxing3", num_envs: int = 8, **kwargs):
+def sb3_vec_env(variant: str | Rules | None = None, num_envs: int = 8, **kwargs):
     """A stable-baselines3 ``VecEnv`` (flat observations) with ``action_masks()``; needs stable-baselines3."""
     from mjenv.envs.sb3 import MahjongSB3VecEnv
 

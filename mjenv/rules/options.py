@@ -85,6 +85,7 @@ __all__ = [
     "parse_option_value",
     "parse_option_assignments",
     "load_rules",
+    "resolution_count",
     "load_ruleset",
     "load_preset",
     "list_rulesets",
@@ -930,6 +931,15 @@ def _reject_absent(spec: VariantSpec, values: Mapping[str, Any], where: str) -> 
             )
 
 
+_RESOLUTIONS = 0
+
+
+def resolution_count() -> int:
+    """How many times :func:`load_rules` ran in this process (the layers hand a resolved
+    :class:`mjenv.rules.Rules` down instead of resolving again; tests count with this)."""
+    return _RESOLUTIONS
+
+
 def load_rules(
     variant: str,
     ruleset: str | None = None,
@@ -940,7 +950,10 @@ def load_rules(
 
     Explicit values may be Python values or command-line text (``"none"``, ``"16"``, ``"2.5"``).  Unknown
     names, bad values, unknown rulesets/presets and options the variant lacks raise :class:`OptionError`.
+    Each call counts as one resolution (:func:`resolution_count`).
     """
+    global _RESOLUTIONS
+    _RESOLUTIONS += 1
     spec = get_variant(variant)
     explicit = dict(options or {})
     for meta in ("ruleset", "preset"):
