@@ -19,8 +19,10 @@ the same worlds), the best of each half of the worlds being picked on the other 
 winner's-curse bias where candidates are within the noise of each other; exactly best − chosen where both halves
 agree).  Decisions with one legal action, and decisions where a win is legal, are not reviewed.
 
-The worlds of decision ``step`` of hand ``h`` are drawn from a seed made of ``seed``, ``h`` and ``step``, so a
-review is deterministic for a seed.
+A decision is named by its hand (1-based) and its *step*: the replay viewer's step that shows the table the seat
+decides at (the number of events before the decision less one; ``mjenv replay FILE --html`` pages open there with
+``#hand=H&step=S``).  The worlds of the ``k``-th decision of hand ``h`` are drawn from a seed made of ``seed``,
+``h`` and ``k``, so a review is deterministic for a seed.
 """
 
 from __future__ import annotations
@@ -217,8 +219,8 @@ class _Reviewer:
         loss, lo, hi = _interval(_crossfit(v, 0))
         rec = {
             "hand": hand,
-            "step": step,
-            "event": eng.event_count(0),
+            "step": eng.event_count(0) - 1,
+            "decision": step,
             "seat": int(eng.state.actor[0]),
             "kind": kind,
             "chosen": A.action_name(cands[0]),
@@ -377,7 +379,7 @@ def review_html(hands: Sequence[Replay], review: dict, source: str = "") -> str:
     page = build_html(hands, source)
     part = resources.files("mjenv").joinpath(REVIEW_TEMPLATE).read_text(encoding="utf-8")
     data = {k: review[k] for k in ("format", "variant", "worlds", "seed", "seats", "agent")}
-    data["decisions"] = [{**d, "frame": d["event"] - 1} for d in review["decisions"]]
+    data["decisions"] = review["decisions"]
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     text = text.replace("</", "<\\/").replace("<!--", "<\\!--")
     part = part.replace("/*MJENV_REVIEW*/null", text)

@@ -83,7 +83,7 @@ def test_constructed_decision_loss_interval_holds_the_known_cost(tmp_path):
     assert kong_money == 4
     review = review_hands(hands, seats=[0])
     d = review["decisions"][0]
-    assert (d["hand"], d["step"], d["seat"], d["kind"]) == (1, 0, 0, "turn")
+    assert (d["hand"], d["step"], d["decision"], d["seat"], d["kind"]) == (1, 0, 0, 0, "turn")
     assert d["chosen"] == "discard:5z" and d["best"] == "kong:5z"
     lo, hi = d["ci95"]
     gap = float((ref[1] - ref[0]).mean())
@@ -134,7 +134,7 @@ def test_json_format_and_summary(tmp_path, capsys):
     acts = [x for x in rep.records if x["type"] == "action"]
     for d in r["decisions"]:
         assert d["seat"] in (0, 2) and d["hand"] == 1
-        act = acts[d["step"]]
+        act = acts[d["decision"]]
         assert act["seat"] == d["seat"] and act["name"] == d["chosen"]
         names = [v["action"] for v in d["values"]]
         assert names[0] == d["chosen"] and d["best"] in names and d["agent"]["action"] in names
@@ -167,7 +167,7 @@ def test_every_variant(tmp_path, variant):
     for h, rep in enumerate(hands, start=1):
         acts = [x for x in rep.records if x["type"] == "action"]
         decided += [(h, i) for i, x in enumerate(acts)]
-    got = {(d["hand"], d["step"]) for d in review["decisions"]}
+    got = {(d["hand"], d["decision"]) for d in review["decisions"]}
     assert got and got <= set(decided)
     kinds = {d["kind"] for d in review["decisions"]}
     assert "turn" in kinds and "claim" in kinds
@@ -231,6 +231,59 @@ def test_page_is_self_contained_and_carries_the_review(tmp_path):
     assert not re.search(r"""<(script|link|img|iframe)[^>]*\s(src|href)\s*=""", page, re.I)
     assert not re.search(r"""(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/""", page.replace("http://www.w3.org", ""), re.I)
     data = json.loads(re.search(r"const REVIEW = (.*?);</script>", page, re.S).group(1))
-    assert data["format"] == FORMAT and len(data["decisions"]) == len(review["decisions"])
-    assert all(d["frame"] == d["event"] - 1 for d in data["decisions"])
+    assert data["format"] == FORMAT and data["decisions"] == review["decisions"]
+    frames = json.loads(re.search(r"const DATA = (.*?);</script>", page, re.S).group(1))
+    for d in review["decisions"]:  # the step is the viewer frame of the table the seat decides at
+        f = frames["hands"][d["hand"] - 1]["frames"]
+        assert 0 <= d["step"] < len(f) - 1
+        assert f[d["step"] + 1]["a"] == d["seat"] or f[d["step"] + 1]["t"] in ("kong", "end")
     assert summary_text(review).startswith("review of")
+
+
+_DOM = """
+const dec = document.getElementById('rv-decision');
+return {hand: +document.body.dataset.hand, step: +document.body.dataset.step, at: document.body.dataset.review,
+        loss: dec.dataset.loss,
+        bars: [...dec.querySelectorAll('.rv-bars tr')].map(r => [r.dataset.action, +r.dataset.value, r.className.trim()]),
+        mistakes: [...document.querySelectorAll('#rv-mistakes li[data-hand]')].map(li => [+li.dataset.hand, +li.dataset.step]),
+        strip: [...document.querySelectorAll('#rv-strip path[data-seat]')].map(p => [+p.dataset.seat, +p.dataset.total])};
+"""
+
+
+def test_page_in_a_browser(tmp_path):
+    """Headless Chromium: clicking a listed mistake jumps to its decision, whose bars are the candidates' values
+    (the chosen and the best marked) and whose loss is the review's; the strip adds up each seat's losses of the
+    hand; stepping off the decision clears it.  A screenshot is kept in tests/artifacts/."""
+    from tests.test_viewer import ARTIFACTS, _browser, _WebDriver
+
+    driver, browser = _browser()
+    out, hands, review = _page(tmp_path)
+    worst = sorted((d for d in review["decisions"] if d["loss"] > 0), key=lambda d: (-d["loss"], d["hand"], d["step"]))
+    assert worst
+    wd = _WebDriver(driver, browser)
+    try:
+        wd.cmd("POST", "/url", {"url": out.as_uri()})
+        dom = wd.js(_DOM)
+        assert dom["mistakes"][: len(worst)] == [[d["hand"], d["step"]] for d in worst[:12]]
+        for k in (min(1, len(worst) - 1), 0):  # the second then the first: may change hands
+            d = worst[k]
+            wd.click(f'#rv-mistakes li:nth-of-type({k + 1})')
+            dom = wd.js(_DOM)
+            assert (dom["hand"], dom["step"], dom["at"]) == (d["hand"] - 1, d["step"], "decision")
+            assert float(dom["loss"]) == d["loss"]
+            assert [b[:2] for b in dom["bars"]] == [[v["action"], v["value"]] for v in d["values"]]
+            assert [b[0] for b in dom["bars"] if "chosen" in b[2]] == [d["chosen"]]
+            assert [b[0] for b in dom["bars"] if "best" in b[2]] == [d["best"]]
+            mine = [x for x in review["decisions"] if x["hand"] == d["hand"]]
+            want = {s: sum(max(0.0, x["loss"]) for x in mine if x["seat"] == s) for s in review["reviewed_seats"]}
+            assert {s: round(t, 6) for s, t in dom["strip"]} == {s: round(t, 6) for s, t in want.items()}
+        ARTIFACTS.mkdir(exist_ok=True)
+        wd.screenshot(ARTIFACTS / "review_decision.png")
+        wd.keys("Home")
+        assert wd.js(_DOM)["at"] in ("none", "decision")
+        wd.keys("End")
+        dom = wd.js(_DOM)
+        assert dom["at"] == "none" and dom["loss"] == ""
+    finally:
+        wd.quit()
+    assert (ARTIFACTS / "review_decision.png").stat().st_size > 10_000
