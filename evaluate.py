@@ -21,6 +21,7 @@ Examples::
     python evaluate.py --walls 2000 --ray --ray-workers 2   # sharded over a local Ray (agents/distributed.py)
     python evaluate.py --agents "cmd:python examples/simple_bot.py" heuristic   # an outside bot (docs/bots.md)
     python evaluate.py --resume runs/eval/NAME              # finish a run that stopped part-way
+    python evaluate.py --agents runs/x/final.pt heuristic --review 6   # its largest mistakes (docs/review.md)
 
 Run folder: ``<out>/<run_name>``, which must be new or empty (a reused name is refused: an earlier run is never
 mixed with or overwritten by a new one).  Every file is written to a temporary name and renamed, so a file is
@@ -101,6 +102,10 @@ class Args:
     """subfolder name (default: <variant>__<seed>__<unix time>)"""
     replays: int = 0
     """write the first N >= 0 hands as mjenv-replay-v1 files (slower: events are recorded for every hand)"""
+    review: int = 0
+    """review the first K >= 0 hands with mjenv review (writes their replays too): every decision valued by search,
+    the agents' estimated losses and largest mistakes printed, review.json and review.html in the run folder
+    (docs/review.md)"""
     compare: list[str] = field(default_factory=list)
     """rule configurations to compare on the same walls: 'RULESET', 'RULESET/PRESET', 'RULESET:opt=v,opt=v',
     'RULESET/PRESET:opt=v' or 'default'"""
@@ -153,7 +158,9 @@ def check_args(args: Args) -> None:
     (counts, seed, variant, ruleset, preset, options, ``--compare`` entries, ``--ray``); agents are checked as they
     are built."""
     check_numbers(args, {"walls": (1, None), "seed": (0, None), "first_wall": (0, None), "batch_size": (1, None),
-                         "replays": (0, None)})
+                         "replays": (0, None), "review": (0, None)})
+    if args.review and args.compare:
+        raise ArgsError("--review reviews one tournament's hands; it does not go with --compare")
     if not (isinstance(args.bot_timeout, (int, float)) and math.isfinite(args.bot_timeout) and args.bot_timeout > 0):
         raise ArgsError(f"--bot_timeout must be a number of seconds > 0, got {args.bot_timeout}")
     try:
@@ -689,6 +696,7 @@ def run(args: Args) -> dict:
     if args.resume:
         args, folder, kept = _resume_args(args)
     check_args(args)
+    args.replays = max(args.replays, args.review)  # the reviewed hands are read from their replays
     specs = list(args.agents) or default_agents(args.variant, rule_options(args.variant, args.ruleset, args.preset, args.options))
     args.agents = specs  # a resumed run plays the very agents this one chose
     if folder is None:
@@ -754,9 +762,27 @@ def run(args: Args) -> dict:
     if args.plots:
         for p in write_plots(folder, stats):
             say(f"plot: {p}")
+    if args.review:
+        summary["review"] = review_hands_of(folder, args, say)
     _write_atomic(folder / "summary.json", json_text(summary))  # last: a folder without it is incomplete
     say(f"wrote {folder}")
     return json.loads((folder / "summary.json").read_text(encoding="utf-8")) | {"folder": str(folder)}
+
+
+def review_hands_of(folder: Path, args: Args, say) -> dict:
+    """``--review K``: review the run's first K replayed hands (:mod:`mjenv.review`, seed ``--seed``); prints the
+    summary, writes review.json and review.html; returns the per-agent totals for summary.json."""
+    from mjenv.replay import read_replay
+    from mjenv.review import review_hands, review_html, summary_text
+
+    files = sorted((folder / "replays").glob("hand_*.jsonl"))[: args.review]
+    hands = [h for f in files for h in read_replay(f)]
+    review = review_hands(hands, seed=args.seed, source=str(folder / "replays"))
+    print(summary_text(review))
+    _write_atomic(folder / "review.json", json.dumps(review, ensure_ascii=False, indent=1) + "\n")
+    _write_atomic(folder / "review.html", review_html(hands, review, str(folder / "replays")))
+    say(f"review: {folder / 'review.json'}, {folder / 'review.html'}")
+    return {"hands": len(hands), "worlds": review["worlds"], "players": review["players"]}
 
 
 def _start_folder(folder: Path, args: Args) -> None:

@@ -327,38 +327,43 @@ def _ci(c: Sequence[float]) -> str:
 
 
 def summary_text(review: dict, mistakes: int = MISTAKES) -> str:
-    """The terminal summary: per seat, decisions reviewed, mean and total loss, agreement with the search's best,
-    and its ``mistakes`` largest mistakes (hand, step, chosen, best, loss ± half-width of the 95 % interval)."""
+    """The terminal summary: per seat (per player when the hands seat players differently, as a tournament's do),
+    decisions reviewed, mean loss per decision with its 95 % interval over decisions, total loss and loss per hand,
+    agreement with the search's best (with ``--agent``: the agent's agreement and loss), and the ``mistakes``
+    largest mistakes (hand, step, chosen, best, loss ± half-width of its 95 % interval)."""
     lines = [f"review of {review['source'] or 'the replay'}: {review['variant']}, {review['hands']} hand(s), "
              f"{review['worlds']} worlds per candidate, seed {review['seed']} (loss = best - chosen, money per hand)"]
-    for tot in review["seats"]:
-        s = tot["seat"]
-        names = sorted({d["player"] for d in review["decisions"] if d["seat"] == s})
-        who = f"{SEAT_LETTERS[s]} ({', '.join(names)})" if names else SEAT_LETTERS[s]
+    decs = review["decisions"]
+    by_seat = all(len({d["player"] for d in decs if d["seat"] == t["seat"]}) <= 1 for t in review["seats"])
+    groups = []
+    for tot in review["seats"] if by_seat else review["players"]:
+        if by_seat:
+            s = tot["seat"]
+            names = sorted({d["player"] for d in decs if d["seat"] == s})
+            label = f"seat {SEAT_LETTERS[s]}" + (f" ({names[0]})" if names else "")
+            mine = [d for d in decs if d["seat"] == s]
+        else:
+            label = f"player {tot['player']}"
+            mine = [d for d in decs if d["player"] == tot["player"]]
+        groups.append((label, tot, mine))
+    for label, tot, mine in groups:
         if not tot["decisions"]:
-            lines.append(f"seat {who}: no decision to review")
+            lines.append(f"{label}: no decision to review")
             continue
-        line = (f"seat {who}: {tot['decisions']} decisions, mean loss {tot['mean_loss']:.3f} "
+        line = (f"{label}: {tot['decisions']} decisions, mean loss {tot['mean_loss']:.3f} "
                 f"[{tot['mean_loss_ci95'][0]:.3f}, {tot['mean_loss_ci95'][1]:.3f}] per decision, total "
-                f"{tot['total_loss']:.2f} ({tot['loss_per_hand']:.2f} per hand), agrees with the search "
-                f"{100 * tot['agreement']:.0f}%")
+                f"{tot['total_loss']:.2f} ({tot['loss_per_hand']:.2f} per hand over {tot['hands']}), agrees with the "
+                f"search {100 * tot['agreement']:.0f}%")
         if "agent_agreement" in tot:
             line += (f"; {review['agent']} agrees with it {100 * tot['agent_agreement']:.0f}% and with the search "
                      f"{100 * tot['agent_search_agreement']:.0f}%, its mean loss {tot['agent_mean_loss']:.3f}")
         lines.append(line)
-        worst = sorted((d for d in review["decisions"] if d["seat"] == s), key=lambda d: (-d["loss"], d["hand"], d["step"]))
+        worst = sorted(mine, key=lambda d: (-d["loss"], d["hand"], d["step"]))
         for d in worst[:mistakes]:
             if d["loss"] <= 0:
                 break
-            lines.append(f"  hand {d['hand']} step {d['step']}: chose {d['chosen']}, best {d['best']}, "
-                         f"loss {d['loss']:.2f} {_ci(d['ci95'])}")
-    if len(review.get("players", ())) > 1 and len(review["players"]) != len(review["seats"]):
-        for tot in review["players"]:
-            if tot["decisions"]:
-                lines.append(f"player {tot['player']}: {tot['decisions']} decisions over {tot['hands']} seat-hands, "
-                             f"mean loss {tot['mean_loss']:.3f} [{tot['mean_loss_ci95'][0]:.3f}, "
-                             f"{tot['mean_loss_ci95'][1]:.3f}], {tot['loss_per_hand']:.2f} per hand, agrees with the "
-                             f"search {100 * tot['agreement']:.0f}%")
+            lines.append(f"  hand {d['hand']} step {d['step']} ({SEAT_LETTERS[d['seat']]}): chose {d['chosen']}, best "
+                         f"{d['best']}, loss {d['loss']:.2f} {_ci(d['ci95'])}")
     return "\n".join(lines)
 
 
