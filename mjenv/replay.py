@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -56,24 +57,37 @@ EVENT_FIELDS: dict[str, dict[str, str]] = {
     "deal": {"dealer": "seat", "hands": "hands", "wall": "tiles"},
     "draw": {"seat": "seat", "tile": "tile", "replacement?": "bool"},
     "discard": {"seat": "seat", "tile": "tile", "liang": "bool"},
-    "reveal": {"seat": "seat", "shown": "tiles", "face_down?": "count"},
-    "reply": {"seat": "seat", "action": "str"},
+    "reveal": {"seat": "seat", "shown": "tiles", "face_down?": "hidden"},
+    "reply": {"seat": "seat", "action": "action_name"},
     "pong": {"seat": "seat", "tile": "tile", "from": "seat"},
-    "chi": {"seat": "seat", "tile": "tile", "from": "seat", "meld": "tiles"},
+    "chi": {"seat": "seat", "tile": "tile", "from": "seat", "meld": "run"},
     "add_kong_declared": {"seat": "seat", "tile": "tile"},
-    "kong": {"seat": "seat", "tile": "tile", "kind": "str", "from": "seat|null", "position": "count",
+    "kong": {"seat": "seat", "tile": "tile", "kind": "kong_kind", "from": "seat|null", "position": "position",
              "transfers": "transfers"},
-    "kong_pick": {"seat": "seat", "slot": "count", "tile": "tile"},
+    "kong_pick": {"seat": "seat", "slot": "slot", "tile": "tile"},
     "end": {"how": "how", "winners": "winners", "discarder": "seat|null", "tile": "tile|null", "transfers": "transfers",
             "settlement_deltas": "amounts", "deltas": "amounts", "next_dealer": "seat", "session_over?": "bool"},
     "action": {"seat": "seat", "action": "action", "name?": "str"},
 }
-"""The fields of each line type and their kinds (``?``: optional; ``|null``: may be null); checked on reading, so
-that showing a file never fails on a field of the wrong type."""
+"""The fields of each line type and their kinds (``?``: optional; ``|null``: may be null); checked on reading, type
+and range (a seat of the table, a tile of the variant), together with the rules that tie fields of one line
+together (:func:`_line_problem`), so that showing a file never fails on a field."""
 
 END_HOWS = ("self-draw", "discard", "rob", "draw")
-_WINNER_FIELDS = {"seat": "seat", "reading": "str", "fans": "fans", "value": "number", "cap?": "number|null"}
-_TRANSFER_FIELDS = {"payer": "seat", "payee": "seat", "amount": "number", "reason": "str"}
+KONG_KINDS = ("concealed", "added", "direct")
+_WINNER_FIELDS = {"seat": "seat", "reading": "str", "fans": "fans", "value": "amount", "cap?": "positive|null"}
+_TRANSFER_FIELDS = {"payer": "seat", "payee": "seat", "amount": "amount", "reason": "str"}
+_MAX_HIDDEN = 14  # face-down tiles of a 亮倒 reveal: at most a whole hand
+_MAX_KONG_CHAIN = 16  # kongs in one chain of replacement draws: 4 kinds × 4 copies at most
+_MAX_KONG_SLOTS = 2  # face-up kong tiles a konger chooses from (Gejiu, §6.3)
+
+
+@dataclass(frozen=True)
+class _Table:
+    """What a field is checked against: the number of seats and the tile kinds of the hand's rules."""
+
+    n: int
+    kinds: np.ndarray | None = None  # bool [34]; None: any tile
 
 
 def _is_int(x: Any) -> bool:
@@ -84,45 +98,87 @@ def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x and abs(x) != float("inf")
 
 
-def _field_problem(kind: str, value: Any, n: int) -> str | None:
-    """Why ``value`` is not of ``kind`` (None when it is); ``n`` is the number of seats."""
+def _tiles_problem(value: Any, table: _Table, one: bool) -> str | None:
+    if not isinstance(value, str):
+        return f"must be a tile string, got {value!r}"
+    try:
+        ids = parse_tiles(value) if value else []
+    except NotationError as exc:
+        return f"is not tile notation ({exc})"
+    if one and len(ids) != 1:
+        return f"must be one tile, got {value!r}"
+    if table.kinds is not None:
+        bad = [tile_name(t) for t in ids if not table.kinds[t]]
+        if bad:
+            return f"holds {', '.join(dict.fromkeys(bad))}, not a tile of this variant, in {value!r}"
+    return None
+
+
+def _field_problem(kind: str, value: Any, table: _Table | int) -> str | None:
+    """Why ``value`` is not of ``kind`` (None when it is); ``table`` gives the seats and tile kinds in play."""
+    if isinstance(table, int):
+        table = _Table(table)
+    n = table.n
     if kind.endswith("|null"):
-        return None if value is None else _field_problem(kind[:-5], value, n)
+        return None if value is None else _field_problem(kind[:-5], value, table)
     if kind == "seat":
         return None if _is_int(value) and 0 <= value < n else f"must be a seat 0..{n - 1}, got {value!r}"
     if kind == "count":
         return None if _is_int(value) and value >= 0 else f"must be an integer >= 0, got {value!r}"
+    if kind == "hidden":
+        ok = _is_int(value) and 0 <= value <= _MAX_HIDDEN
+        return None if ok else f"must be an integer 0..{_MAX_HIDDEN}, got {value!r}"
+    if kind == "position":
+        ok = _is_int(value) and 1 <= value <= _MAX_KONG_CHAIN
+        return None if ok else f"must be an integer 1..{_MAX_KONG_CHAIN}, got {value!r}"
+    if kind == "slot":
+        ok = _is_int(value) and 0 <= value < _MAX_KONG_SLOTS
+        return None if ok else f"must be an integer 0..{_MAX_KONG_SLOTS - 1}, got {value!r}"
     if kind == "action":
-        return None if _is_int(value) else f"must be an integer action id, got {value!r}"
+        ok = _is_int(value) and 0 <= value < A.N_ACTIONS
+        return None if ok else f"must be an integer action id 0..{A.N_ACTIONS - 1}, got {value!r}"
+    if kind == "action_name":
+        if not isinstance(value, str):
+            return f"must be an action name, got {value!r}"
+        try:
+            A.action_id(value)
+        except ValueError as exc:
+            return f"is not an action name ({exc})"
+        return None
+    if kind == "kong_kind":
+        return None if value in KONG_KINDS else f"must be one of {', '.join(KONG_KINDS)}, got {value!r}"
     if kind == "bool":
         return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
     if kind == "str":
         return None if isinstance(value, str) else f"must be a string, got {value!r}"
     if kind == "number":
         return None if _is_number(value) else f"must be a finite number, got {value!r}"
+    if kind == "amount":
+        return None if _is_number(value) and value >= 0 else f"must be a finite number >= 0, got {value!r}"
+    if kind == "positive":
+        return None if _is_number(value) and value > 0 else f"must be a finite number > 0, got {value!r}"
     if kind == "how":
         return None if value in END_HOWS else f"must be one of {', '.join(END_HOWS)}, got {value!r}"
     if kind in ("tile", "tiles"):
-        if not isinstance(value, str):
-            return f"must be a tile string, got {value!r}"
-        try:
-            ids = parse_tiles(value) if value else []
-        except NotationError as exc:
-            return f"is not tile notation ({exc})"
-        if kind == "tile" and len(ids) != 1:
-            return f"must be one tile, got {value!r}"
-        return None
+        return _tiles_problem(value, table, kind == "tile")
+    if kind == "run":
+        problem = _tiles_problem(value, table, False)
+        if problem:
+            return problem
+        ids = parse_tiles(value)
+        ok = len(ids) == 3 and ids[0] < 27 and ids[1] == ids[0] + 1 and ids[2] == ids[0] + 2 and ids[0] // 9 == ids[2] // 9
+        return None if ok else f"must be three suited tiles in a run, got {value!r}"
     if kind == "hands":
         if not (isinstance(value, list) and len(value) == n):
             return f"must be a list of {n} hands, got {value!r}"
-        return next((f"[{i}] {p}" for i, h in enumerate(value) if (p := _field_problem("tiles", h, n))), None)
+        return next((f"[{i}] {p}" for i, h in enumerate(value) if (p := _field_problem("tiles", h, table))), None)
     if kind == "amounts":
         if not (isinstance(value, list) and len(value) == n and all(_is_number(x) for x in value)):
             return f"must be a list of {n} finite numbers, got {value!r}"
         return None
     if kind == "fans":
-        if not (isinstance(value, dict) and all(_is_number(x) for x in value.values())):
-            return f"must be an object of fan values, got {value!r}"
+        if not (isinstance(value, dict) and all(_is_number(x) and x >= 0 for x in value.values())):
+            return f"must be an object of fan values >= 0, got {value!r}"
         return None
     if kind in ("transfers", "winners"):
         fields = _TRANSFER_FIELDS if kind == "transfers" else _WINNER_FIELDS
@@ -131,14 +187,16 @@ def _field_problem(kind: str, value: Any, n: int) -> str | None:
         for i, item in enumerate(value):
             if not isinstance(item, dict):
                 return f"[{i}] must be an object, got {item!r}"
-            problem = _fields_problem(item, fields, n)
+            problem = _fields_problem(item, fields, table)
             if problem:
                 return f"[{i}].{problem}"
+            if kind == "transfers" and item["payer"] == item["payee"]:
+                return f"[{i}] pays seat {item['payer']} to itself"
         return None
     raise AssertionError(f"unknown field kind {kind!r}")
 
 
-def _fields_problem(obj: dict, fields: dict[str, str], n: int) -> str | None:
+def _fields_problem(obj: dict, fields: dict[str, str], table: _Table | int) -> str | None:
     """``"NAME PROBLEM"`` for the first field of ``obj`` that is missing or of the wrong kind, else None."""
     for key, kind in fields.items():
         name = key.rstrip("?")
@@ -146,9 +204,54 @@ def _fields_problem(obj: dict, fields: dict[str, str], n: int) -> str | None:
             if key.endswith("?"):
                 continue
             return f"{name} is missing"
-        problem = _field_problem(kind, obj[name], n)
+        problem = _field_problem(kind, obj[name], table)
         if problem:
             return f"{name}{'' if problem.startswith('[') else ' '}{problem}"
+    return None
+
+
+def _line_problem(obj: dict, table: _Table) -> str | None:
+    """The first problem of one line: a field of the wrong type or range (:data:`EVENT_FIELDS`), or fields that
+    contradict each other (a win without a winning tile, a claim from the claimer's own seat, an action line whose
+    name is not its action's)."""
+    kind = obj["type"]
+    problem = _fields_problem(obj, EVENT_FIELDS[kind], table)
+    if problem:
+        return problem
+    if kind in ("pong", "chi") and obj["from"] == obj["seat"]:
+        return f"from must be another seat than seat {obj['seat']}, got {obj['from']!r}"
+    if kind == "chi" and obj["tile"] not in [tile_name(t) for t in parse_tiles(obj["meld"])]:
+        return f"meld {obj['meld']!r} must hold the claimed tile {obj['tile']!r}"
+    if kind == "kong":
+        if obj["kind"] == "direct" and (obj["from"] is None or obj["from"] == obj["seat"]):
+            return f"from must be the discarder's seat for a direct kong, got {obj['from']!r}"
+        if obj["kind"] != "direct" and obj["from"] is not None:
+            return f"from must be null for a {obj['kind']} kong, got {obj['from']!r}"
+    if kind == "action" and "name" in obj and obj["name"] != A.action_name(obj["action"]):
+        return f"name must be {A.action_name(obj['action'])!r} for action {obj['action']}, got {obj['name']!r}"
+    if kind == "end":
+        how, winners = obj["how"], obj["winners"]
+        if how == "draw":
+            for name in ("tile", "discarder"):
+                if obj[name] is not None:
+                    return f"{name} must be null in an exhaustive draw, got {obj[name]!r}"
+            if winners:
+                return f"winners must be empty in an exhaustive draw, got {winners!r}"
+            return None
+        if obj["tile"] is None:
+            return f"tile must be the winning tile of a {how} win, got null"
+        if not winners:
+            return f"winners must list who won a {how} win, got []"
+        seats = [w["seat"] for w in winners]
+        if len(set(seats)) != len(seats):
+            return f"winners name a seat twice: {seats}"
+        if how == "self-draw":
+            if len(winners) != 1:
+                return f"winners must be one seat in a self-draw, got {seats}"
+            if obj["discarder"] is not None:
+                return f"discarder must be null in a self-draw, got {obj['discarder']!r}"
+        elif obj["discarder"] is None or obj["discarder"] in seats:
+            return f"discarder must be the seat that lost the tile in a {how} win, got {obj['discarder']!r}"
     return None
 
 
@@ -312,7 +415,8 @@ def read_replay(path) -> list[Replay]:
         raise ReplayError(f"{path}: not a UTF-8 text file ({exc.reason} at byte {exc.start})") from None
     hands: list[Replay] = []
     cur: Replay | None = None
-    lineno = n_seats = 0
+    lineno = 0
+    table = _Table(0)
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -328,7 +432,7 @@ def read_replay(path) -> list[Replay]:
         if kind == "header":
             if cur is not None:
                 _check_complete(cur, lineno - 1)
-            n_seats = _check_header(obj, path, lineno)
+            table = _check_header(obj, path, lineno)
             cur = Replay(header=obj, path=path, header_line=lineno)
             hands.append(cur)
             continue
@@ -338,7 +442,7 @@ def read_replay(path) -> list[Replay]:
             raise ReplayError(
                 f"{path}:{lineno}: unknown line type {kind!r} (known: header, action, {', '.join(EVENT_TYPES)})"
             )
-        problem = _fields_problem(obj, EVENT_FIELDS[kind], n_seats)
+        problem = _line_problem(obj, table)
         if problem:
             raise ReplayError(f"{path}:{lineno}: {kind} line: {problem}")
         if cur.records and cur.records[-1]["type"] == "end":
@@ -351,8 +455,9 @@ def read_replay(path) -> list[Replay]:
     return hands
 
 
-def _check_header(h: dict, path: str, lineno: int) -> int:
-    """Check the header's fields; returns the number of seats of its variant."""
+def _check_header(h: dict, path: str, lineno: int) -> _Table:
+    """Check the header's fields (type and range; its options resolve under its variant's rules, its wall holds
+    each tile of those rules 4 times); returns what the hand's lines are checked against."""
     from mjenv.rules.options import OptionError, n_players
 
     if h.get("format") != FORMAT:
@@ -368,26 +473,44 @@ def _check_header(h: dict, path: str, lineno: int) -> int:
         raise ReplayError(f"{path}:{lineno}: header variant: {exc}") from None
     if n is None:
         raise ReplayError(f"{path}:{lineno}: header variant must be a string, got {h['variant']!r}")
-    fields = {"options": "options", "wall": "tiles", "dealer": "seat", "seed?": "count|null", "table_id?": "count|null",
-              "agents?": "agents|null", "session?": "session", "balances?": "amounts"}
+    if not isinstance(h["options"], dict):
+        raise ReplayError(f"{path}:{lineno}: header options must be an object, got {h['options']!r}")
+    try:
+        table = _Table(n, _tile_kinds(h["variant"], json.dumps(h["options"], sort_keys=True)))
+    except OptionError as exc:
+        raise ReplayError(f"{path}:{lineno}: header options: {exc}") from None
+    fields = {"wall": "tiles", "dealer": "seat", "seed?": "count|null", "table_id?": "count|null",
+              "agents?": "agents|null", "session?": "session", "balances?": "amounts", "mjenv_version?": "str"}
     for key, kind in fields.items():
         name = key.rstrip("?")
         if name not in h:
             continue
         value = h[name]
-        if kind == "options":
-            problem = None if isinstance(value, dict) else f"must be an object, got {value!r}"
-        elif kind == "agents|null":
+        if kind == "agents|null":
             ok = value is None or (isinstance(value, list) and len(value) == n and all(isinstance(a, str) for a in value))
             problem = None if ok else f"must be a list of {n} names, got {value!r}"
         elif kind == "session":
             ok = isinstance(value, dict) and all(_is_int(value.get(k)) and value[k] >= 0 for k in SESSION_KEYS)
             problem = None if ok else f"must be an object of integers {', '.join(SESSION_KEYS)} >= 0, got {value!r}"
         else:
-            problem = _field_problem(kind, value, n)
+            problem = _field_problem(kind, value, table)
         if problem:
             raise ReplayError(f"{path}:{lineno}: header {name} {problem}")
-    return n
+    counts = np.bincount(parse_tiles(h["wall"]), minlength=34) if h["wall"] else np.zeros(34, np.int64)
+    if not (counts == 4 * table.kinds).all():
+        raise ReplayError(f"{path}:{lineno}: header wall must hold each of the variant's {int(table.kinds.sum())} "
+                          f"tile kinds 4 times ({4 * int(table.kinds.sum())} tiles), got {int(counts.sum())} tiles")
+    return table
+
+
+@functools.lru_cache(maxsize=64)
+def _tile_kinds(variant: str, options_json: str) -> np.ndarray:
+    """The tile kinds in play under a header's variant and options (cached: a file repeats them hand after hand)."""
+    from mjenv.rules.options import load_rules, tile_kinds
+
+    kinds = tile_kinds(variant, load_rules(variant, options=json.loads(options_json)))
+    kinds.flags.writeable = False
+    return kinds
 
 
 def _check_complete(rep: Replay, last_line: int) -> None:

@@ -222,7 +222,7 @@ def test_tampered_deltas_and_actions_are_caught(one_hand):
         verify_replay(read_replay(one_hand)[0])
     a = next(i for i, ln in enumerate(lines) if json.loads(ln)["type"] == "action")
     act = json.loads(lines[a])
-    act["action"] = A.KONGTILE_1  # never legal in Kawuxing
+    act["action"], act["name"] = A.KONGTILE_1, "kongtile:1"  # never legal in Kawuxing
     lines[a] = json.dumps(act)
     one_hand.write_text("\n".join(lines) + "\n")
     with pytest.raises(ReplayError, match=rf":{a + 1}: action kongtile:1 of seat \d is not legal"):
@@ -254,12 +254,17 @@ def test_a_header_that_cannot_be_dealt_is_reported_at_its_line(one_hand):
     head = json.loads(lines[0])
     head["wall"] = head["wall"][:-2]
     one_hand.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
-    with pytest.raises(ReplayError, match=r"hand.jsonl:1: cannot deal the header's hand: wall 0 is not"):
-        verify_replay(read_replay(one_hand)[0])
+    with pytest.raises(ReplayError, match=r"hand.jsonl:1: header wall must hold each of the variant's 21 tile kinds"):
+        read_replay(one_hand)
     head["wall"] = json.loads(lines[0])["wall"]
     head["options"]["cap"] = 7
     one_hand.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
-    with pytest.raises(ReplayError, match=r":1: cannot deal the header's hand: .*option 'cap': 7 is not allowed"):
+    with pytest.raises(ReplayError, match=r"hand.jsonl:1: header options: .*option 'cap': 7 is not allowed"):
+        read_replay(one_hand)
+    del head["options"]["cap"]
+    head["session"] = {"dealer": 0, "rounds": 1, "passes": 0, "hands": 0}  # Kawuxing-3p has no sessions
+    one_hand.write_text("\n".join([json.dumps(head)] + lines[1:]) + "\n")
+    with pytest.raises(ReplayError, match=r"hand.jsonl:1: cannot deal the header's hand: variant 'kawuxing3' has no se"):
         verify_replay(read_replay(one_hand)[0])
 
 
