@@ -14,6 +14,7 @@ Built-in names for :func:`make_agent`:
 | ``fast`` | :class:`agents.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.fastplay` |
 | ``search`` | :class:`agents.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.policy.PolicyAgent` on a ``train.py`` checkpoint |
+| ``network:PATH`` | the same, refusing a checkpoint not recorded as network-only (one that reads advice or has a departure head) |
 | ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
 
 Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random), :mod:`agents.external` (outside bots),
@@ -79,14 +80,17 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
         from agents.search import SearchAgent, parse_spec
 
         return SearchAgent(variant, opts, seed=seed, name=spec, **{**parse_spec(spec), **kwargs})
-    path_text = spec[len("policy:"):] if spec.startswith("policy:") else spec
+    network_only = spec.startswith("network:")
+    path_text = spec.split(":", 1)[1] if spec.startswith(("policy:", "network:")) else spec
     path = Path(path_text)
-    if path.suffix == ".pt" or spec.startswith("policy:"):
+    if path.suffix == ".pt" or spec.startswith(("policy:", "network:")):
         if not path.exists() and (CHECKPOINT_DIR / path.name).exists():
             path = CHECKPOINT_DIR / path.name
         if not path.exists():
             raise ValueError(f"checkpoint {path_text!r} not found")
         from agents.policy import PolicyAgent
 
+        if network_only:
+            kwargs = {**kwargs, "network_only": True}
         return PolicyAgent(path, variant, opts, seed=seed, **kwargs)
     raise ValueError(f"unknown agent {spec!r}; use one of {', '.join(BUILTIN)}, a checkpoint path (*.pt) or cmd:COMMAND (an outside bot)")

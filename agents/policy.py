@@ -14,6 +14,14 @@ and plain values (so it loads with ``weights_only=True``)::
 (:mod:`agents.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
 has ``"advice": 1`` (the head adds the advice one-hot with a learned weight, :func:`make_head`).
 
+``arch`` may name its network: ``"net": "resnet1d"`` is the residual network of :mod:`agents.resnet`
+(``channels``, ``blocks``, ``hidden``); without ``net`` it is :func:`make_trunk`'s two convolutions.
+
+``network_only`` (absent means false) is true when the policy reads only the observation through its network: no
+advice features, no departure head, no hand-written player's code at play time (:func:`checkpoint_payload` sets
+it from the payload; :func:`check_payload` refuses a true flag beside advice or a departure head).
+``PolicyAgent(..., network_only=True)`` and the agent name ``network:PATH`` refuse any other checkpoint.
+
 ``departures`` (optional; absent or None means none) is a departure head (:mod:`agents.departures`): a gain
 model over ``heuristic-flush``'s ranked shortlist that makes the policy play an alternative where the network
 plays the advisor's choice and the model predicts a gain above its ``tau``.  It holds the feature set name
@@ -59,6 +67,9 @@ DEFAULT_ARCH = {"channels": 32, "hidden": 128}
 
 KNOWN_FEATURES = (None, "heuristic-advice-v1", "heuristic-advice-v2")
 """Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.advice`)."""
+
+KNOWN_NETS = (None, "resnet1d")
+"""Values of ``arch["net"]`` this version builds: None is :func:`make_trunk`'s network, ``resnet1d`` :mod:`agents.resnet`'s."""
 
 REQUIRED_KEYS = ("format", "obs_version", "variant", "options", "obs_shape", "arch", "trunk", "head")
 """Keys every ``mjenv-policy-v1`` checkpoint has (``meta`` is optional)."""
@@ -106,6 +117,36 @@ def make_trunk(obs_shape: tuple[int, int], channels: int, hidden: int, advice_ro
     if advice_row is None:
         return body
     return _advice_modules()[0](body, C, W, advice_row)
+
+
+def make_network(obs_shape, arch: dict, advice_row: int | None = None, advice_weight: float = 0.0):
+    """``(trunk, head)`` of a checkpoint's architecture: :mod:`agents.resnet`'s network when ``arch["net"]`` is
+    ``resnet1d``, else :func:`make_trunk` and :func:`make_head` (with the advice rows from ``advice_row``)."""
+    if arch.get("net"):
+        from agents.resnet import make_resnet
+
+        return make_resnet(obs_shape, arch)
+    return (make_trunk(tuple(obs_shape), arch["channels"], arch["hidden"], advice_row),
+            make_head(arch["hidden"], advice=advice_row is not None, advice_weight=advice_weight))
+
+
+def resolve_device(name: str = "auto"):
+    """The ``torch.device`` for ``auto`` (CUDA when torch sees a CUDA device, else the CPU), ``cpu``, ``cuda`` or
+    ``cuda:N``; raises ``ValueError`` with a one-line reason for anything else, or for CUDA where torch sees none."""
+    torch = _torch()
+    text = str(name).strip().lower()
+    if text == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if text == "cpu":
+        return torch.device("cpu")
+    if text == "cuda" or (text.startswith("cuda:") and text[5:].isdigit()):
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {name!r}: torch sees no CUDA device here (torch.cuda.is_available() is False); "
+                             "use cpu or auto")
+        if ":" in text and int(text[5:]) >= torch.cuda.device_count():
+            raise ValueError(f"device {name!r}: torch sees {torch.cuda.device_count()} CUDA device(s)")
+        return torch.device(text)
+    raise ValueError(f"device {name!r} is not one of auto, cpu, cuda, cuda:N")
 
 
 def make_head(hidden: int, advice: bool = False, advice_weight: float = 0.0):
@@ -163,7 +204,8 @@ def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, ar
                        features: str | None = None, departures: dict | None = None) -> dict:
     """The dict :func:`save_checkpoint` writes (weights copied to CPU, checksummed); ``features`` names the extra
     input rows (and their advisor's fingerprint is recorded); ``departures`` is a departure head's entry
-    (:func:`agents.departures.head_payload`) or None."""
+    (:func:`agents.departures.head_payload`) or None.  ``network_only`` is set True exactly when neither is
+    given: the policy then reads only the observation through its network."""
     opts = resolve_options(variant, options)
     return stamp({
         "format": CHECKPOINT_FORMAT,
@@ -171,11 +213,12 @@ def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, ar
         "variant": variant,
         "options": _plain(options_to_dict(opts, variant)),
         "obs_shape": [int(x) for x in obs_shape],
-        "arch": {k: int(v) for k, v in arch.items()},
+        "arch": {k: v if isinstance(v, str) else int(v) for k, v in arch.items()},
         "trunk": {k: v.detach().cpu().clone() for k, v in trunk.state_dict().items()},
         "head": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
         "meta": _plain(meta or {}),
         "features": features,
+        "network_only": features is None and departures is None,
         **({"departures": departures} if departures is not None else {}),
     })
 
@@ -297,6 +340,14 @@ def check_payload(ck: Any, where: str = "checkpoint") -> None:
         problems.append(f"features {ck.get('features')!r} is not one of {KNOWN_FEATURES}")
     if ck.get("departures") is not None and not ck.get("features"):
         problems.append("a departure head needs an advised network (features)")
+    if ck.get("network_only", False) not in (True, False):
+        problems.append(f"network_only {ck.get('network_only')!r} is not true or false")
+    elif ck.get("network_only") and (ck.get("features") or ck.get("departures") is not None):
+        problems.append("network_only is true but the policy reads advice features or has a departure head")
+    if isinstance(arch, dict) and arch.get("net") not in KNOWN_NETS:
+        problems.append(f"arch net {arch.get('net')!r} is not one of {KNOWN_NETS}")
+    elif isinstance(arch, dict) and arch.get("net") and ck.get("features"):
+        problems.append(f"arch net {arch['net']!r} takes no advice features")
     if problems:
         raise CheckpointError(f"{where}: bad {CHECKPOINT_FORMAT} checkpoint: " + "; ".join(problems))
     check_integrity(ck, where)
@@ -381,11 +432,21 @@ class PolicyAgent:
     takes_keys = True  # the arena passes per-decision keys (agents.keyrng)
 
     def __init__(self, checkpoint, variant: str = "kawuxing3", options: Any = None, *, deterministic: bool = True,
-                 seed: int | None = 0, strict_options: bool = True, name: str | None = None):
+                 seed: int | None = 0, strict_options: bool = True, name: str | None = None, device: str = "cpu",
+                 network_only: bool = False):
+        """``device``: where the network runs (:func:`resolve_device`: ``auto``, ``cpu``, ``cuda``, ``cuda:N``);
+        ``network_only``: refuse (:class:`CheckpointError`) a checkpoint not recorded as network-only."""
         torch = _torch()
+        self.device = resolve_device(device)
         ck = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
         where = "checkpoint" if isinstance(checkpoint, dict) else str(checkpoint)
         check_payload(ck, where)
+        if network_only and ck.get("network_only") is not True:
+            why = ("it reads heuristic advice features" if ck.get("features") else
+                   "it records no network_only flag (written before the flag existed)" if "network_only" not in ck
+                   else "its network_only flag is false")
+            raise CheckpointError(f"{where}: not a network-only policy ({why}); a network-only player takes only "
+                                  "checkpoints whose network reads the observation alone")
         check_compatible(ck, variant, options, strict_options=strict_options, where=where)
         arch = {**DEFAULT_ARCH, **ck.get("arch", {})}
         self.features = None
@@ -395,16 +456,15 @@ class PolicyAgent:
 
             self.features = AdviceFeatures(variant, options, ck["features"])
             advice_row = int(ck["obs_shape"][0]) - self.features.rows
-        self.trunk = make_trunk(tuple(ck["obs_shape"]), arch["channels"], arch["hidden"], advice_row)
-        self.head = make_head(arch["hidden"], advice=advice_row is not None)
+        self.trunk, self.head = make_network(tuple(ck["obs_shape"]), arch, advice_row)
         for key, net in (("trunk", self.trunk), ("head", self.head)):
             try:
                 net.load_state_dict(ck[key])
             except RuntimeError as exc:  # missing / unexpected parameters, or shapes of another architecture
                 detail = " ".join(str(exc).split())[:300]
                 raise CheckpointError(f"{where}: the {key} weights do not fit arch {arch}: {detail}") from None
-        self.trunk.eval()
-        self.head.eval()
+        self.trunk.to(self.device).eval()
+        self.head.to(self.device).eval()
         self.departures = None
         if ck.get("departures") is not None:
             from agents.departures import Departures
@@ -419,7 +479,7 @@ class PolicyAgent:
         self.generator = torch.Generator().manual_seed(self.seed)
         self.checkpoint = ck  # kept so agents.distributed can ship it to Ray workers
         self.settings = {"variant": variant, "options": options, "deterministic": deterministic, "seed": seed,
-                         "strict_options": strict_options}
+                         "strict_options": strict_options, "device": str(device), "network_only": network_only}
         self.meta = ck.get("meta", {})
         self.name = name or (Path(where).stem if where != "checkpoint" else "policy")
         self._torch = torch
@@ -437,8 +497,8 @@ class PolicyAgent:
         if self.features is not None:
             obs = self.features.extend(obs, mask)
         with torch.no_grad():
-            x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(len(obs), -1))
-            out = self.head(self.trunk(x))
+            x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)).to(self.device)
+            out = self.head(self.trunk(x)).float().cpu()
             out = out.masked_fill(~torch.as_tensor(np.asarray(mask, dtype=bool)), float("-inf"))
         out = out.numpy()
         if self.departures is not None and len(out):

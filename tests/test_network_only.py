@@ -1,0 +1,157 @@
+"""Network-only policies: the ``network_only`` flag of checkpoints, the ``device`` argument, the residual
+network (agents/resnet.py) and its cloning stage (agents/netclone.py), on tiny networks and datasets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import make_agent, shipped_checkpoints
+
+torch = pytest.importorskip("torch")
+
+from agents.policy import (  # noqa: E402
+    CheckpointError,
+    PolicyAgent,
+    checkpoint_payload,
+    load_checkpoint,
+    make_head,
+    make_trunk,
+    resolve_device,
+    save_checkpoint,
+)
+from agents.resnet import NET, make_resnet  # noqa: E402
+from mjenv.encoding.observation import ObservationEncoder, encode  # noqa: E402
+from mjenv.engine.core import Engine  # noqa: E402
+from mjenv.rules.options import load_rules  # noqa: E402
+
+OPTS = load_rules("kawuxing3")
+SHAPE = ObservationEncoder("kawuxing3", OPTS).shape
+ARCH = {"net": NET, "channels": 4, "blocks": 1, "hidden": 8}
+
+
+def _resnet_payload():
+    torch.manual_seed(0)
+    trunk, head = make_resnet(SHAPE, ARCH)
+    return checkpoint_payload(trunk, head, variant="kawuxing3", options=OPTS, obs_shape=SHAPE, arch=ARCH)
+
+
+def _play(agent, tables=4, steps=25):
+    """Legal actions from ``agent`` on a few live tables (asserted), the actions returned."""
+    eng = Engine("kawuxing3", tables)
+    eng.reset(seed=5)
+    played = []
+    for _ in range(steps):
+        if eng.done.all():
+            break
+        acts = agent.act(encode(eng, eng.state.actor), eng.mask)
+        live = ~eng.done
+        assert eng.mask[live, acts[live]].all()
+        played.append(acts.copy())
+        eng.step(np.where(live, acts, 0))
+    return played
+
+
+def test_a_network_only_payload_is_flagged_and_an_advised_one_is_not():
+    assert _resnet_payload()["network_only"] is True
+    plain = checkpoint_payload(make_trunk(SHAPE, 4, 8), make_head(8), variant="kawuxing3", options=OPTS,
+                               obs_shape=SHAPE, arch={"channels": 4, "hidden": 8})
+    assert plain["network_only"] is True
+
+
+def test_network_only_refuses_a_checkpoint_whose_flag_is_false_or_absent(tmp_path):
+    payload = _resnet_payload()
+    path = save_checkpoint(tmp_path / "net.pt", payload)
+    assert make_agent(f"network:{path}").checkpoint["network_only"] is True
+    false = dict(payload, network_only=False)
+    with pytest.raises(CheckpointError, match="not a network-only policy .its network_only flag is false"):
+        PolicyAgent(false, network_only=True)
+    PolicyAgent(false)  # the flag only matters when a network-only policy is asked for
+    absent = {k: v for k, v in payload.items() if k != "network_only"}
+    with pytest.raises(CheckpointError, match="records no network_only flag"):
+        make_agent(f"network:{save_checkpoint(tmp_path / 'old.pt', absent)}")
+
+
+def test_a_true_flag_beside_a_departure_head_or_advice_is_a_bad_checkpoint():
+    payload = dict(_resnet_payload(), features="heuristic-advice-v2")
+    with pytest.raises(CheckpointError, match="network_only is true but the policy reads advice"):
+        PolicyAgent(payload)
+    with pytest.raises(CheckpointError, match="network_only 'yes' is not true or false"):
+        PolicyAgent(dict(_resnet_payload(), network_only="yes"))
+
+
+def test_shipped_checkpoints_still_load_and_play_and_are_not_network_only():
+    shipped = [p for p in shipped_checkpoints("kawuxing3")]
+    assert shipped
+    for path in shipped:
+        agent = make_agent(str(path), "kawuxing3")
+        _play(agent, tables=2, steps=10)
+        if load_checkpoint(path).get("network_only") is not True:
+            with pytest.raises(CheckpointError, match="not a network-only policy"):
+                make_agent(f"network:{path}", "kawuxing3")
+
+
+def test_the_device_argument():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    with pytest.raises(ValueError, match="not one of auto, cpu, cuda"):
+        resolve_device("tpu")
+    agent = PolicyAgent(_resnet_payload(), device="cpu")
+    assert next(agent.trunk.parameters()).device.type == "cpu"
+    if torch.cuda.is_available():
+        gpu = PolicyAgent(_resnet_payload(), device="cuda")
+        assert next(gpu.trunk.parameters()).device.type == "cuda"
+        assert [a.tolist() for a in _play(gpu, steps=8)] == [a.tolist() for a in _play(agent, steps=8)]
+    else:
+        with pytest.raises(ValueError, match="torch sees no CUDA device"):
+            PolicyAgent(_resnet_payload(), device="cuda")
+        with pytest.raises(ValueError, match="torch sees no CUDA device"):
+            resolve_device("cuda:0")
+
+
+def test_the_resnet_policy_plays_legal_moves_from_a_saved_checkpoint(tmp_path):
+    path = save_checkpoint(tmp_path / "net.pt", _resnet_payload())
+    agent = make_agent(str(path), "kawuxing3")
+    assert agent.checkpoint["arch"]["net"] == NET
+    assert _play(agent)
+
+
+def test_the_tile_logits_score_each_tile_at_its_own_column():
+    trunk, head = make_resnet(SHAPE, ARCH)
+    with torch.no_grad():
+        head.linear.weight.zero_()
+        head.linear.bias.zero_()
+        x = torch.rand(2, SHAPE[0] * SHAPE[1])
+        z = trunk(x)
+        out = head(z)
+    assert out.shape == (2, 111)
+    assert torch.equal(out[:, :102], z[:, ARCH["hidden"]:])
+    assert torch.equal(out[:, 102:], torch.zeros(2, 9))
+
+
+def test_netclone_learns_from_a_tiny_dataset(tmp_path):
+    from agents.netclone import CloneArgs, KINDS, decision_kinds, run
+
+    args = CloneArgs(exp_name="t", data_dir=str(tmp_path / "data"), train_walls=12, train_sets=1, holdout_walls=4,
+                     channels=8, blocks=1, hidden=16, epochs=3, batch_size=64, lr=0.003, eval_every=100,
+                     device="cpu", out=str(tmp_path / "clone.pt"))
+    import os
+
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        summary = run(args, log=lambda s: None)
+    finally:
+        os.chdir(here)
+    curve = summary["curve"]
+    assert curve[-1]["samples"] == summary["samples"] > 0 and len(curve) >= 2
+    assert curve[-1]["train_loss"] < curve[0]["train_loss"]
+    assert set(KINDS) <= set(curve[-1])
+    agent = make_agent(f"network:{tmp_path / 'clone.pt'}", "kawuxing3")
+    assert agent.meta["stage"] == "netclone" and agent.meta["holdout_agreement"] == curve[-1]["all"]
+    assert (tmp_path / "runs" / "t-0" / "curve.jsonl").read_text().count("\n") == len(curve)
+    mask = np.zeros((3, 111), bool)
+    mask[0, [0, 5]] = True                 # discards only
+    mask[1, [0, 107]] = True               # a turn with a self-drawn win
+    mask[2, [102, 108]] = True             # a claim
+    assert decision_kinds(mask).tolist() == [0, 1, 2]
