@@ -1,0 +1,348 @@
+"""Network-only behaviour cloning: fit the :mod:`agents.resnet` policy to a teacher's decisions recorded by
+``mjenv dataset``, and write a network-only ``mjenv-policy-v1`` checkpoint.
+
+This module owns the cloning stage of the network-only policy (``python -m agents.netclone --config netclone``;
+configs in ``configs/train/netclone*.toml``):
+
+* **data**: ``mjenv dataset`` folders of the teacher playing every seat (:func:`mjenv.dataset.write_from_play`;
+  made here from their seeds when a folder is missing, so a config reproduces its data).  Only decisions with at
+  least two legal actions are kept (a forced move teaches nothing); their shards stay packed in memory (about
+  0.9 KB a decision, :class:`PackedDecisions`) and are unpacked per minibatch;
+* **fit**: masked cross-entropy to the teacher's action, Adam with a cosine learning-rate decay over the run's
+  samples, minibatches drawn from a fresh permutation of all kept decisions each epoch;
+* **held out**: another seed's walls, never trained on; every ``eval_every`` samples the greedy policy's
+  agreement with the teacher is measured there, overall and by decision kind (:func:`decision_kinds`), and logged
+  with the samples and CPU seconds so far (the learning curve, ``curve.jsonl`` and ``curve.png``).
+
+The checkpoint records the data, the held-out agreement and the CPU time in ``meta`` and is network-only (no
+advice features, no departure head).  Torch is imported on use only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from mjenv.encoding.actions import KONG_SELF, LIANG, PASS, WIN
+
+KINDS = ("discard", "own-turn option", "claim")
+"""Decision kinds of :func:`decision_kinds`: a turn where only discards are legal; a turn that also offers a
+self-drawn win, a kong or 亮倒; a reply to another seat's tile (pong, kong, chi or win against pass)."""
+
+
+def decision_kinds(mask: np.ndarray) -> np.ndarray:
+    """``int8 [N]`` index into :data:`KINDS` of each decision's legal-action mask ``bool [N, 111]``."""
+    mask = np.asarray(mask, dtype=bool)
+    special = mask[:, LIANG:KONG_SELF + 34].any(1) | mask[:, WIN]
+    return np.where(mask[:, PASS], 2, np.where(special, 1, 0)).astype(np.int8)
+
+
+class PackedDecisions:
+    """The decisions with at least two legal actions of one or more ``mjenv dataset`` folders, kept packed.
+
+    ``len()`` is the number kept; :meth:`batch` unpacks any of them (``obs float32 [k, C, 34]``, ``mask``,
+    ``action``, ``kind``).  ``limit`` keeps only the first ``limit`` of them (in folder and shard order)."""
+
+    def __init__(self, folders, limit: int | None = None):
+        from mjenv.dataset import N_ACTIONS, DatasetReader
+
+        self.shards: list[dict] = []
+        rows: list[np.ndarray] = []
+        self.decisions = 0
+        self.meta = None
+        for folder in folders:
+            reader = DatasetReader(folder)
+            if self.meta is None:
+                self.meta = reader.meta
+            for i in range(len(reader.sizes)):
+                if limit is not None and sum(len(r) for r in rows) >= limit:
+                    break
+                d = reader.raw(i)
+                mask = np.unpackbits(d["mask_bits"], axis=1, count=N_ACTIONS).astype(bool)
+                self.decisions += len(mask)
+                keep = np.flatnonzero(mask.sum(1) >= 2)
+                if limit is not None:
+                    keep = keep[: max(0, limit - sum(len(r) for r in rows))]
+                self.shards.append({k: np.asarray(v) for k, v in d.items()})
+                rows.append(keep)
+        self.index = np.concatenate([np.stack([np.full(len(r), s), r], 1) for s, r in enumerate(rows)]).astype(np.int64) \
+            if rows else np.zeros((0, 2), np.int64)
+        if not len(self.index):
+            raise ValueError(f"no decisions with two or more legal actions in {', '.join(map(str, folders))}")
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def obs_shape(self) -> tuple[int, int]:
+        """``(C, 34)`` of the observations."""
+        return tuple(int(v) for v in self.shards[0]["obs_shape"])
+
+    def batch(self, which: np.ndarray) -> dict[str, np.ndarray]:
+        """The kept decisions ``which`` (positions ``0 .. len-1``), unpacked, in that order."""
+        from mjenv.dataset import unpack
+
+        pairs = self.index[np.asarray(which, dtype=np.int64)]
+        parts, order = [], []
+        for s in np.unique(pairs[:, 0]):
+            sel = np.flatnonzero(pairs[:, 0] == s)
+            parts.append(unpack(self.shards[int(s)], pairs[sel, 1]))
+            order.append(sel)
+        inv = np.argsort(np.concatenate(order), kind="stable")
+        out = {k: np.concatenate([p[k] for p in parts])[inv] for k in ("obs", "mask", "action")}
+        out["kind"] = decision_kinds(out["mask"])
+        return out
+
+
+def ensure_dataset(folder: str | Path, *, teacher: str, variant: str, options: Any, walls: int, seed: int,
+                   first_wall: int = 0, log: Callable[[str], None] | None = None) -> Path:
+    """``folder``, written by ``teacher`` in every seat on walls ``first_wall ..`` of ``seed`` unless it already
+    holds a finished dataset (``meta.json``) of that source; a finished folder of another source is an error."""
+    from mjenv.dataset import write_from_play
+
+    folder = Path(folder)
+    meta_path = folder / "meta.json"
+    if meta_path.is_file():
+        src = json.loads(meta_path.read_text()).get("source", {})
+        want = {"agents": [teacher], "seed": seed, "walls": walls, "first_wall": first_wall}
+        have = {k: src.get(k) for k in want}
+        if have != want:
+            raise ValueError(f"{folder}: holds a dataset of {have}, not {want}; choose another folder")
+        return folder
+    t0 = time.process_time()
+    meta = write_from_play(folder, [teacher], variant, options, walls=walls, seed=seed, first_wall=first_wall)
+    if log:
+        log(f"[data] {folder}: {meta['decisions']:,} decisions of {teacher} on {walls:,} walls (seed {seed}, from "
+            f"{first_wall}) in {time.process_time() - t0:.0f} CPU s")
+    return folder
+
+
+def agreement_by_kind(act: Callable[[np.ndarray, np.ndarray], np.ndarray], data: PackedDecisions,
+                      batch_size: int = 2048) -> dict:
+    """Greedy agreement of ``act(obs, mask)`` with the recorded actions of every kept decision of ``data``:
+    ``{"all": share, "n": count, KIND: share, KIND + " n": count, ...}`` (:data:`KINDS`)."""
+    hits = np.zeros(len(KINDS), np.int64)
+    count = np.zeros(len(KINDS), np.int64)
+    for i in range(0, len(data), batch_size):
+        b = data.batch(np.arange(i, min(i + batch_size, len(data))))
+        got = np.asarray(act(b["obs"], b["mask"])) == b["action"]
+        hits += np.bincount(b["kind"], weights=got, minlength=len(KINDS)).astype(np.int64)
+        count += np.bincount(b["kind"], minlength=len(KINDS))
+    out = {"all": float(hits.sum() / max(count.sum(), 1)), "n": int(count.sum())}
+    for k, name in enumerate(KINDS):
+        out[name] = float(hits[k] / count[k]) if count[k] else float("nan")
+        out[name + " n"] = int(count[k])
+    return out
+
+
+@dataclass
+class CloneArgs:
+    """One network-only cloning run (``python -m agents.netclone --config NAME``; every field overridable)."""
+
+    exp_name: str = "netclone"
+    """name of the run: its folder is ``runs/<exp_name>-<seed>``"""
+    variant: str = "kawuxing3"
+    """variant (its default rules)"""
+    teacher: str = "heuristic-flush"
+    """the player whose decisions are cloned (any agent name ``mjenv dataset`` takes)"""
+    data_dir: str = "runs/data/netclone"
+    """folder of the datasets (made there from their seeds when missing)"""
+    train_walls: int = 25000
+    """walls per training dataset"""
+    train_sets: int = 1
+    """training datasets: set ``i`` holds walls ``i * train_walls ..`` of ``train_seed``"""
+    train_seed: int = 901
+    """wall seed of the training data"""
+    holdout_walls: int = 2000
+    """walls of the held-out dataset"""
+    holdout_seed: int = 902
+    """wall seed of the held-out data (never trained on)"""
+    limit: int = 0
+    """train on at most this many decisions (with two or more legal actions; 0: all)"""
+    channels: int = 64
+    """convolution channels of the residual network"""
+    blocks: int = 4
+    """residual blocks"""
+    hidden: int = 256
+    """units of the dense feature layer"""
+    epochs: float = 1.0
+    """passes over the training decisions (a fraction stops part-way)"""
+    batch_size: int = 512
+    """decisions per minibatch"""
+    lr: float = 0.002
+    """Adam learning rate at the start"""
+    lr_final: float = 0.00005
+    """learning rate at the end (cosine decay over the run's samples)"""
+    weight_decay: float = 0.0
+    """Adam's weight decay"""
+    eval_every: int = 250000
+    """samples between held-out evaluations"""
+    seed: int = 0
+    """seed of the weights and the minibatch order"""
+    device: str = "auto"
+    """where the network trains: auto (CUDA when torch sees it), cpu, cuda or cuda:N"""
+    threads: int = 1
+    """torch CPU threads"""
+    out: str = ""
+    """checkpoint to write (default ``runs/<exp_name>-<seed>/policy.pt``)"""
+
+
+def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
+    """Make or read the datasets, fit the network, evaluate it on the held-out walls and write the checkpoint;
+    returns the summary (also written to the run folder as ``summary.json``)."""
+    import torch
+
+    from agents.base import resolve_options
+    from agents.policy import checkpoint_payload, resolve_device, save_checkpoint
+    from agents.resnet import NET, make_resnet, parameter_count
+
+    cpu0 = time.process_time()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+    opts = resolve_options(args.variant, None)
+    folder = Path("runs") / f"{args.exp_name}-{args.seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    data_dir = Path(args.data_dir)
+    kw = dict(teacher=args.teacher, variant=args.variant, options=opts, log=log)
+    train_dirs = [ensure_dataset(data_dir / f"{args.variant}-{args.teacher}-s{args.train_seed}-{i}", walls=args.train_walls,
+                                 seed=args.train_seed, first_wall=i * args.train_walls, **kw) for i in range(args.train_sets)]
+    held_dir = ensure_dataset(data_dir / f"{args.variant}-{args.teacher}-s{args.holdout_seed}-held", walls=args.holdout_walls,
+                              seed=args.holdout_seed, **kw)
+    data_cpu = time.process_time() - cpu0
+    train = PackedDecisions(train_dirs, limit=args.limit or None)
+    held = PackedDecisions([held_dir])
+    log(f"[netclone] {len(train):,} training decisions with a choice (of {train.decisions:,}), {len(held):,} held out; "
+        f"data {data_cpu:.0f} CPU s; device {device}")
+
+    torch.manual_seed(args.seed)
+    arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
+    trunk, head = make_resnet(train.obs_shape, arch)
+    trunk.to(device)
+    head.to(device)
+    params = list(trunk.parameters()) + list(head.parameters())
+    opt = torch.optim.Adam(params, lr=args.lr, weight_decay=args.weight_decay)
+    total = max(1, int(args.epochs * len(train)))
+    rng = np.random.default_rng(args.seed)
+
+    def greedy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            x = torch.as_tensor(obs.reshape(len(obs), -1)).to(device)
+            logits = head(trunk(x)).float().cpu().masked_fill(~torch.as_tensor(mask), float("-inf"))
+        return logits.argmax(1).numpy()
+
+    curve: list[dict] = []
+    fit_cpu = 0.0
+
+    def evaluate(seen: int, loss: float) -> None:
+        trunk.eval()
+        head.eval()
+        agree = agreement_by_kind(greedy, held)
+        trunk.train()
+        head.train()
+        row = {"samples": seen, "fit_cpu_s": round(fit_cpu, 1), "cpu_s": round(time.process_time() - cpu0, 1),
+               "train_loss": round(loss, 4), **{k: (round(v, 5) if isinstance(v, float) else v) for k, v in agree.items()}}
+        curve.append(row)
+        with open(folder / "curve.jsonl", "a") as f:
+            f.write(json.dumps(row) + "\n")
+        log(f"[netclone] {seen:>10,} samples  {fit_cpu:7.0f} fit CPU s  loss {loss:.4f}  held-out agreement "
+            f"{100 * agree['all']:.2f} %  (" + ", ".join(f"{k} {100 * agree[k]:.1f} %" for k in KINDS) + ")")
+
+    (folder / "curve.jsonl").write_text("")
+    log(f"[netclone] {NET} {args.channels}x{args.blocks}, hidden {args.hidden}: {parameter_count(trunk, head):,} "
+        f"parameters; {total:,} samples ({args.epochs} epochs)")
+    seen, next_eval, losses = 0, args.eval_every, []
+    perm = rng.permutation(len(train))
+    pos = 0
+    while seen < total:
+        t0 = time.process_time()
+        if pos >= len(perm):
+            perm, pos = rng.permutation(len(train)), 0
+        idx = perm[pos : pos + min(args.batch_size, total - seen)]
+        pos += len(idx)
+        b = train.batch(idx)
+        x = torch.as_tensor(b["obs"].reshape(len(idx), -1)).to(device)
+        m = torch.as_tensor(b["mask"]).to(device)
+        y = torch.as_tensor(b["action"]).to(device)
+        frac = seen / total
+        for g in opt.param_groups:
+            g["lr"] = args.lr_final + 0.5 * (args.lr - args.lr_final) * (1 + np.cos(np.pi * frac))
+        logits = head(trunk(x)).masked_fill(~m, -1e9)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        seen += len(idx)
+        fit_cpu += time.process_time() - t0
+        if seen >= next_eval or seen >= total:
+            evaluate(seen, float(np.mean(losses[-200:])))
+            next_eval += args.eval_every
+    final = curve[-1]
+    meta = {"stage": "netclone", "teacher": args.teacher, "train_decisions": len(train),
+            "train_seed": args.train_seed, "train_walls": args.train_walls * args.train_sets,
+            "holdout_seed": args.holdout_seed, "holdout_walls": args.holdout_walls, "samples": seen,
+            "holdout_agreement": final["all"], "holdout_agreement_by_kind": {k: final[k] for k in KINDS},
+            "fit_cpu_seconds": round(fit_cpu, 1), "cpu_seconds": round(time.process_time() - cpu0, 1),
+            "args": asdict(args)}
+    payload = checkpoint_payload(trunk, head, variant=args.variant, options=opts, obs_shape=train.obs_shape,
+                                 arch=arch, meta=meta)
+    out = Path(args.out) if args.out else folder / "policy.pt"
+    save_checkpoint(out, payload)
+    summary = {"checkpoint": str(out), "checksum": payload["checksum"], **meta, "curve": curve}
+    (folder / "summary.json").write_text(json.dumps(summary, indent=2))
+    plot_curve(curve, folder / "curve.png", f"{args.exp_name}: {args.teacher} cloned by {NET} "
+               f"{args.channels}x{args.blocks}")
+    log(f"[netclone] wrote {out} ({payload['checksum'][:19]}…): held-out agreement {100 * final['all']:.2f} % of "
+        f"{final['n']:,} decisions with a choice, {fit_cpu:.0f} fit CPU s")
+    return summary
+
+
+def plot_curve(curve: list[dict], path: Path, title: str) -> None:
+    """Held-out agreement (overall and by kind) against samples and fit CPU minutes, as a PNG (needs matplotlib;
+    skipped with a note when it is missing)."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ModuleNotFoundError:
+        print(f"[netclone] matplotlib missing: {path} not drawn", file=sys.stderr)
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, key, label, scale in ((axes[0], "samples", "training samples (millions)", 1e6),
+                                  (axes[1], "fit_cpu_s", "fit CPU minutes", 60.0)):
+        xs = [r[key] / scale for r in curve]
+        for name in ("all", *KINDS):
+            ax.plot(xs, [100 * r[name] for r in curve], marker="o" if name == "all" else None,
+                    label="all decisions with a choice" if name == "all" else name)
+        ax.set_xlabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("held-out agreement with the teacher (%)")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "train"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.netclone [--config NAME] [--field value ...]``."""
+    from agents.script_args import parse_args
+
+    args, _ = parse_args(CloneArgs, argv, config_dir=CONFIG_DIR, default_config="netclone")
+    run(args, log=lambda s: print(s, flush=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
