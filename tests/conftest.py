@@ -7,6 +7,11 @@ per core), that change how fast the suite runs, never what a test checks.
 * The tests that take several seconds start first, and workers take tests 5 at a time, so that no long test
   starts near the end and becomes the run's tail while the other worker waits.  The list is measured
   (``--durations``, fresh clone, empty compiled cache); a name missing from it only changes the order.
+* Property tests (hypothesis) run **derandomized**: the ``derandomized`` profile, loaded here, fixes every test's
+  examples (a seed derived from the test) and keeps no example database, so the suite gives the same verdict on
+  every machine and every run, and a submission cannot fail on a fuzz example that an unrelated bug let through.
+  The randomized hunt is ``python tests/fuzz_long.py`` (profile ``randomized``, more examples, a printed seed);
+  ``MJENV_HYPOTHESIS_PROFILE=randomized python -m pytest ...`` runs any test file that way.
 """
 
 from __future__ import annotations
@@ -15,6 +20,15 @@ import os
 import sys
 
 import pytest
+
+try:  # the dev extra installs hypothesis; without it only the property tests fail, at their import
+    from hypothesis import settings as _hypothesis_settings
+except ModuleNotFoundError:
+    _hypothesis_settings = None
+else:
+    _hypothesis_settings.register_profile("derandomized", derandomize=True, database=None)
+    _hypothesis_settings.register_profile("randomized", derandomize=False)
+    _hypothesis_settings.load_profile(os.environ.get("MJENV_HYPOTHESIS_PROFILE", "derandomized"))
 
 WORKER = os.environ.get("PYTEST_XDIST_WORKER")
 if WORKER:  # read by torch and numpy's BLAS when they start their thread pools

@@ -439,3 +439,21 @@ def test_script_arguments_are_accepted_or_refused_in_one_line(tmp_path, capsys, 
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith(f"{script}.py: error: ")
         assert not out.exists()
+
+
+@pytest.mark.skipif(os.environ.get("MJENV_HYPOTHESIS_PROFILE", "derandomized") != "derandomized",
+                    reason="a randomized run (tests/fuzz_long.py)")
+def test_property_tests_run_derandomized_in_the_readme_command():
+    """The suite's hypothesis examples are fixed (tests/conftest.py): no random draw, no example database, so the
+    README's command gives every machine the same verdict; the randomized hunt is tests/fuzz_long.py."""
+    assert settings.default.derandomize and settings.default.database is None
+    assert FUZZ.derandomize and FUZZ.database is None
+
+
+def test_the_long_fuzz_script_refuses_a_bad_scale(capsys):
+    from tests.fuzz_long import main, property_test_files
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--scale", "0"])
+    assert exc.value.code == 2 and "--scale must be > 0" in capsys.readouterr().err
+    assert "tests/test_fuzz.py" in property_test_files() and "tests/test_hand.py" in property_test_files()
