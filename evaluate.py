@@ -221,9 +221,10 @@ def rerun_command(args: Args) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
-def default_agents(variant: str, opts) -> list[str]:
-    """random, heuristic and, when torch is installed and it fits these rules and this observation encoding,
-    the first shipped checkpoint of the variant."""
+def default_agents(variant: str, configs: Sequence[tuple[str | None, Any]]) -> list[str]:
+    """random, heuristic and, when torch is installed and it can play every one of ``configs`` (``(label, rule
+    options)``: the run's rules, or each ``--compare`` entry) under this observation encoding, the first shipped
+    checkpoint of the variant.  A checkpoint left out is named in one ``note:`` line on stderr."""
     names = ["random", "heuristic"]
     ck = shipped_checkpoints(variant)
     if ck:
@@ -232,11 +233,13 @@ def default_agents(variant: str, opts) -> list[str]:
         except ModuleNotFoundError:
             return names
         try:
-            check_compatible(load_checkpoint(ck[0]), variant, opts, where=ck[0].name)
+            payload = load_checkpoint(ck[0])
+            for label, opts in configs:
+                check_compatible(payload, variant, opts, where=ck[0].name if label is None else f"{ck[0].name} ({label})")
         except ModuleNotFoundError:
             print(f"note: {ck[0].name} is shipped but torch is not installed; playing without it", file=sys.stderr)
         except CheckpointMismatch as exc:
-            print(f"note: skipping the shipped checkpoint: {exc}", file=sys.stderr)
+            print(f"note: playing without the shipped checkpoint: {exc}", file=sys.stderr)
         else:
             names.append(str(ck[0]))
     return names
@@ -697,7 +700,12 @@ def run(args: Args) -> dict:
         args, folder, kept = _resume_args(args)
     check_args(args)
     args.replays = max(args.replays, args.review)  # the reviewed hands are read from their replays
-    specs = list(args.agents) or default_agents(args.variant, rule_options(args.variant, args.ruleset, args.preset, args.options))
+    if args.agents:
+        specs = list(args.agents)
+    elif args.compare:  # the agents play every configuration: a checkpoint that cannot play one of them stays out
+        specs = default_agents(args.variant, [parse_compare(c, args.variant) for c in args.compare])
+    else:
+        specs = default_agents(args.variant, [(None, rule_options(args.variant, args.ruleset, args.preset, args.options))])
     args.agents = specs  # a resumed run plays the very agents this one chose
     if folder is None:
         run_name = args.run_name or f"{args.variant}__{args.seed}__{int(time.time())}"

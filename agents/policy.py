@@ -414,7 +414,7 @@ def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bo
         have = ck.get("options", {})
         diffs = [f"{k}: trained {have.get(k)!r}, asked {want.get(k)!r}" for k in sorted(set(want) | set(have)) if have.get(k) != want.get(k)]
         if diffs and strict_options:
-            problems.append("rule options differ (" + "; ".join(diffs) + ")")
+            problems.append("other rule options (" + "; ".join(diffs) + ")")
         shape = list(ObservationEncoder(variant, resolve_options(variant, options)).shape)
         if ck.get("features"):
             from agents.advice import ROWS
