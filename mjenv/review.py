@@ -41,7 +41,7 @@ from mjenv.replay import Replay, ReplayError, deal_header, read_replay, verify_r
 from mjenv.tiles import SEAT_LETTERS
 
 FORMAT = "mjenv-review-v1"
-DEFAULT_WORLDS = 64
+DEFAULT_WORLDS = 128
 DEFAULT_CANDIDATES = 3
 MISTAKES = 5
 """How many of each seat's largest mistakes the terminal summary lists."""
