@@ -205,6 +205,7 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path, capsys):
     i = next(i for i, ln in enumerate(lines) if '"type":"action"' in ln and '"seat":1' in ln)
     rec = json.loads(lines[i])
     rec["action"] = A.PASS if rec["action"] != A.PASS else 0
+    rec["name"] = A.action_name(rec["action"])
     lines[i] = json.dumps(rec)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     _one_line_error(capsys, ["review", str(path)], "hand 1 does not verify")
