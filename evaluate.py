@@ -63,8 +63,8 @@ from agents.report import grouped_bars
 from agents.arena import (GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize,
                           table_stats, warm_up)
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
-from mjenv.rules.options import OptionError, load_rules, n_players, options_to_dict, parse_option_assignments
-from mjenv.rules.scoring.kawuxing import FANS
+from mjenv.engine.family import family_class
+from mjenv.rules.options import OptionError, get_variant, load_rules, n_players, options_to_dict, parse_option_assignments
 
 
 # The skill pairs of --report: the strongest built-in agent with a measured margin over the heuristic
@@ -432,19 +432,22 @@ def _pct(x: float) -> str:
     return "  n/a" if x != x else f"{100 * x:5.1f}"
 
 
-def _fan_label(f: str) -> str:
-    return FANS[f][0] if f in FANS else f
+def fan_names(variant: str) -> dict[str, str]:
+    """Fan (pattern, hand class) id -> its Chinese name, from the fan table of ``variant``'s own family, in the
+    table's order."""
+    return {f: row[0] for f, row in family_class(get_variant(variant).family).fans().items()}
 
 
-def leaderboard_text(stats: list[dict], ratings: dict | None, result: TournamentResult) -> str:
-    """The leaderboard as an aligned text table, best mean score first."""
+def leaderboard_text(stats: list[dict], ratings: dict | None, result: TournamentResult, variant: str = "kawuxing3") -> str:
+    """The leaderboard as an aligned text table, best mean score first; fans named from ``variant``'s family."""
+    names = fan_names(variant)
     order = sorted(stats, key=lambda s: -s["mean"])
     head = f"{'#':>2} {'agent':<22} {'hands':>6} {'score/hand ± 95% CI':>21} {'win%':>5} {'dealin%':>7} {'tsumo%':>6} {'亮倒%':>5} {'包胡 paid':>10} {'rating μ±σ':>12}  top fans"
     lines = [head, "-" * len(head)]
     for i, s in enumerate(order, 1):
         rt = ratings.get(s["agent"]) if ratings else None
         rating = f"{rt['mu']:6.1f}±{rt['sigma']:<4.1f}" if rt else "   n/a"
-        fans = ", ".join(f"{_fan_label(f)} {100 * v:.0f}%" for f, v in list(s["fans"].items())[:3])
+        fans = ", ".join(f"{names.get(f, f)} {100 * v:.0f}%" for f, v in list(s["fans"].items())[:3])
         ci = f"{s['mean']:+7.3f} ± {s['ci95']:.3f}" if s["ci95"] == s["ci95"] else f"{s['mean']:+7.3f}"
         lines.append(
             f"{i:>2} {s['agent'][:22]:<22} {s['hands']:>6} {ci:>21} {_pct(s['win_rate'])} {_pct(s['deal_in_rate']):>7} "
@@ -569,7 +572,7 @@ def _pyplot():
     return plt
 
 
-def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
+def write_plots(folder: Path, stats: list[dict], variant: str = "kawuxing3") -> list[Path]:
     """scores.png (mean ± CI per agent), rates.png (win / deal-in / self-draw / 亮倒) and fans.png."""
     plt = _pyplot()
     if plt is None:
@@ -599,7 +602,8 @@ def write_plots(folder: Path, stats: list[dict]) -> list[Path]:
     paths.append(_savefig(fig, folder / "rates.png"))
     plt.close(fig)
 
-    fans = sorted({f for s in stats for f in s["fans"]}, key=lambda f: list(FANS).index(f) if f in FANS else 99)
+    order = list(fan_names(variant))  # the family's table order
+    fans = sorted({f for s in stats for f in s["fans"]}, key=lambda f: order.index(f) if f in order else len(order))
     if fans:
         fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(fans) * len(names)), 3.5))
         fx = np.arange(len(fans))
@@ -759,7 +763,7 @@ def run(args: Args) -> dict:
     if args.rating and ratings is None:
         print("note: pip install openskill for ratings", file=sys.stderr)
     tstats = table_stats(result.records)
-    print(leaderboard_text(stats, ratings, result))
+    print(leaderboard_text(stats, ratings, result, args.variant))
     say(pairwise_text(pairs))
     say(f"table: draw {_pct(tstats['draw_rate'])}%, mean winning value {tstats['mean_hand_value']:.2f}, "
         f"{tstats['mean_discards']:.1f} discards per hand")
@@ -768,7 +772,7 @@ def run(args: Args) -> dict:
               f"({result.decisions / result.seconds:.0f} decisions/s; {result.hands_per_cpu_second:.1f} hands per CPU second)")
     summary = write_outputs(folder, args, result, stats, pairs, ratings, tstats, opts)
     if args.plots:
-        for p in write_plots(folder, stats):
+        for p in write_plots(folder, stats, args.variant):
             say(f"plot: {p}")
     if args.review:
         summary["review"] = review_hands_of(folder, args, say)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections import Counter
 
 import numpy as np
@@ -14,7 +15,8 @@ import evaluate
 from agents import make_agent
 from agents.arena import mean_ci, pairwise, play_duplicate, seatings, summarize, t_quantile
 from mjenv.engine.core import Engine
-from mjenv.rules.options import load_rules
+from mjenv.engine.family import family_class
+from mjenv.rules.options import VARIANTS, get_variant, load_rules
 from mjenv.tiles import parse_tiles
 
 
@@ -186,6 +188,30 @@ def test_compare_with_the_default_agents_leaves_out_a_checkpoint_that_cannot_pla
     # rules it was trained on: the checkpoint plays them all
     names = evaluate.default_agents("kawuxing3", [evaluate.parse_compare(c, "kawuxing3") for c in ("kwx004", "default")])
     assert names[:2] == ["random", "heuristic"] and names[2].endswith("kawuxing3-default.pt")
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_fans_are_named_from_each_variants_own_family(variant):
+    """The leaderboard's "top fans" column names each fan from its variant's family table (Kawuxing's table
+    used to label every variant, so Yangzhou showed "hunyise 77%, zige 37%")."""
+    names = evaluate.fan_names(variant)
+    table = family_class(get_variant(variant).family).fans()
+    assert list(names) == list(table) and all(names[f] == table[f][0] for f in table)
+    assert all(not re.search(r"[a-z]", name) for name in names.values()), names  # Chinese names, no ids
+    top = list(table)[:3]
+    stats = [{"agent": "heuristic", "hands": 10, "mean": 1.0, "ci95": 0.5, "win_rate": 0.3, "deal_in_rate": 0.1,
+              "self_draw_rate": 0.1, "liang_rate": 0.0, "baohu_paid_hands": 0, "baohu_paid": 0.0,
+              "fans": {f: 0.5 for f in top}}]
+    line = evaluate.leaderboard_text(stats, None, None, variant).splitlines()[-1]
+    assert line.endswith(", ".join(f"{names[f]} 50%" for f in top))
+
+
+def test_a_yangzhou_leaderboard_names_its_fans(tmp_path, capsys):
+    evaluate.run(evaluate.Args(variant="yangzhou", agents=["heuristic", "random"], walls=2, out=str(tmp_path),
+                               run_name="y", progress=False, plots=False, rating=False))
+    row = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith(" 1 heuristic"))
+    fans = row.split("n/a", 1)[1]
+    assert "%" in fans and not re.search(r"[a-z]", fans), row  # e.g. 对对胡 47%, 中发白 47%, 混一色 47%
 
 
 def test_parse_compare_specs():
