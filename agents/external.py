@@ -12,7 +12,8 @@ JSON object on one line:
 
 The view is decoded from the seat's ``mjenv-obs-v1`` observation (:class:`agents.base.ObsView`), so a bot sees
 exactly what an in-process agent sees and never more.  A bot that exits, closes its output, answers something
-that is not such an object, names an illegal action, or takes longer than ``timeout`` seconds raises
+that is not such an object, names an illegal action, or takes longer than ``timeout`` seconds for any answer (the
+hello's included) raises
 :class:`BotError`, one line naming the bot and the decision; the bot process is stopped.  What a tournament
 does then is :mod:`evaluate`'s choice (docs/bots.md: the hands in progress are voided, finished ones kept).
 """
@@ -108,13 +109,14 @@ class ExternalAgent:
 
     ``command`` is a shell-like command line (split with :func:`shlex.split`, run without a shell, in the
     current folder).  The program starts on the first decision and stops at :meth:`close` (or when the agent is
-    garbage-collected); a pickled copy (a Ray worker's) starts its own.  ``timeout``: seconds allowed per
-    decision; the first answer (to ``hello``) may take ``start_timeout`` (interpreter start-up)."""
+    garbage-collected); a pickled copy (a Ray worker's) starts its own.  ``timeout``: seconds allowed for every
+    answer, the first (to ``hello``, which includes the program's start-up) included, unless ``start_timeout``
+    gives that one its own limit."""
 
     uses_obs = True
 
     def __init__(self, command: str, variant: str = "kawuxing3", options: Any = None, *, name: str | None = None,
-                 timeout: float = 10.0, start_timeout: float = 60.0):
+                 timeout: float = 10.0, start_timeout: float | None = None):
         self.command = command.strip()
         try:
             self.argv = shlex.split(self.command)
@@ -122,8 +124,10 @@ class ExternalAgent:
             raise ValueError(f"cmd: cannot split {command!r}: {exc}") from None
         if not self.argv:
             raise ValueError("cmd: empty command; write e.g. 'cmd:python my_bot.py'")
-        if not timeout > 0 or not start_timeout > 0:
-            raise ValueError(f"bot timeout must be > 0 seconds, got {timeout}")
+        start_timeout = timeout if start_timeout is None else start_timeout
+        for value in (timeout, start_timeout):
+            if not (isinstance(value, (int, float)) and value > 0):
+                raise ValueError(f"bot timeout must be > 0 seconds, got {value}")
         self.variant = variant
         self.opts = resolve_options(variant, options)
         self.timeout, self.start_timeout = float(timeout), float(start_timeout)

@@ -8,6 +8,7 @@ import io
 import json
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -53,14 +54,27 @@ def test_duplicate_tournament_against_the_example_bot(tmp_path, capsys):
     assert abs(sum(a["mean"] * a["hands"] for a in summary["agents"])) < 1e-6  # zero-sum money
 
 
+def test_bot_timeout_covers_the_hello(tmp_path, capsys):
+    """A bot that never answers its hello stops the run after --bot_timeout seconds, not after a fixed 60 s."""
+    hang = tmp_path / "hang.py"
+    hang.write_text("import sys, time\nsys.stdin.readline()\ntime.sleep(120)\n", encoding="utf-8")
+    start = time.monotonic()
+    argv = ["--agents", f"cmd:{sys.executable} {hang}", "random", "--walls", "1", "--bot_timeout", "2",
+            "--out", str(tmp_path), "--run_name", "r", *_quiet()]
+    assert evaluate.main(argv) == 1
+    assert time.monotonic() - start < 30
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "timed out (no answer within 2 s) at start-up (its hello)" in err[0], err
+
+
 @pytest.mark.parametrize("fail,problem", [("crash", "exited (status 3) without answering"),
-                                          ("hang", "timed out (no answer within 0.5 s)"),
+                                          ("hang", "timed out (no answer within 1.5 s)"),
                                           ("illegal", "answered the illegal action 'kongtile:1'")])
 def test_a_failing_bot_stops_the_run_in_one_line_and_the_run_resumes(tmp_path, capsys, fail, problem):
     bot = tmp_path / "bot.py"
     shutil.copy(BOT, bot)
     argv = ["--agents", f"cmd:{sys.executable} {bot} --fail {fail}", "random", "--walls", "3", "--batch_size", "4",
-            "--bot_timeout", "0.5", "--out", str(tmp_path), "--run_name", "r", *_quiet()]
+            "--bot_timeout", "1.5", "--out", str(tmp_path), "--run_name", "r", *_quiet()]
     assert evaluate.main(argv) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
