@@ -46,7 +46,7 @@ from __future__ import annotations
 from mjenv.engine import gjscore, kwscore, yzscore
 
 
-# Action ids (mjenv.encoding.actions; repeated as plain ints so that they compile as constants).
+# Action ids (mjenv.engine.actions; repeated as plain ints so that they compile as constants).
 A_LIANG, A_KONG_SELF, A_PONG, A_KONG_CLAIM = 34, 68, 102, 103
 A_CHI_LOW, A_CHI_HIGH, A_WIN, A_PASS, A_KONGTILE_0, A_KONGTILE_1 = 104, 106, 107, 108, 109, 110
 N_ACTIONS = 111

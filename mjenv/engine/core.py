@@ -1,7 +1,7 @@
 """The batched game core: reset and step for B tables at once (docs/rules/common.md §1.7–§1.9, §3).
 
 One :class:`Engine` holds the state of ``B`` tables of one variant and rule options.  Each
-step every live table's acting seat gives one action id (see :mod:`mjenv.encoding.actions`);
+step every live table's acting seat gives one action id (see :mod:`mjenv.engine.actions`);
 the engine applies it, then advances every table through the moves nobody has to decide
 (draws, claim windows nobody can use, a revealed player's automatic discard, any state with a
 single legal action) until every live table waits for a real decision.
@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from mjenv.encoding import actions as A
+from mjenv.engine import actions as A
 from mjenv.engine import handk
 from mjenv.engine import codes as K
 from mjenv.engine import entry

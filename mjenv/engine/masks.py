@@ -1,6 +1,6 @@
 """Legal-action masks in the compiled game core (docs/rules/common.md §1.7–§1.9, the family rules they ask).
 
-:func:`_compute_mask` writes one table's row of the mask (111 actions, :mod:`mjenv.encoding.actions`): on
+:func:`_compute_mask` writes one table's row of the mask (111 actions, :mod:`mjenv.engine.actions`): on
 one's own turn the discards, the 亮倒 discards (:func:`mjenv.engine.handk.discard_ready_bits`), the kongs
 allowed by their timing and the revealed-kong rule, and the self-draw win (its fan minimum from
 :mod:`mjenv.engine.yzend`); after a claim the discards; in a claim window the replies the window allows;
