@@ -21,7 +21,7 @@ compiles anyway is cached beside the source, or, when the install is read-only, 
 (:mod:`mjenv._numba_setup`).
 """
 
-__version__ = "0.1.0"
+from mjenv._version import __version__
 
 __all__ = ["VARIANTS", "__version__", "env", "raw_env", "vector_env", "sb3_vec_env", "single_env"]
 

@@ -37,7 +37,7 @@ from typing import Any
 from mjenv.dataset import add_dataset_subcommand, dataset_main
 from mjenv.engine.family import FAMILIES, family_class
 from mjenv.play import add_play_subcommand, play_main
-from mjenv.replay import add_replay_subcommand, replay_main
+from mjenv.tools.replay_command import add_replay_subcommand, replay_main
 from mjenv.review import add_review_subcommand, review_main
 from mjenv.rules import reference
 from mjenv.rules.reference import add_rules_subcommand, rules_main

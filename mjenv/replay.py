@@ -8,8 +8,8 @@ that each decision produced.  It provides
 * :func:`write_replay` (used by the envs and by ``evaluate.py``) and :func:`read_replay`;
 * :func:`verify_replay`: re-simulates every hand from its header's wall and its recorded
   decisions and checks every event, every payment and the final deltas;
-* :func:`format_replay` and the ``mjenv replay`` command (:func:`add_replay_subcommand`,
-  :func:`replay_main`): the game as readable text with Unicode tiles, move by move or to the end.
+* :func:`format_replay`, :func:`format_event`, :func:`format_header`: the game as readable text with Unicode
+  tiles (the ``mjenv replay`` command that shows it move by move is :mod:`mjenv.tools.replay_command`).
 
 A truncated or corrupt file, or a line whose fields have the wrong type or range (a dealer that is not a
 seat, a tile that is not a tile), raises :class:`ReplayError` whose message starts with ``FILE:LINE:`` and
@@ -19,11 +19,9 @@ names the field; a re-simulation that differs names the first differing field
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import functools
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -335,7 +333,7 @@ def make_header(engine, table: int, header_extra: dict | None = None) -> dict:
     Variants with sessions add ``session`` (the session when the hand was dealt: it fixes the round wind)
     and, under a 园子 bankroll, ``balances`` (every seat's balance at the deal: it limits payments).
     """
-    from mjenv import __version__
+    from mjenv._version import __version__
     from mjenv.rules.options import options_to_dict
 
     events = engine.events[table]
@@ -841,112 +839,3 @@ def format_replay(rep: Replay) -> str:
     for r in rep.records:
         lines += format_event(r, (), rep.header.get("variant"))
     return "\n".join(lines)
-
-
-def add_replay_subcommand(subparsers) -> argparse.ArgumentParser:
-    """Add ``replay FILE [--step] [--verify] [--hand N]`` to an argparse subparsers object."""
-    p = subparsers.add_parser(
-        "replay", help="show or verify a replay file (JSON Lines)", description=__doc__.split("\n")[0]
-    )
-    p.add_argument("file", help="replay file written by an env or evaluate.py")
-    p.add_argument("--step", action="store_true", help="show one move at a time; press Enter for the next")
-    p.add_argument("--verify", action="store_true", help="re-simulate every hand and check every event and payment")
-    p.add_argument("--hand", type=int, default=None, help="only hand N (1-based) of a multi-hand file")
-    p.add_argument(
-        "--html",
-        metavar="OUT",
-        default=None,
-        help="write a self-contained HTML page that steps through every hand (mjenv.viewer) instead of text",
-    )
-    p.add_argument(
-        "--seat",
-        type=int,
-        default=None,
-        help="with --html: open in this seat's view (0-based) instead of every hand face up",
-    )
-    p.set_defaults(func=replay_main)
-    return p
-
-
-def replay_main(args: argparse.Namespace, out=None, inp=None) -> int:
-    """Run ``mjenv replay``; returns the exit code (0 ok, 1 verification failed or a shown hand — as text or in the
-    ``--html`` page — whose money does not add up, 2 unreadable file)."""
-    out = out or sys.stdout
-    try:
-        hands = read_replay(args.file)
-    except (OSError, ReplayError) as exc:
-        print(f"mjenv: error: {exc}", file=sys.stderr)
-        return 2
-    if args.hand is not None:
-        if not 1 <= args.hand <= len(hands):
-            print(
-                f"mjenv: error: {args.file} has {len(hands)} hand(s); --hand {args.hand} is out of range",
-                file=sys.stderr,
-            )
-            return 2
-        chosen = [(args.hand, hands[args.hand - 1])]
-    else:
-        chosen = list(enumerate(hands, start=1))
-    if getattr(args, "html", None):
-        status = _write_html(args, [rep for _, rep in chosen], out)
-        for i, rep in chosen if status == 0 else ():
-            problem = money_problem(rep)
-            if problem:  # the page shows what the file says; say that it cannot be what was played
-                status = 1
-                print(f"mjenv: error: hand {i}: {problem}; the file was altered (the page shows it as recorded)",
-                      file=sys.stderr)
-        return status
-    if args.verify:
-        bad = 0
-        for i, rep in chosen:
-            try:
-                res = verify_replay(rep)
-                n_act = len(rep.actions)
-                print(f"hand {i}: OK ({n_act} decisions, {res['how']}, deltas {res['deltas']})", file=out)
-            except ReplayError as exc:
-                bad += 1
-                print(f"hand {i}: FAILED: {exc}", file=out)
-        return 1 if bad else 0
-    status = 0
-    for i, rep in chosen:
-        print(format_header(rep) + ("  (Enter: next move)" if args.step else ""), file=out)
-        for r in rep.records:
-            for line in format_event(r, rep.header.get("agents") or (), rep.header.get("variant")):
-                print(line, file=out)
-            if args.step and r["type"] != "action" and r["type"] != "end":
-                out.flush()
-                if _wait_enter(inp) is False:
-                    args.step = False
-        problem = money_problem(rep)
-        if problem:  # an edited file: say so beside the numbers that contradict each other
-            status = 1
-            print(f"  !! hand {i} is inconsistent: {problem}; the file was altered (mjenv replay --verify checks it)", file=out)
-            print(f"mjenv: error: hand {i}: {problem}; the file was altered", file=sys.stderr)
-    return status
-
-
-def _write_html(args: argparse.Namespace, hands: list[Replay], out) -> int:
-    """``replay --html OUT``: the page of :mod:`mjenv.viewer`; exit 2 on a bad ``--seat`` or an unwritable file."""
-    from mjenv.viewer import write_html
-
-    seat = getattr(args, "seat", None)
-    n = len(hands[0].header.get("agents") or ()) or 4
-    if seat is not None and not 0 <= seat < n:
-        print(f"mjenv: error: --seat {seat} is out of range 0..{n - 1}", file=sys.stderr)
-        return 2
-    try:
-        write_html(args.html, hands, source=str(args.file), seat=seat)
-    except OSError as exc:
-        print(f"mjenv: error: cannot write --html {args.html}: {exc.strerror}", file=sys.stderr)
-        return 2
-    except ReplayError as exc:
-        print(f"mjenv: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.html} ({len(hands)} hand(s))", file=out)
-    return 0
-
-
-def _wait_enter(inp) -> bool:
-    """Wait for Enter; False at end of input (the rest is then shown without pausing)."""
-    line = (inp or sys.stdin).readline()
-    return line != ""

@@ -36,7 +36,8 @@ import mjenv
 from mjenv.cli import main as cli_main
 from mjenv.engine.arguments import MAX_BATCH_SIZE
 from mjenv.engine.core import Engine
-from mjenv.replay import ReplayError, add_replay_subcommand, read_replay, replay_main, verify_replay, write_replay
+from mjenv.replay import ReplayError, read_replay, verify_replay, write_replay
+from mjenv.tools.replay_command import add_replay_subcommand, replay_main
 from mjenv.rules.options import VARIANTS, OptionError, get_variant, load_rules, option_info
 from mjenv.tiles import NotationError, format_hand, parse_hand
 from tests.snapshots import assert_same, engine_snapshot, env_snapshot

@@ -13,15 +13,8 @@ import pytest
 import mjenv
 from mjenv.encoding import actions as A
 from mjenv.engine.core import Engine
-from mjenv.replay import (
-    FORMAT,
-    ReplayError,
-    add_replay_subcommand,
-    read_replay,
-    replay_main,
-    verify_replay,
-    write_replay,
-)
+from mjenv.replay import FORMAT, ReplayError, read_replay, verify_replay, write_replay
+from mjenv.tools.replay_command import add_replay_subcommand, replay_main
 from mjenv.tiles import tile_unicode
 
 

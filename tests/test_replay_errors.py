@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from mjenv.replay import ReplayError, add_replay_subcommand, first_difference, read_replay, replay_main, verify_replay, write_replay
+from mjenv.replay import ReplayError, first_difference, read_replay, verify_replay, write_replay
+from mjenv.tools.replay_command import add_replay_subcommand, replay_main
 from tests.test_replay import _play_batch
 
 

@@ -21,7 +21,8 @@ import pytest
 
 from mjenv.encoding import actions as A
 from mjenv.engine.core import Engine
-from mjenv.replay import Replay, ReplayError, make_header, read_replay, replay_main, write_replay, _normalize
+from mjenv.replay import Replay, ReplayError, make_header, read_replay, write_replay, _normalize
+from mjenv.tools.replay_command import replay_main
 from mjenv.tiles import format_counts, tile_name
 from mjenv.viewer import build_html, hand_frames
 
