@@ -32,7 +32,7 @@ from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import Engine, IllegalActionError
-from mjenv.envs.vector import show_value
+from mjenv.envs.learner import show_value
 from mjenv.engine.state import DONE
 
 _KEYS = {"variant", "ruleset", "preset", "options", "rules", "seed"}

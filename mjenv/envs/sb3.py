@@ -1,4 +1,4 @@
-"""stable-baselines3 adapter: a ``VecEnv`` over :class:`mjenv.envs.vector.LearnerTables`.
+"""stable-baselines3 adapter: a ``VecEnv`` over :class:`mjenv.envs.learner.LearnerTables`.
 
 Importing this module needs stable-baselines3 (and so torch): install the ``train`` extra.  The rest
 of mjenv never imports it; :func:`mjenv.envs.vector.sb3_vec_env` loads it on first use.
@@ -26,7 +26,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.engine.arguments import check_seed
-from mjenv.envs.vector import LearnerEnvCore, Policy
+from mjenv.envs.learner import LearnerEnvCore, Policy
 from mjenv.rules.value import Rules
 
 

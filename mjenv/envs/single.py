@@ -1,6 +1,6 @@
 """Single-agent Gymnasium env: one seat against fixed opponents, one hand per episode.
 
-:class:`MahjongSingleEnv` is :class:`mjenv.envs.vector.LearnerTables` with one table: the agent
+:class:`MahjongSingleEnv` is :class:`mjenv.envs.learner.LearnerTables` with one table: the agent
 plays the learner seat (``learner_seats``, default rotating through every seat from hand to hand),
 the other seats are played by ``opponent`` (default: uniformly random legal actions).  Observation,
 reward and episode semantics are those of :mod:`mjenv.envs.vector`; ``info["action_mask"]`` and
@@ -27,7 +27,7 @@ from gymnasium import spaces
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import IllegalActionError
-from mjenv.envs.vector import LearnerEnvCore, Policy, show_value
+from mjenv.envs.learner import LearnerEnvCore, Policy, show_value
 from mjenv.rules.value import Rules
 
 
