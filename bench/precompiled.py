@@ -1,6 +1,6 @@
 """Engine speed with the shipped precompiled code against code compiled for this machine's CPU, finely interleaved.
 
-The shipped store (``mjenv/_compiled``, :mod:`mjenv.engine.build_cache`) holds machine code built for portable
+The shipped store (``mjenv/_compiled``, :mod:`mjenv.tools.build_cache`) holds machine code built for portable
 x86-64 targets; a machine that sets ``MJENV_PRECOMPILED=0`` compiles for its own CPU instead (*host*).  This
 script measures what the portable code costs, configuration by configuration (the ``KIND[:B][:VARIANT]`` specs of
 ``bench/throughput.py``: ``engine``, ``match``, ``obs``, ``aec``), in **CPU time** (``time.process_time``) of

@@ -18,7 +18,8 @@ from numba.core.caching import FunctionCache
 from numba.core.dispatcher import Dispatcher
 
 from mjenv import _numba_setup as N
-from mjenv.engine import build_cache, jitcache as J
+from mjenv.engine import jitcache as J
+from mjenv.tools import build_cache
 from mjenv.engine.jit import njit
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 def test_the_shipped_store_matches_the_sources():
     problems = build_cache.stale()
     assert not problems, (
-        "the shipped precompiled code (mjenv/_compiled) is stale; run `python -m mjenv.engine.build_cache` "
+        "the shipped precompiled code (mjenv/_compiled) is stale; run `python -m mjenv.tools.build_cache` "
         "and commit mjenv/_compiled:\n" + "\n".join(problems[:20])
     )
     manifest = json.loads((J.SHIPPED_DIR / J.MANIFEST).read_text())

@@ -6,7 +6,7 @@ Every ``cache=True`` function of mjenv is made by :func:`mjenv.engine.jit.njit`,
 1. the **local cache** (the folder :mod:`mjenv._numba_setup` chooses: ``~/.cache/mjenv/compiled``,
    ``$NUMBA_CACHE_DIR/mjenv``, ...), machine code built on this machine for its CPU;
 2. the **shipped store** (``mjenv/_compiled``, package data, so a wheel carries it), built by
-   ``python -m mjenv.engine.build_cache`` for a generic x86-64 CPU (``NUMBA_CPU_NAME=generic``): any x86-64 Linux
+   ``python -m mjenv.tools.build_cache`` for a generic x86-64 CPU (``NUMBA_CPU_NAME=generic``): any x86-64 Linux
    machine with the same Python and numba versions as the build loads it instead of compiling (a first start in
    about a second instead of a minute per rule family).  Elsewhere it is not used and the code compiles as before;
    ``MJENV_PRECOMPILED=0`` turns it off;
@@ -54,7 +54,7 @@ _RAW, _LZMA = 0, 1  # how the payload after the header is stored
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 SHIPPED_DIR = PACKAGE_DIR / "_compiled"
-"""The shipped store: ``manifest.json`` and the ``*.mjc`` entries of :mod:`mjenv.engine.build_cache`."""
+"""The shipped store: ``manifest.json`` and the ``*.mjc`` entries of :mod:`mjenv.tools.build_cache`."""
 
 MANIFEST = "manifest.json"
 PRECOMPILED_ENV = "MJENV_PRECOMPILED"
@@ -62,7 +62,7 @@ PRECOMPILED_ENV = "MJENV_PRECOMPILED"
 LOG_ENV = "MJENV_CACHE_LOG"
 """Set to ``1`` to print every function compiled because no cache held it (what the shipped store lacks)."""
 BUILD_ENV = "MJENV_BUILD_CACHE"
-"""Set by :mod:`mjenv.engine.build_cache` in its workers: write entries to this folder, read nothing shipped."""
+"""Set by :mod:`mjenv.tools.build_cache` in its workers: write entries to this folder, read nothing shipped."""
 
 
 class CompiledCacheWarning(UserWarning):
@@ -453,7 +453,7 @@ class CompiledCache:
         return self._fp
 
     def describe(self) -> dict:
-        """What the shipped store's manifest records of this function (for :func:`mjenv.engine.build_cache.stale`):
+        """What the shipped store's manifest records of this function (for :func:`mjenv.tools.build_cache.stale`):
         its fingerprint and, for one made inside another function, that function's name and source digest."""
         fn = self._dispatcher.py_func
         out = {"fp": self.fingerprint()[:16], "module": fn.__module__, "outer": None, "outer_fp": None}

@@ -2,8 +2,8 @@
 
 Usage::
 
-    python -m mjenv.engine.build_cache            # rebuild it: every variant, ≈ 5 CPU minutes, 2 processes
-    python -m mjenv.engine.build_cache --check    # exit 1 (and say which) when a source changed since the build
+    python -m mjenv.tools.build_cache            # rebuild it: every variant, ≈ 5 CPU minutes, 2 processes
+    python -m mjenv.tools.build_cache --check    # exit 1 (and say which) when a source changed since the build
 
 Building runs :func:`exercise` for every variant in worker processes that compile for a generic x86-64 CPU
 (``NUMBA_CPU_NAME=generic``: code any x86-64 machine runs) and write every compiled function to one fresh folder
@@ -16,6 +16,7 @@ with an empty local cache runs the exercise again: it must compile nothing, and 
 (the entry points: each holds the machine code of every function it calls, so the callees' own entries are only
 needed to compile something new, which then compiles them too).
 
+It lives among the top-floor tools, not in the engine, because its exercise plays every floor (envs, agents).
 Run it after changing any compiled code (tests/test_compiled_cache.py fails while the store is stale).  A
 compiled module added to the package is covered once :func:`exercise` reaches its functions.
 """
@@ -112,7 +113,7 @@ def _worker(variants: tuple[str, ...], folder: str, root: str) -> float:
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     env.pop(J.PRECOMPILED_ENV, None)
     code = (
-        "import json, time, resource; from mjenv.engine import build_cache as b, jitcache as J; "
+        "import json, time, resource; from mjenv.tools import build_cache as b; from mjenv.engine import jitcache as J; "
         f"[b.exercise(v) for v in {list(variants)!r}]; "
         "r = resource.getrusage(resource.RUSAGE_SELF); "
         "print(json.dumps([r.ru_utime + r.ru_stime, {n: c.describe() for n, c in J.SESSION.used.items()}]))"
@@ -195,7 +196,7 @@ def _verify(root: str) -> set[str]:
         env.pop(J.PRECOMPILED_ENV, None)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         variants = [v for g in GROUPS for v in g]
-        code = f"from mjenv.engine import build_cache as b; [b.exercise(v) for v in {variants!r}]"
+        code = f"from mjenv.tools import build_cache as b; [b.exercise(v) for v in {variants!r}]"
         proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     misses = [line for line in proc.stderr.splitlines() if "cache miss" in line]
     if proc.returncode != 0 or misses:
@@ -244,7 +245,7 @@ def import_compiled_modules() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: build (default) or ``--check``."""
-    p = argparse.ArgumentParser(prog="python -m mjenv.engine.build_cache", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m mjenv.tools.build_cache", description=__doc__.split("\n")[0])
     p.add_argument("--check", action="store_true", help="only say whether the shipped store matches the sources")
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--work", default=None, help="compile in this folder and keep it: a rebuild reuses what did not change")
@@ -253,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = stale()
         for line in problems:
             print(f"stale: {line}")
-        print("the shipped compiled code is " + ("stale: run python -m mjenv.engine.build_cache" if problems else "up to date"))
+        print("the shipped compiled code is " + ("stale: run python -m mjenv.tools.build_cache" if problems else "up to date"))
         return 1 if problems else 0
     build(jobs=ns.jobs, work=ns.work)
     return 0
