@@ -7,8 +7,8 @@ engine exactly as it was.  Errors name the argument and the offending value:
 
 * ``ValueError`` — a value of the wrong type or range (a float or bool where an integer is needed, a table
   index outside ``0..B-1`` or listed twice, a dealer that is not a seat, a list of the wrong length);
-* :class:`~mjenv.engine.core.WallError` (a ``ValueError``) — a wall whose entries are not tile ids 0..33;
-* :class:`~mjenv.engine.core.IllegalActionError` (a ``ValueError``) — actions that are not integer ids;
+* :class:`WallError` (a ``ValueError``) — a wall whose entries are not tile ids 0..33;
+* :class:`IllegalActionError` (a ``ValueError``) — actions that are not integer ids;
 * ``RuntimeError`` — ``step`` on tables that were never dealt (``reset`` first).
 """
 
@@ -18,7 +18,22 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_BATCH_SIZE", "MAX_SEED", "check_batch_size", "check_seed", "check_reset_args", "check_step_args"]
+from mjenv.engine.state import DONE
+
+__all__ = ["MAX_BATCH_SIZE", "MAX_SEED", "IllegalActionError", "WallError", "check_batch_size", "check_seed",
+           "check_reset_args", "check_step_args"]
+
+
+class IllegalActionError(ValueError):
+    """An action the mask does not allow; the engine state is unchanged."""
+
+    __module__ = "mjenv.engine.core"  # its public home (error messages and pickles name it there)
+
+
+class WallError(ValueError):
+    """An explicit wall that is not exactly the variant's tile multiset."""
+
+    __module__ = "mjenv.engine.core"
 
 MAX_BATCH_SIZE = 1 << 20
 """The most tables one engine holds (about 8 KB each with events recorded: 8 GB at the limit)."""
@@ -144,8 +159,6 @@ def check_reset_args(engine, seed: Any, walls: Any, dealer: Any, tables: Any, ta
         if continue_match:
             _check_sessions_go_on(engine, fast[3])
         return fast
-    from mjenv.engine.core import WallError
-
     seed = check_seed(seed)
     if not isinstance(continue_match, (bool, np.bool_)):
         raise ValueError(f"continue_match must be True or False, got {continue_match!r}")
@@ -207,8 +220,6 @@ def _check_sessions_go_on(engine, idx: np.ndarray | None) -> None:
 def check_step_args(engine, actions: Any, tables: Any):
     """``(actions, tables)`` of ``Engine.step`` checked and normalized: integer action ids, one per addressed
     table, and distinct table indices; ``RuntimeError`` when none of the addressed tables was ever dealt."""
-    from mjenv.engine.core import DONE, IllegalActionError
-
     idx = _check_tables(engine, tables)
     try:
         acts = _int_array(actions, "actions")

@@ -33,7 +33,8 @@ from mjenv.engine import actions as A
 from mjenv.engine import handk
 from mjenv.engine import codes as K
 from mjenv.engine import entry
-from mjenv.engine.arguments import check_batch_size, check_reset_args, check_step_args
+from mjenv.engine.arguments import IllegalActionError, WallError, check_batch_size, check_reset_args, check_step_args
+from mjenv.engine.calls import _UNREAD, _direct_entry
 from mjenv.engine import state as S
 from mjenv.engine import jitcache, yzscore
 from mjenv.engine.family import Family, family_for
@@ -51,13 +52,6 @@ _LIANG_KONG = {"none": K.LIANG_KONG_NONE, "keep_ready": K.LIANG_KONG_KEEP_READY,
 _KONG_LINK = {"off": K.LINK_SELF_CONSECUTIVE, "self_consecutive": K.LINK_SELF_CONSECUTIVE, "chain": K.LINK_CHAIN, "per_hand": K.LINK_PER_HAND}
 _MASK64 = (1 << 64) - 1
 
-
-class IllegalActionError(ValueError):
-    """An action the mask does not allow; the engine state is unchanged."""
-
-
-class WallError(ValueError):
-    """An explicit wall that is not exactly the variant's tile multiset."""
 
 
 def _splitmix(x: int) -> tuple[int, int]:
@@ -147,7 +141,6 @@ class _EventLogs(SequenceABC):
         return self._engine._log(int(b))
 
 
-_UNREAD = object()  # a results entry of a hand settled in the kernel whose dict was not built yet
 
 
 class _Results(list):
@@ -237,22 +230,6 @@ class _Sessions(_Results):
 
 
 _INT64 = np.dtype(np.int64)
-
-
-def _direct_entry(dispatcher, example_args: tuple):
-    """The compiled machine code behind ``dispatcher`` for the argument types of ``example_args``, called without
-    numba's per-call type dispatch (half of a B = 1 kernel call's fixed cost: 1.1 against 2.1 µs measured).
-
-    Only for calls whose arguments have exactly those types, layouts included: the entry point checks dtypes but
-    not memory layout.  When that signature is not compiled yet, or ``dispatcher`` is not a numba dispatcher
-    (a test or benchmark may wrap it), the dispatcher itself is returned.
-    """
-    overloads = getattr(dispatcher, "overloads", None)
-    typeof = getattr(dispatcher, "typeof_pyval", None)
-    if not overloads or typeof is None:
-        return dispatcher
-    compiled = overloads.get(tuple(typeof(a) for a in example_args))
-    return dispatcher if compiled is None else getattr(compiled, "entry_point", dispatcher)
 
 
 class Engine:

@@ -92,6 +92,7 @@ from mjenv.engine.state import (
     ROB,
     TURN,
 )
+from mjenv.engine.calls import _UNREAD, _direct_entry
 from mjenv.engine.table import _complete_with, _hideable_triplets, _splitmix
 from mjenv.engine.yzend import yz_window_if
 
@@ -833,8 +834,6 @@ def sample_worlds(engine, table, seat, n, *, seed, out=None, record_events: bool
     function of what ``seat`` knows and ``seed`` only.  Raises ``ValueError`` naming the argument for bad input
     (a finished table included) and ``RuntimeError`` if no consistent world turns up in ``max_tries`` deals.
     """
-    from mjenv.engine.core import _UNREAD, Engine, _direct_entry
-
     B = engine.batch_size
     table = _check_int("table", table, 0, B - 1)
     seat = _check_int("seat", seat, 0, engine.n - 1)
@@ -844,9 +843,9 @@ def sample_worlds(engine, table, seat, n, *, seed, out=None, record_events: bool
     if not engine._ever_dealt or engine.state.phase[table] == DONE:
         raise ValueError(f"table {table} has no hand in play to sample worlds from")
     if out is None:
-        world = Engine(engine.variant, n, options=engine.opts, record_events=bool(record_events))
+        world = type(engine)(rules=engine.rules, batch_size=n, record_events=bool(record_events))
     else:
-        if not isinstance(out, Engine):
+        if not isinstance(out, type(engine)):
             raise ValueError(f"out must be an Engine, got {type(out).__name__}")
         if out is engine:
             raise ValueError("out must not be the source engine")
