@@ -17,7 +17,7 @@ from mjenv.cli import main
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine
-from mjenv.replay import read_replay, write_replay
+from mjenv.replay import deal_header, read_replay, write_replay
 from mjenv.review import FORMAT, ReviewError, review_hands, review_html, summary_text
 from mjenv.tiles import parse_tiles
 
@@ -158,25 +158,54 @@ def test_json_format_and_summary(tmp_path, capsys):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_variant(tmp_path, variant):
     """Two hands of one match (sessions and 园子 balances carried over) of random and heuristic players; every
-    decision with a choice and no win is reviewed, in claim windows too, Gejiu's kong-tile picks included."""
+    decision with a choice and no win is reviewed, in claim windows too; 亮倒 is a candidate in Kawuxing."""
     n = 3 if variant == "kawuxing3" else 4
     specs = (["random", "heuristic"] * 2)[:n]
     hands = play_hands(tmp_path / "v.jsonl", variant, specs, seed=3, hands=2, match=True)
     review = review_hands(hands, worlds=2)
-    decided = []
+    eligible = []
     for h, rep in enumerate(hands, start=1):
-        acts = [x for x in rep.records if x["type"] == "action"]
-        decided += [(h, i) for i, x in enumerate(acts)]
-    got = {(d["hand"], d["decision"]) for d in review["decisions"]}
-    assert got and got <= set(decided)
+        eng = deal_header(rep.header)
+        for i, x in enumerate(r for r in rep.records if r["type"] == "action"):
+            m = eng.mask[0]
+            if m.sum() >= 2 and not m[A.WIN]:
+                eligible.append((h, i))
+            eng.step(np.array([x["action"]]))
+    assert [(d["hand"], d["decision"]) for d in review["decisions"]] == eligible and eligible
     kinds = {d["kind"] for d in review["decisions"]}
     assert "turn" in kinds and "claim" in kinds
     for d in review["decisions"]:
         assert all(v["action"] != "win" for v in d["values"])
-    if variant == "gejiu":
-        assert "pick" in kinds or not any("kong_pick" in json.dumps(r.records) for r in hands)
-    if hands[1].header.get("session") is not None:
+    if variant.startswith("kawuxing"):
+        assert any(v["action"].startswith("liang:") for d in review["decisions"] for v in d["values"])
+    if variant in ("diedaohu", "liuwei"):  # the second hand continues the session (and Liuwei's 园子 balances)
         assert hands[1].header["session"]["hands"] == 1
+        assert (variant == "liuwei") == (hands[1].header.get("balances") is not None)
+
+
+def test_gejiu_kong_tile_picks_are_reviewed(tmp_path):
+    """A kong-loving random player in Gejiu: its choices between the two face-up kong tiles are reviewed, both
+    tiles valued."""
+    from mjenv.engine import state as S
+
+    bonus = np.zeros(A.N_ACTIONS)
+    bonus[A.KONG_SELF : A.KONG_SELF + 34] = bonus[A.KONG_CLAIM] = 3.0
+    eng = Engine("gejiu", 1, record_events=True)
+    eng.reset(seed=4)
+    rng = np.random.default_rng(4)
+    picks = []
+    while not eng.done[0]:
+        m = eng.mask
+        if eng.state.phase[0] == S.PICK and m[0].sum() >= 2 and not m[0, A.WIN]:
+            picks.append(eng.event_count(0) - 1)
+        eng.step((m * (rng.random(m.shape) + bonus)).argmax(1))
+    assert len(picks) == 2
+    write_replay(tmp_path / "gj.jsonl", eng, 0)
+    review = review_hands(read_replay(tmp_path / "gj.jsonl"), worlds=4)
+    got = [d for d in review["decisions"] if d["kind"] == "pick"]
+    assert [d["step"] for d in got] == picks
+    for d in got:
+        assert sorted(v["action"] for v in d["values"]) == [A.action_name(A.KONGTILE_0), A.action_name(A.KONGTILE_0 + 1)]
 
 
 # ------------------------------------------------------------------------------------ bad input
