@@ -376,12 +376,14 @@ REVIEW_TEMPLATE = "review_template.html"
 def review_html(hands: Sequence[Replay], review: dict, source: str = "") -> str:
     """The viewer's page (:func:`mjenv.viewer.build_html`) of ``hands`` with ``review`` on it: at each reviewed
     decision the candidates' values as bars and the loss, a list of the largest mistakes that jumps to them, and
-    a strip of each reviewed seat's cumulative loss over the hand.  One self-contained file."""
+    a strip of each reviewed seat's cumulative loss over the hand.  One self-contained file; a review of one seat
+    opens in that seat's view (what it knew when it decided)."""
     from importlib import resources
 
     from mjenv.viewer import build_html
 
-    page = build_html(hands, source)
+    seats = review.get("reviewed_seats") or []
+    page = build_html(hands, source, seat=seats[0] if len(seats) == 1 else None)  # one seat: open in its view
     part = resources.files("mjenv").joinpath(REVIEW_TEMPLATE).read_text(encoding="utf-8")
     data = {k: review[k] for k in ("format", "variant", "worlds", "seed", "seats", "agent")}
     data["decisions"] = review["decisions"]
