@@ -493,6 +493,8 @@ class PolicyAgent:
         departs its alternative's logit is raised one above the row's largest, so the greedy action is the
         policy's."""
         torch = self._torch
+        if getattr(obs, "dtype", None) == np.uint8:  # mjenv-obs-v2 bytes: the v1 planes the network reads
+            obs = self._v2_decoder()(torch.as_tensor(obs)).numpy()
         plain = obs
         if self.features is not None:
             obs = self.features.extend(obs, mask)
@@ -508,9 +510,20 @@ class PolicyAgent:
             out[moved, played[moved]] = out[moved].max(1) + 1.0
         return out
 
+    def _v2_decoder(self):
+        """The torch module turning ``mjenv-obs-v2`` bytes of this policy's variant into v1 planes (made once)."""
+        dec = self.__dict__.get("_v2")
+        if dec is None:
+            from mjenv.encoding.compact import CompactEncoder, torch_decoder
+
+            variant = self.settings["variant"]
+            dec = self._v2 = torch_decoder(CompactEncoder(variant, resolve_options(variant, self.settings["options"])))
+        return dec
+
     def act(self, obs: np.ndarray, mask: np.ndarray, keys: np.ndarray | None = None) -> np.ndarray:
-        """One legal action per row.  When sampling, ``keys`` (``uint64 [B]``, one per decision, from the
-        arena) make each row's draw a function of its key and the seed alone (Gumbel-max on keyed uniforms)."""
+        """One legal action per row (``obs``: ``mjenv-obs-v1`` planes, or ``mjenv-obs-v2`` bytes, decoded on the
+        fly).  When sampling, ``keys`` (``uint64 [B]``, one per decision, from the arena) make each row's draw a
+        function of its key and the seed alone (Gumbel-max on keyed uniforms)."""
         torch = self._torch
         if not self.deterministic and keys is not None:
             logits = self.logits(obs, mask).astype(np.float64)

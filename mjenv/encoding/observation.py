@@ -219,6 +219,10 @@ class ObservationEncoder:
     """
 
     version = OBS_VERSION
+    compact = False
+    """Whether :meth:`encode` writes the compact ``mjenv-obs-v2`` bytes (:mod:`mjenv.encoding.compact`)."""
+    dtype = np.dtype(np.float32)
+    """The dtype of an encoded observation."""
 
     def __init__(self, variant: str | Rules | None = None, opts=None, *, rules: Rules | None = None):
         # ``rules`` (or ``variant`` given as a Rules) is used as it is; else the variant's default rules, or ``opts``
@@ -267,6 +271,7 @@ class ObservationEncoder:
         self._no_round = np.zeros(1, np.int64)
         self._counts = np.zeros(34, np.int64)  # the kernel's scratch (it allocates nothing)
         self._recency = np.zeros(34, np.float64)
+        self._final_shape = (self._rows_total, 34)
 
     @classmethod
     def for_engine(cls, engine) -> "ObservationEncoder":
@@ -319,13 +324,14 @@ class ObservationEncoder:
         if idx.shape[0] != K:
             raise ValueError(f"tables: {idx.shape[0]} tables for {K} seats")
         shape = (K,) + self.shape
+        dt = self.dtype
         if out is None:
-            out = np.empty(shape, np.float32)
-        elif out.shape != shape or out.dtype != np.float32:
-            raise ValueError(f"out must be float32 {shape}, got {out.dtype} {out.shape}")
+            out = np.empty(shape, dt)
+        elif out.shape != shape or out.dtype != dt:
+            raise ValueError(f"out must be {dt.name} {shape}, got {out.dtype} {out.shape}")
         if state.hand.shape[1] != self.n:
             raise ValueError(f"state: {state.hand.shape[1]} seats, the encoder is for {self.n} ({self.variant})")
-        dest = out if out.flags.c_contiguous else np.empty(shape, np.float32)
+        dest = out if out.flags.c_contiguous else np.empty(shape, dt)
         if self.has_session:
             rnd = self._round_index(state, idx, engine)
         else:  # not read by the kernel: any int64 [K]
@@ -344,8 +350,8 @@ class ObservationEncoder:
             bufs = _pack_rows(state, idx)
             rows = np.arange(K, dtype=np.int64)
             balance = balance[idx] if balance.shape[0] else balance
-        bad, j = _kernel()(
-            dest, self._static, rows, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
+        bad, j = _kernel(self.compact)(
+            *self._front(dest), rows, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
             self._counts, self._recency, *bufs
         )
         if bad >= 0:
@@ -354,8 +360,12 @@ class ObservationEncoder:
             raise ValueError(f"{field}[{j}] = {value} is not in 0..{limit - 1}")
         if dest is not out:
             out[...] = dest
-        assert out.shape[1] == self._rows_total  # the final shape check: every block written, in order
+        assert out.shape[1:] == self._final_shape  # the final shape check: every block written, in order
         return out
+
+    def _front(self, dest: np.ndarray) -> tuple:
+        """The encoding loop's first arguments for the output ``dest`` (v1: the rows; v2's arrays unused)."""
+        return (dest, _NO_PLANES, _NO_VALUES, _NO_RMAP, self._static, _NO_PLANES[0], _NO_VALUES[0])
 
     @staticmethod
     def _round_index(st: S.State, idx: np.ndarray, engine) -> np.ndarray:
@@ -450,24 +460,26 @@ class RowEncoder:
         # Every argument after ``out``, one tuple per seat; the kernel's compiled entry point skips the type
         # dispatch (all arguments have the one signature it was compiled for).
         self._args = [
-            (encoder._static, self._rows, seats, encoder._cfg, encoder._fcfg, encoder._starts, _DECAY,
+            (self._rows, seats, encoder._cfg, encoder._fcfg, encoder._starts, _DECAY,
              np.zeros(1, np.int64), balance, encoder._counts, encoder._recency, *bufs)
             for seats in self._seat_arrays
         ]  # fmt: skip
-        disp = _kernel()
+        disp = _kernel(encoder.compact)
         self._call = disp.overloads[disp.signatures[0]].entry_point if disp.signatures else disp
+        self._front = encoder._front
+        self._dtype = encoder.dtype
 
     def __call__(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
-        """``float32 [C, 34]``: the table seen from ``seat`` (fresh, or ``out[0]`` when ``out`` is given)."""
+        """The table seen from ``seat`` (``float32 [C, 34]``, v2: its bytes), fresh or ``out[0]`` when ``out`` is given."""
         if not 0 <= seat < self._n:
             raise ValueError(f"seats[0] = {seat} is not in 0..{self._n - 1}")
         if self._session and self._hand_number[self.table] > 0:  # the round wind from the session: general path
             return self.encoder.encode(self.engine.state, self._seat_arrays[seat], self._rows, out, engine=self.engine)[0]
         if out is None:
-            out = np.empty(self._shape1, np.float32)
-        elif out.shape != self._shape1 or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be C-contiguous float32 {self._shape1}, got {out.dtype} {out.shape}")
-        self._call(out, *self._args[seat])
+            out = np.empty(self._shape1, self._dtype)
+        elif out.shape != self._shape1 or out.dtype != self._dtype or not out.flags.c_contiguous:
+            raise ValueError(f"out must be C-contiguous {self._dtype.name} {self._shape1}, got {out.dtype} {out.shape}")
+        self._call(*self._front(out), *self._args[seat])
         return out[0]
 
 
@@ -510,194 +522,264 @@ _MAX_MELDS = S.MAX_MELDS
 _MAX_RIVER = S.MAX_RIVER
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _scalar_row(o, r, v):
-    """Set every column of row ``r`` of ``o`` (a "scalar" row) to ``v``."""
-    for t in range(o.shape[1]):
-        o[r, t] = v
+_RK_PLANE, _RK_THERMO, _RK_SCALAR, _RK_FLOATS = range(4)
+"""Where a v1 row is kept in ``mjenv-obs-v2`` (:mod:`mjenv.encoding.compact`): the kinds of its row map."""
 
 
-def _encode_rows(out, static, idx, seats, cfg, fcfg, starts, decay, rnd, balance, counts, recency, b8, b16, money):
-    """Write row ``j`` of ``out`` = table ``idx[j]`` of the packed state ``(b8, b16, money)`` seen from ``seats[j]``.
+def _make_encode_rows(compact: bool):
+    """The compiled encoding loop writing ``mjenv-obs-v1`` rows (``compact`` False) or ``mjenv-obs-v2`` bytes (True).
 
-    Compiled by :func:`_kernel`; reads the fields at the offsets of :mod:`mjenv.engine.state`, ``counts`` and
-    ``recency`` are its scratch.
-    Returns ``(-1, -1)``, or before writing anything ``(0, j)`` / ``(1, j)`` when ``idx[j]`` / ``seats[j]``
-    is out of range.  Every block follows the module docstring; rare features are written only where
-    they are non-zero, on top of the static rows (kinds, options) and zeros.
+    One source for both: every block is written through four small writers (a 1 at a tile, +1 at a tile, a float
+    at a tile, a scalar row) that put the value into the ``float32 [C, 34]`` row (v1) or where the v2 row map
+    ``rmap`` (``int64 [C, 3]``: kind ``_RK_*``, index, thermometer level) keeps that v1 row: a ``uint8`` plane,
+    one ``float32`` value, or 34 of them.  ``compact`` is a closure constant, so each version compiles to its own
+    straight code (a closure: the compiled-code cache keys each by its value, as :mod:`mjenv.engine.entry` does).
     """
-    K = idx.shape[0]
-    B = b8.shape[0]
-    n = cfg[_CF_N]
-    for j in range(K):
-        if idx[j] < 0 or idx[j] >= B:
-            return 0, j
-        if seats[j] < 0 or seats[j] >= n:
-            return 1, j
-    L = cfg[_CF_LIVE_WALL]
-    last_age = decay.shape[0] - 1
-    counts[:] = 0
-    recency[:] = 0.0
-    for j in range(K):
-        b = idx[j]
-        s = seats[j]
-        o = out[j]
-        r8 = b8[b]
-        r16 = b16[b]
-        for r in range(static.shape[0]):
+
+    @njit(_nrt=False, inline="always")
+    def one(o, r, t):
+        """v1 row ``r`` holds 1 at tile ``t`` (a one-hot or a thermometer level)."""
+        if compact:
+            rmap = o[3]
+            kind = rmap[r, 0]
+            src = rmap[r, 1]
+            if kind == _RK_PLANE:
+                o[1][src, t] = 1
+            elif kind == _RK_THERMO:
+                level = rmap[r, 2] + 1  # the thermometer's rows are written in increasing order: keep the highest
+                if o[1][src, t] < level:
+                    o[1][src, t] = level
+            else:
+                o[2][src + t] = 1.0
+        else:
+            o[0][r, t] = 1.0
+
+    @njit(_nrt=False, inline="always")
+    def add1(o, r, t):
+        """v1 row ``r`` counts one more at tile ``t`` (a plane of small counts)."""
+        if compact:
+            o[1][o[3][r, 1], t] += 1
+        else:
+            o[0][r, t] += 1.0
+
+    @njit(_nrt=False, inline="always")
+    def put(o, r, t, v):
+        """v1 row ``r`` holds the float ``v`` at tile ``t`` (a row of 34 floats)."""
+        if compact:
+            o[2][o[3][r, 1] + t] = v
+        else:
+            o[0][r, t] = v
+
+    @njit(_nrt=False, inline="always")
+    def scalar_row(o, r, v):
+        """v1 row ``r`` is a "scalar" row holding ``v`` in every column (v2 keeps it once)."""
+        if compact:
+            o[2][o[3][r, 1]] = v
+        else:
+            row = o[0]
+            for t in range(row.shape[1]):
+                row[r, t] = v
+
+    @njit(cache=True, _nrt=False)
+    def encode_rows(
+        out, planes, values, rmap, static, static_planes, static_values,
+        idx, seats, cfg, fcfg, starts, decay, rnd, balance, counts, recency, b8, b16, money,
+    ):
+        """Write row ``j`` = table ``idx[j]`` of the packed state ``(b8, b16, money)`` seen from ``seats[j]``:
+        v1 into ``out[j]`` (``float32 [C, 34]``, starting from ``static``), or v2 into ``planes[j]`` (``uint8 [P, 34]``)
+        and ``values[j]`` (``float32 [F]``), starting from ``static_planes`` / ``static_values``; the other
+        version's arrays are placeholders, not read.
+
+        Reads the fields at the offsets of :mod:`mjenv.engine.state`; ``counts`` and ``recency`` are its scratch.
+        Returns ``(-1, -1)``, or before writing anything ``(0, j)`` / ``(1, j)`` when ``idx[j]`` / ``seats[j]``
+        is out of range.  Every block follows the module docstring; rare features are written only where
+        they are non-zero, on top of the static rows (kinds, options) and zeros.
+        """
+        K = idx.shape[0]
+        B = b8.shape[0]
+        n = cfg[_CF_N]
+        for j in range(K):
+            if idx[j] < 0 or idx[j] >= B:
+                return 0, j
+            if seats[j] < 0 or seats[j] >= n:
+                return 1, j
+        L = cfg[_CF_LIVE_WALL]
+        last_age = decay.shape[0] - 1
+        counts[:] = 0
+        recency[:] = 0.0
+        for j in range(K):
+            b = idx[j]
+            s = seats[j]
+            if compact:
+                o = (out[0], planes[j], values[j], rmap)
+                pl = o[1]
+                for r in range(static_planes.shape[0]):
+                    for t in range(34):
+                        pl[r, t] = static_planes[r, t]
+                va = o[2]
+                for i in range(static_values.shape[0]):
+                    va[i] = static_values[i]
+            else:
+                o = (out[j], planes[0], values[0], rmap)
+                o1 = o[0]
+                for r in range(static.shape[0]):
+                    for t in range(34):
+                        o1[r, t] = static[r, t]
+            r8 = b8[b]
+            r16 = b16[b]
+            ph = r8[O8_PHASE]
+            c = r8[O8_CUR]
+            d = r8[O8_DRAWN]
+            turn = ph == _TURN
+            live = ph != _DONE
+
+            r0 = starts[_B_HAND]
             for t in range(34):
-                o[r, t] = static[r, t]
-        ph = r8[O8_PHASE]
-        c = r8[O8_CUR]
-        d = r8[O8_DRAWN]
-        turn = ph == _TURN
-        live = ph != _DONE
+                h = r8[O8_HAND + 34 * s + t]
+                for r in range(4):
+                    if h > r:
+                        one(o, r0 + r, t)
+            if turn and c == s and d >= 0:
+                one(o, starts[_B_DRAWN], d)
 
-        r0 = starts[_B_HAND]
-        for t in range(34):
-            h = r8[O8_HAND + 34 * s + t]
-            for r in range(4):
-                if h > r:
-                    o[r0 + r, t] = 1.0
-        if turn and c == s and d >= 0:
-            o[starts[_B_DRAWN], d] = 1.0
-
-        for k in range(n):
-            a = (s + k) % n
-            m0 = starts[_B_MELDS] + 5 * k
-            for m in range(_MAX_MELDS):
-                kind = r8[O8_MELD_KIND + _MAX_MELDS * a + m]
-                if kind != 0:
-                    o[m0 + kind - 1, r8[O8_MELD_TILE + _MAX_MELDS * a + m]] += 1.0
-            # Discards: a thermometer of the unclaimed ones and the decayed recency, summed in river order.
-            nd = r16[O16_RIVER_LEN + a]
-            if nd > 0:
-                clock = np.int64(r16[O16_N_DISCARDS]) - 1
-                for i in range(nd):
-                    t = r8[O8_RIVER + _MAX_RIVER * a + i]
-                    if t < 0:
-                        continue
-                    counts[t] += 1
-                    age = clock - r16[O16_RIVER_TIME + _MAX_RIVER * a + i]
-                    age = 0 if age < 0 else (last_age if age > last_age else age)
-                    recency[t] += np.float64(decay[age])
-                d0 = starts[_B_DISCARDS] + 5 * k
-                for t in range(34):
-                    ct = counts[t]
-                    if ct > 0:
+            for k in range(n):
+                a = (s + k) % n
+                m0 = starts[_B_MELDS] + 5 * k
+                for m in range(_MAX_MELDS):
+                    kind = r8[O8_MELD_KIND + _MAX_MELDS * a + m]
+                    if kind != 0:
+                        add1(o, m0 + kind - 1, r8[O8_MELD_TILE + _MAX_MELDS * a + m])
+                # Discards: a thermometer of the unclaimed ones and the decayed recency, summed in river order.
+                nd = r16[O16_RIVER_LEN + a]
+                if nd > 0:
+                    clock = np.int64(r16[O16_N_DISCARDS]) - 1
+                    for i in range(nd):
+                        t = r8[O8_RIVER + _MAX_RIVER * a + i]
+                        if t < 0:
+                            continue
+                        counts[t] += 1
+                        age = clock - r16[O16_RIVER_TIME + _MAX_RIVER * a + i]
+                        age = 0 if age < 0 else (last_age if age > last_age else age)
+                        recency[t] += np.float64(decay[age])
+                    d0 = starts[_B_DISCARDS] + 5 * k
+                    for t in range(34):
+                        ct = counts[t]
+                        if ct > 0:
+                            for r in range(4):
+                                if ct > r:
+                                    one(o, d0 + r, t)
+                            put(o, d0 + 4, t, recency[t])
+                            counts[t] = 0
+                            recency[t] = 0.0
+                # 亮倒: face-up tiles = hand - face-down triplets - a just-drawn tile (private until played).
+                if r8[O8_REVEALED + a] != 0:
+                    v0 = starts[_B_REVEAL] + 7 * k
+                    scalar_row(o, v0, 1.0)
+                    if r8[O8_REVEAL_SEQ + a] == 0:
+                        scalar_row(o, v0 + 1, 1.0)
+                    holding = turn and d >= 0 and c == a and k != 0
+                    face_down = 0
+                    for t in range(34):
+                        shown = np.int64(r8[O8_HAND + 34 * a + t])
+                        if r8[O8_HIDDEN + 34 * a + t] != 0:
+                            shown -= 3
+                            face_down += 1
+                        if holding and t == d:
+                            shown -= 1
                         for r in range(4):
-                            if ct > r:
-                                o[d0 + r, t] = 1.0
-                        o[d0 + 4, t] = recency[t]
-                        counts[t] = 0
-                        recency[t] = 0.0
-            # 亮倒: face-up tiles = hand - face-down triplets - a just-drawn tile (private until played).
-            if r8[O8_REVEALED + a] != 0:
-                v0 = starts[_B_REVEAL] + 7 * k
-                _scalar_row(o, v0, 1.0)
-                if r8[O8_REVEAL_SEQ + a] == 0:
-                    _scalar_row(o, v0 + 1, 1.0)
-                holding = turn and d >= 0 and c == a and k != 0
-                face_down = 0
-                for t in range(34):
-                    shown = np.int64(r8[O8_HAND + 34 * a + t])
-                    if r8[O8_HIDDEN + 34 * a + t] != 0:
-                        shown -= 3
-                        face_down += 1
-                    if holding and t == d:
-                        shown -= 1
-                    for r in range(4):
-                        if shown > r:
-                            o[v0 + 2 + r, t] = 1.0
-                _scalar_row(o, v0 + 6, face_down * (3.0 / FACE_DOWN_SCALE))
-            mv = money[b, a]
-            if mv != 0.0:
-                _scalar_row(o, starts[_B_MONEY] + k, mv / fcfg[_F_MONEY_SCALE])
+                            if shown > r:
+                                one(o, v0 + 2 + r, t)
+                    scalar_row(o, v0 + 6, face_down * (3.0 / FACE_DOWN_SCALE))
+                mv = money[b, a]
+                if mv != 0.0:
+                    scalar_row(o, starts[_B_MONEY] + k, mv / fcfg[_F_MONEY_SCALE])
 
-        # Claim window: the tile under claim is public; who else is asked and their replies are not.
-        if ph == _CLAIM or ph == _ROB:
-            c0 = starts[_B_CLAIM]
-            o[c0, r8[O8_CLAIM_TILE]] = 1.0
-            _scalar_row(o, c0 + (2 if ph == _ROB else 1), 1.0)
-            _scalar_row(o, c0 + 3 + (np.int64(r8[O8_CLAIM_FROM]) - s) % n, 1.0)
+            # Claim window: the tile under claim is public; who else is asked and their replies are not.
+            if ph == _CLAIM or ph == _ROB:
+                c0 = starts[_B_CLAIM]
+                one(o, c0, r8[O8_CLAIM_TILE])
+                scalar_row(o, c0 + (2 if ph == _ROB else 1), 1.0)
+                scalar_row(o, c0 + 3 + (np.int64(r8[O8_CLAIM_FROM]) - s) % n, 1.0)
 
-        k0 = starts[_B_KONG_CHAIN]
-        if turn and r8[O8_AFTER_KONG] > 0:
-            _scalar_row(o, k0, r8[O8_AFTER_KONG] / KONG_SCALE)
-        if ph == _CLAIM and r8[O8_CLAIM_KONG_POS] > 0:
-            _scalar_row(o, k0 + 1, r8[O8_CLAIM_KONG_POS] / KONG_SCALE)
+            k0 = starts[_B_KONG_CHAIN]
+            if turn and r8[O8_AFTER_KONG] > 0:
+                scalar_row(o, k0, r8[O8_AFTER_KONG] / KONG_SCALE)
+            if ph == _CLAIM and r8[O8_CLAIM_KONG_POS] > 0:
+                scalar_row(o, k0 + 1, r8[O8_CLAIM_KONG_POS] / KONG_SCALE)
 
-        w0 = starts[_B_WALL]
-        left = np.int64(r16[O16_BACK]) - np.int64(r16[O16_FRONT])
-        _scalar_row(o, w0, left / L)
-        if left <= 0 and live:
-            _scalar_row(o, w0 + 1, 1.0)
+            w0 = starts[_B_WALL]
+            left = np.int64(r16[O16_BACK]) - np.int64(r16[O16_FRONT])
+            scalar_row(o, w0, left / L)
+            if left <= 0 and live:
+                scalar_row(o, w0 + 1, 1.0)
 
-        # Gejiu's face-up kong tiles are public (docs/rules/common.md §1.12); -1 marks an empty slot.
-        for i in range(2):
-            kt = r8[O8_KONG_TILES + i]
-            if kt >= 0:
-                o[starts[_B_KONG_TILES] + i, kt] = 1.0
+            # Gejiu's face-up kong tiles are public (docs/rules/common.md §1.12); -1 marks an empty slot.
+            for i in range(2):
+                kt = r8[O8_KONG_TILES + i]
+                if kt >= 0:
+                    one(o, starts[_B_KONG_TILES] + i, kt)
 
-        s0 = starts[_B_SEATS]
-        _scalar_row(o, s0 + (np.int64(r8[O8_DEALER]) - s) % n, 1.0)
-        _scalar_row(o, s0 + n + (np.int64(c) - s) % n, 1.0)
-        if r8[O8_ACTOR] == s and live:
-            _scalar_row(o, s0 + 2 * n, 1.0)
+            s0 = starts[_B_SEATS]
+            scalar_row(o, s0 + (np.int64(r8[O8_DEALER]) - s) % n, 1.0)
+            scalar_row(o, s0 + n + (np.int64(c) - s) % n, 1.0)
+            if r8[O8_ACTOR] == s and live:
+                scalar_row(o, s0 + 2 * n, 1.0)
 
-        p0 = starts[_B_PHASE]
-        _scalar_row(o, p0 + ph, 1.0)
-        if r8[O8_TURNS + s] == 0:
-            _scalar_row(o, p0 + _N_PHASES, 1.0)
+            p0 = starts[_B_PHASE]
+            scalar_row(o, p0 + ph, 1.0)
+            if r8[O8_TURNS + s] == 0:
+                scalar_row(o, p0 + _N_PHASES, 1.0)
 
-        lk = r16[O16_LOCK + s]
-        if lk > 0:
-            _scalar_row(o, starts[_B_LOCK], 1.0)
-            _scalar_row(o, starts[_B_LOCK] + 1, lk / LOCK_SCALE)
+            lk = r16[O16_LOCK + s]
+            if lk > 0:
+                scalar_row(o, starts[_B_LOCK], 1.0)
+                scalar_row(o, starts[_B_LOCK] + 1, lk / LOCK_SCALE)
 
-        # 大吊车 is private to its player (derived from its own lock and hand), like the lock itself.
-        dd = r8[O8_DADIAOCHE + s]
-        if dd >= 0:
-            o[starts[_B_DADIAOCHE], dd] = 1.0
+            # 大吊车 is private to its player (derived from its own lock and hand), like the lock itself.
+            dd = r8[O8_DADIAOCHE + s]
+            if dd >= 0:
+                one(o, starts[_B_DADIAOCHE], dd)
 
-        # Session facts the engine keeps beside the state: winds and 园子 balances.
-        if cfg[_CF_SESSION]:
-            w0 = starts[_B_WINDS]
-            o[w0, _EAST + (s - np.int64(r8[O8_DEALER])) % n] = 1.0
-            o[w0 + 1, _EAST + rnd[j] % 4] = 1.0
-        if cfg[_CF_BANKROLL]:
-            b0 = starts[_B_BANKROLL]
-            bankroll = fcfg[_F_BANKROLL]
-            for k in range(n):
-                a = (s + k) % n
-                start = balance[b, a] if balance.shape[0] > 0 else bankroll
-                bal = start + money[b, a]
-                v = bal / bankroll
-                _scalar_row(o, b0 + k, 0.0 if v < 0.0 else (float(n) if v > n else v))
-                if bal <= BUST_EPS:
-                    _scalar_row(o, b0 + n + k, 1.0)
+            # Session facts the engine keeps beside the state: winds and 园子 balances.
+            if cfg[_CF_SESSION]:
+                w0 = starts[_B_WINDS]
+                one(o, w0, _EAST + (s - np.int64(r8[O8_DEALER])) % n)
+                one(o, w0 + 1, _EAST + rnd[j] % 4)
+            if cfg[_CF_BANKROLL]:
+                b0 = starts[_B_BANKROLL]
+                bankroll = fcfg[_F_BANKROLL]
+                for k in range(n):
+                    a = (s + k) % n
+                    start = balance[b, a] if balance.shape[0] > 0 else bankroll
+                    bal = start + money[b, a]
+                    v = bal / bankroll
+                    scalar_row(o, b0 + k, 0.0 if v < 0.0 else (float(n) if v > n else v))
+                    if bal <= BUST_EPS:
+                        scalar_row(o, b0 + n + k, 1.0)
 
-        if cfg[_CF_ORACLE]:
-            h0 = starts[_B_ORACLE_HANDS]
-            for k in range(n):
-                a = (s + k) % n
-                for t in range(34):
-                    h = r8[O8_HAND + 34 * a + t]
-                    for r in range(4):
-                        if h > r:
-                            o[h0 + 4 * k + r, t] = 1.0
-                _scalar_row(o, starts[_B_ORACLE_LOCKS] + k, r16[O16_LOCK + a] / LOCK_SCALE)
-                dd = r8[O8_DADIAOCHE + a]
-                if dd >= 0:
-                    o[starts[_B_ORACLE_DADIAOCHE] + k, dd] = 1.0
-            ow = starts[_B_ORACLE_WALL]
-            f = np.int64(r16[O16_FRONT])
-            bk = np.int64(r16[O16_BACK])
-            for i in range(L):
-                if f + i >= bk:
-                    break
-                o[ow + i, r8[O8_WALL + f + i]] = 1.0
-    return -1, -1
+            if cfg[_CF_ORACLE]:
+                h0 = starts[_B_ORACLE_HANDS]
+                for k in range(n):
+                    a = (s + k) % n
+                    for t in range(34):
+                        h = r8[O8_HAND + 34 * a + t]
+                        for r in range(4):
+                            if h > r:
+                                one(o, h0 + 4 * k + r, t)
+                    scalar_row(o, starts[_B_ORACLE_LOCKS] + k, r16[O16_LOCK + a] / LOCK_SCALE)
+                    dd = r8[O8_DADIAOCHE + a]
+                    if dd >= 0:
+                        one(o, starts[_B_ORACLE_DADIAOCHE] + k, dd)
+                ow = starts[_B_ORACLE_WALL]
+                f = np.int64(r16[O16_FRONT])
+                bk = np.int64(r16[O16_BACK])
+                for i in range(L):
+                    if f + i >= bk:
+                        break
+                    one(o, ow + i, r8[O8_WALL + f + i])
+        return -1, -1
+
+    return encode_rows
 
 
 def packed_buffers(st: S.State) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -763,29 +845,41 @@ def _pack_rows(st: S.State, idx: np.ndarray):
     return b8, b16, money
 
 
-_KERNEL = None
-_ENCODE_ROWS = njit(cache=True, _nrt=False)(_encode_rows)  # made at import (so its cache is known), compiled below
+_NO_PLANES = np.zeros((1, 1, 34), np.uint8)  # placeholders for the arrays of the version not written
+_NO_VALUES = np.zeros((1, 1), np.float32)
+_NO_RMAP = np.zeros((1, 3), np.int64)
+_NO_STATIC = np.zeros((1, 34), np.float32)
+_NO_OUT = np.zeros((1, 1, 34), np.float32)
+_ENCODE_ROWS = {False: _make_encode_rows(False), True: _make_encode_rows(True)}
+"""The compiled loops of :func:`_make_encode_rows`: v1 (False) and v2 (True); made at import (so their cache is
+known), compiled by :func:`_kernel`."""
+_KERNEL: dict = {}
 
 
-def _kernel():
-    """:func:`_encode_rows` compiled on first use (numba, ``cache=True``, no reference counting), one signature.
+def _signature(compact: bool):
+    """The one signature each loop is compiled for (v2's planes and values are strided views of one byte buffer)."""
+    from numba import types as T
 
-    Every argument is a C-contiguous array, so one compilation (cached on disk) serves every batch size.
-    """
-    global _KERNEL
-    if _KERNEL is None:
-        from numba import types as T
+    def arr(dt, nd, layout="C"):
+        return T.Array(dt, nd, layout)
 
-        def arr(dt, nd):
-            return T.Array(dt, nd, "C")
+    f64, i64 = T.float64, T.int64
+    lay = "A" if compact else "C"
+    return T.UniTuple(i64, 2)(
+        arr(T.float32, 3), arr(T.uint8, 3, lay), arr(T.float32, 2, lay), arr(i64, 2), arr(T.float32, 2),
+        arr(T.uint8, 2), arr(T.float32, 1),
+        arr(i64, 1), arr(i64, 1), arr(i64, 1), arr(f64, 1), arr(i64, 1), arr(T.float32, 1), arr(i64, 1),
+        arr(f64, 2), arr(i64, 1), arr(f64, 1), arr(T.int8, 2), arr(T.int16, 2), arr(f64, 2),
+    )
 
-        f64 = T.float64
-        sig = T.UniTuple(T.int64, 2)(
-            arr(T.float32, 3), arr(T.float32, 2), arr(T.int64, 1), arr(T.int64, 1), arr(T.int64, 1), arr(f64, 1),
-            arr(T.int64, 1), arr(T.float32, 1), arr(T.int64, 1), arr(f64, 2), arr(T.int64, 1), arr(f64, 1),
-            arr(T.int8, 2), arr(T.int16, 2), arr(f64, 2),
-        )
-        _ENCODE_ROWS.compile(sig)
-        _ENCODE_ROWS.disable_compile()  # that signature only
-        _KERNEL = _ENCODE_ROWS
-    return _KERNEL
+
+def _kernel(compact: bool = False):
+    """The v1 (or, ``compact``, v2) encoding loop compiled on first use (numba, ``cache=True``, no reference
+    counting), one signature: one compilation (cached on disk) serves every batch size."""
+    k = _KERNEL.get(compact)
+    if k is None:
+        k = _ENCODE_ROWS[compact]
+        k.compile(_signature(compact))
+        k.disable_compile()  # that signature only
+        _KERNEL[compact] = k
+    return k

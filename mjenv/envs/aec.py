@@ -35,7 +35,8 @@ Actions — ``Discrete(111)``, the layout of :mod:`mjenv.encoding.actions`:
 
 Observations — ``observe(agent)`` returns ``{"observation": float32 [C, 34], "action_mask": int8 [111]}``.
     ``observation`` is the ``mjenv-obs-v1`` encoding (:mod:`mjenv.encoding.observation`; ``oracle=True``
-    gives ``mjenv-oracle-v1``) from that agent's own seat, also for agents that are not acting, and
+    gives ``mjenv-oracle-v1``; ``obs_version="mjenv-obs-v2"`` gives the same information as compact bytes,
+    ``uint8 [N]``, :mod:`mjenv.encoding.compact`) from that agent's own seat, also for agents that are not acting, and
     contains only what that seat may know (docs/rules/common.md §1.12).  ``C`` = 100 for ``kawuxing3``, 122 for
     ``kawuxing4``, 121 for the other variants.  Blocks, in row order:
 
@@ -124,7 +125,8 @@ from pettingzoo.utils.env_logger import EnvLogger
 from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable, AECOrderEnforcingIterator
 
 from mjenv.encoding.actions import N_ACTIONS
-from mjenv.encoding.observation import encoder_for
+from mjenv.encoding.compact import encoder_for
+from mjenv.encoding.observation import OBS_VERSION
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.state import DONE
@@ -150,6 +152,7 @@ class raw_env(AECEnv):
         render_mode: str | None = None,
         *,
         oracle: bool = False,
+        obs_version: str = OBS_VERSION,
         record_replay: str | None = None,
         render_omniscient: bool = False,
         rules: Rules | None = None,
@@ -165,7 +168,7 @@ class raw_env(AECEnv):
         self.render_mode = render_mode
         self.render_omniscient = render_omniscient
         self.metadata = dict(self.metadata, name=f"mjenv_{variant}_v{ENV_VERSION}")
-        self.encoder = encoder_for(self.engine, oracle)
+        self.encoder = encoder_for(self.engine, oracle, obs_version)
         self._row = self.encoder.row_encoder(self.engine)
         n = self.engine.n
         self.possible_agents = [f"player_{i}" for i in range(n)]
@@ -179,7 +182,7 @@ class raw_env(AECEnv):
         self.observation_spaces = {
             a: spaces.Dict(
                 {
-                    "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32),
+                    "observation": spaces.Box(self.encoder.low, self.encoder.high, dtype=self.encoder.dtype),
                     "action_mask": spaces.Box(0, 1, (N_ACTIONS,), dtype=np.int8),
                 }
             )

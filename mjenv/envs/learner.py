@@ -16,7 +16,8 @@ import numpy as np
 from gymnasium import spaces
 
 from mjenv.encoding.actions import N_ACTIONS
-from mjenv.encoding.observation import encoder_for
+from mjenv.encoding.compact import encoder_for
+from mjenv.encoding.observation import OBS_VERSION
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.sampling import ActionSampler
@@ -100,6 +101,7 @@ class LearnerTables:
         learner_seats: Sequence[int] | None = None,
         opponent: Policy | None = None,
         oracle: bool = False,
+        obs_version: str = OBS_VERSION,
         record_events: bool = False,
         seed: int | None = None,
         rules: Rules | None = None,
@@ -111,7 +113,9 @@ class LearnerTables:
         self.rules = self.engine.rules
         self.n = self.engine.n
         self.B = num_tables
-        self.encoder = encoder_for(self.engine, oracle)
+        self.encoder = encoder_for(self.engine, oracle, obs_version)
+        # Opponents read the v1 form (the built-in players and v1 checkpoints do); the learner gets obs_version's.
+        self.opponent_encoder = encoder_for(self.engine, oracle)
         seats = tuple(range(self.n)) if learner_seats is None else tuple(int(s) for s in learner_seats)
         if not seats or any(not 0 <= s < self.n for s in seats):
             raise ValueError(f"learner_seats must be seats 0..{self.n - 1}, got {learner_seats!r}")
@@ -134,7 +138,7 @@ class LearnerTables:
         """The Box of one learner's observation: ``[C, 34]``, or ``[C*34]`` with ``flatten``."""
         enc = self.encoder
         low, high = (enc.low.reshape(-1), enc.high.reshape(-1)) if flatten else (enc.low, enc.high)
-        return spaces.Box(low, high, dtype=np.float32)
+        return spaces.Box(low, high, dtype=enc.dtype)
 
     def close(self) -> None:
         """Refuse every later ``reset`` and ``step`` (the tables hold only numpy arrays: nothing to release)."""
@@ -211,7 +215,7 @@ class LearnerTables:
                     ended[fin] = True
                     final_reward[fin] = st.money[fin, self.seat[fin]] - self.mark[fin]
                     if self.last_final_obs is None:
-                        self.last_final_obs = np.zeros((self.B,) + self.encoder.shape, np.float32)
+                        self.last_final_obs = np.zeros((self.B,) + self.encoder.shape, self.encoder.dtype)
                     self.last_final_obs[fin] = self.encoder.encode(st, self.seat[fin], fin, engine=self.engine)
                     for b in fin:
                         final_info[b] = {
@@ -228,13 +232,14 @@ class LearnerTables:
                 break
             seats = st.actor[opp].astype(np.int64)
             uses_obs = getattr(self.opponent, "uses_obs", True)
-            obs = self.encoder.encode(st, seats, opp, engine=self.engine) if uses_obs else None
+            obs = self.opponent_encoder.encode(st, seats, opp, engine=self.engine) if uses_obs else None
             acts = np.asarray(self.opponent(obs, self.engine.mask[opp]))
             _step_tables(self.engine, opp, acts)
         return ended, final_reward, final_info
 
     def observe(self) -> np.ndarray:
-        """``float32 [B, C, 34]``: every table from its learner seat (all are at a learner decision)."""
+        """``float32 [B, C, 34]`` (v2: ``uint8 [B, N]``): every table from its learner seat (all are at a learner
+        decision)."""
         return self.encoder.encode(self.engine.state, self.seat, engine=self.engine)
 
     def action_masks(self) -> np.ndarray:

@@ -50,12 +50,14 @@ class MahjongSB3VecEnv(LearnerEnvCore, VecEnv):
         opponent: Policy | None = None,
         flatten: bool = True,
         oracle: bool = False,
+        obs_version: str = "mjenv-obs-v1",
         seed: int | None = None,
         rules: Rules | None = None,
     ):
         space = self._build_core(
             variant, num_envs, flatten, ruleset=ruleset, preset=preset, options=options,
-            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed, rules=rules,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, obs_version=obs_version, seed=seed,
+            rules=rules,
         )
         self.render_mode = None
         super().__init__(num_envs, space, spaces.Discrete(N_ACTIONS))

@@ -47,6 +47,7 @@ class MahjongSingleEnv(LearnerEnvCore, gym.Env):
         opponent: Policy | None = None,
         flatten: bool = False,
         oracle: bool = False,
+        obs_version: str = "mjenv-obs-v1",
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
         render_mode: str | None = None,
@@ -58,7 +59,7 @@ class MahjongSingleEnv(LearnerEnvCore, gym.Env):
             raise ValueError(f"render_mode {render_mode!r} not supported; use one of {self.metadata['render_modes']}")
         self.observation_space = self._build_core(
             variant, 1, flatten, ruleset=ruleset, preset=preset, options=options,
-            learner_seats=learner_seats, opponent=opponent, oracle=oracle, rules=rules,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, obs_version=obs_version, rules=rules,
         )
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)

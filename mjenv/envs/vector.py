@@ -18,7 +18,8 @@ engine) or as ``rules=`` (a resolved :class:`mjenv.rules.Rules`).
 
 Sub-env ``b`` is table ``b`` seen from its learner seat.  An episode is one hand.  Observations are
 the ``mjenv-obs-v1`` encoding (``float32 [C, 34]``, or ``[C*34]`` with ``flatten=True``) of the
-learner seat; ``action_masks()`` / ``info["action_mask"]`` are its legal actions.  The reward of a
+learner seat, or with ``obs_version="mjenv-obs-v2"`` its compact bytes (``uint8 [N]``, :mod:`mjenv.encoding.compact`;
+opponents still get v1); ``action_masks()`` / ``info["action_mask"]`` are its legal actions.  The reward of a
 step is the learner seat's money change from its previous decision to its next one (or to the end
 of the hand): kong money and settlements paid to or by that seat, never another seat's reward, so
 an episode's rewards add up to the learner's ``deltas`` of the hand.
@@ -53,6 +54,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from mjenv.encoding.actions import N_ACTIONS
+from mjenv.encoding.observation import OBS_VERSION
 from mjenv.engine.arguments import check_seed
 from mjenv.envs.learner import (  # noqa: F401  (LearnerTables, random_policy ... are read from here too)
     LearnerEnvCore,
@@ -87,6 +89,7 @@ class MahjongVectorEnv(LearnerEnvCore, VectorEnv):
         opponent: Policy | None = None,
         flatten: bool = False,
         oracle: bool = False,
+        obs_version: str = OBS_VERSION,
         seed: int | None = None,
         render_mode: str | None = None,
         rules: Rules | None = None,
@@ -95,7 +98,8 @@ class MahjongVectorEnv(LearnerEnvCore, VectorEnv):
             raise ValueError(f"render_mode {render_mode!r} not supported; use 'ansi' or None")
         self.single_observation_space = self._build_core(
             variant, num_envs, flatten, ruleset=ruleset, preset=preset, options=options,
-            learner_seats=learner_seats, opponent=opponent, oracle=oracle, seed=seed, rules=rules,
+            learner_seats=learner_seats, opponent=opponent, oracle=oracle, obs_version=obs_version, seed=seed,
+            rules=rules,
         )
         self.render_mode = render_mode
         self.num_envs = num_envs

@@ -51,6 +51,7 @@ def exercise(variant: str, folder: str | None = None) -> None:
     import mjenv
     from agents import BUILTIN, make_agent, shipped_checkpoints
     from agents.arena import play_duplicate
+    from mjenv.encoding.compact import CompactEncoder
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.engine.core import Engine
     from mjenv.engine.sampling import ActionSampler
@@ -59,6 +60,14 @@ def exercise(variant: str, folder: str | None = None) -> None:
     env = mjenv.env(variant)  # one table, observations from last()
     env.reset(seed=0)
     for _ in range(400):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            break
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    env.close()
+    env = mjenv.env(variant, obs_version="mjenv-obs-v2")  # the compact observation's one-table path
+    env.reset(seed=0)
+    for _ in range(50):
         obs, _, term, trunc, _ = env.last()
         if term or trunc:
             break
@@ -76,6 +85,8 @@ def exercise(variant: str, folder: str | None = None) -> None:
     enc = ObservationEncoder.for_engine(eng)
     sampler = ActionSampler(0)
     out = np.empty((4,) + enc.shape, np.float32)
+    enc2 = CompactEncoder.for_engine(eng)  # mjenv-obs-v2
+    out2 = np.empty((4,) + enc2.shape, np.uint8)
     eng.reset(seed=0)
     for _ in range(2000):
         idx = np.flatnonzero(eng.done)
@@ -86,6 +97,7 @@ def exercise(variant: str, folder: str | None = None) -> None:
             if over.any():
                 eng.reset(seed=2, tables=idx[over])
         enc.encode(eng.state, eng.state.actor, out=out, engine=eng)
+        enc2.encode(eng.state, eng.state.actor, out=out2, engine=eng)
         eng.step(sampler.sample(eng.mask))
     eng.results  # noqa: B018 - reading results builds them
 
