@@ -63,11 +63,11 @@ def _kind(phase: int) -> str:
     return "turn"
 
 
-def _seed_of(seed: int, hand: int, step: int) -> int:
-    """The world seed of decision ``step`` (0-based) of hand ``hand`` (1-based) for a review ``seed``."""
+def _seed_of(seed: int, hand: int, index: int) -> int:
+    """The world seed of the ``index``-th decision (0-based) of hand ``hand`` (1-based) for a review ``seed``."""
     from agents.keyrng import mix, salt_of
 
-    key = np.asarray([(int(hand) << 20) ^ int(step)], dtype=np.uint64) ^ salt_of(int(seed))
+    key = np.asarray([(int(hand) << 20) ^ int(index)], dtype=np.uint64) ^ salt_of(int(seed))
     return int(mix(key)[0] >> np.uint64(1))  # a non-negative int64
 
 
@@ -181,8 +181,9 @@ class _Reviewer:
             raise ReviewError(f"--agent {self.agent.name!r} chose an illegal action ({a}) in this replay's rules")
         return a
 
-    def decision(self, eng, hand: int, step: int, chosen: int) -> dict:
-        """Value the candidates of table 0's decision (``chosen`` made in the replay); the decision's record."""
+    def decision(self, eng, hand: int, index: int, chosen: int) -> dict:
+        """Value the candidates of table 0's decision (the ``index``-th of hand ``hand``, ``chosen`` made in the
+        replay); the decision's record."""
         mask = eng.mask[0]
         phase = int(eng.state.phase[0])
         kind = _kind(phase)
@@ -211,7 +212,7 @@ class _Reviewer:
                 add(agent_a)
         if len(cands) < 2:  # the players agree on one action: compare it with the next legal one
             add(next(a for a in np.flatnonzero(mask) if a != chosen))
-        seed = _seed_of(self.seed, hand, step)
+        seed = _seed_of(self.seed, hand, index)
         v = self.search.evaluate(eng, 0, cands, worlds=self.worlds, seed=seed)
         stats = [_interval(row) for row in v]
         means = np.array([m for m, _, _ in stats])
@@ -220,7 +221,7 @@ class _Reviewer:
         rec = {
             "hand": hand,
             "step": eng.event_count(0) - 1,
-            "decision": step,
+            "decision": index,
             "seat": int(eng.state.actor[0]),
             "kind": kind,
             "chosen": A.action_name(cands[0]),
@@ -241,8 +242,9 @@ def review_hands(hands: Sequence[Replay], *, seats: Sequence[str] | Sequence[int
                  worlds: int = DEFAULT_WORLDS, candidates: int = DEFAULT_CANDIDATES, agent: str | None = None,
                  seed: int = 0, source: str = "") -> dict:
     """Review the decisions of ``seats`` (all by default; numbers or letters) in ``hands`` (one replay file's);
-    returns the ``mjenv-review-v1`` object (docs/review.md).  Raises :class:`ReviewError` on bad input before
-    anything is valued."""
+    returns the ``mjenv-review-v1`` object (docs/review.md).  Raises :class:`ReviewError` on bad input (the file,
+    the seats and the agent are checked before anything is valued; an agent that fails at a decision stops the
+    review there)."""
     if int(worlds) < 2:
         raise ReviewError(f"--worlds must be at least 2 (an interval needs two worlds), got {worlds}")
     if int(candidates) < 1:
@@ -263,11 +265,11 @@ def review_hands(hands: Sequence[Replay], *, seats: Sequence[str] | Sequence[int
             agents_of.append(list(rep.header.get("agents") or [f"player_{i}" for i in range(n)]))
             lines = rep.lines or [None] * len(rep.records)
             acts = [(r, ln) for r, ln in zip(rep.records, lines) if r["type"] == "action"]
-            for step, (act, line) in enumerate(acts):
+            for index, (act, line) in enumerate(acts):
                 a = int(act["action"])
                 mask = eng.mask[0]
                 if int(eng.state.actor[0]) in chosen_seats and int(mask.sum()) >= 2 and not mask[A.WIN]:
-                    rec = rev.decision(eng, h, step, a)
+                    rec = rev.decision(eng, h, index, a)
                     rec["line"] = line
                     rec["player"] = agents_of[-1][rec["seat"]]
                     decisions.append(rec)
@@ -409,7 +411,7 @@ def add_review_subcommand(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "review", help="value every decision of a replay by search and list the costly ones",
         description="Review a replay: value each decision's candidates by search over worlds sampled from the acting "
-        "seat's view, and report each decision's estimated loss (best - chosen, money per hand) with a 95%% "
+        "seat's view, and report each decision's estimated loss (best - chosen, money per hand) with a 95 % "
         "interval (docs/review.md).")
     p.add_argument("file", help="replay file (mjenv-replay-v1), e.g. from mjenv play or evaluate.py --replays")
     p.add_argument("--seat", nargs="+", default=None, metavar="S", help="seats to review: 0..n-1 or A..D (default all)")
