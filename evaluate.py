@@ -68,7 +68,7 @@ from mjenv.rules.options import OptionError, get_variant, load_rules, n_players,
 
 
 # The skill pairs of --report: the strongest built-in agent with a measured margin over the heuristic
-# (heuristic-flush: +0.06 to +0.08 per hand in Kawuxing, docs/training.md; `search` spends rollouts at every
+# (heuristic-flush: +0.06 to +0.08 per hand in Kawuxing, docs/experiments/heuristic.md; `search` spends rollouts at every
 # decision and has no measured margin yet), and the heuristic over random.
 DEFAULT_SKILL = ("heuristic-flush vs heuristic", "heuristic vs random")
 
