@@ -69,21 +69,6 @@ def tile_unicode(tid: int) -> str:
     return _UNICODE[int(tid)]
 
 
-def is_suited(tid: int) -> bool:
-    """True for m/p/s tiles."""
-    return 0 <= tid < 27
-
-
-def suit_of(tid: int) -> int:
-    """0, 1, 2 for m, p, s; 3 for honors."""
-    return int(tid) // 9
-
-
-def rank_of(tid: int) -> int:
-    """Face value 1..9 (honors 1..7)."""
-    return int(tid) % 9 + 1
-
-
 def kinds_mask(suits: str = "mps", honors: str = "1234567") -> np.ndarray:
     """Boolean ``[34]`` mask of the tile kinds a variant uses (e.g. Kawuxing-3p: ``suits="ps", honors="567"``)."""
     mask = np.zeros(N_KINDS, dtype=bool)
@@ -154,7 +139,6 @@ MELD_KINDS = {
     "A": "added kong",
     "X": "concealed kong",
 }
-WIN_HOWS = ("discard", "self-draw", "rob")
 
 
 @dataclass(frozen=True)
@@ -340,8 +324,3 @@ def format_hand(hand: Hand) -> str:
         src = f"({SEAT_LETTERS[hand.win_from]})" if hand.win_from is not None else ""
         parts.append(f"+{tile_name(hand.win_tile)} {hand.win_how}{src}")
     return " ".join(parts)
-
-
-def unicode_tiles(tiles) -> str:
-    """Unicode glyphs of a list of ids, e.g. for rendering."""
-    return "".join(tile_unicode(t) for t in tiles)

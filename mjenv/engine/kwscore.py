@@ -84,7 +84,6 @@ N_KW = KW_V + len(_VALUE_IDS)
 
 HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2
 _SCOPES = {"win_tile": 0, "qingyise_any": 1, "any": 2}
-_DRAGON_BITS = (1 << 31) | (1 << 32) | (1 << 33)
 _PONG, _DIRECT_KONG = 1, 3  # meld kind codes of mjenv.engine.state
 # A V_D this large does not fit the engine's int16 claim value: the window is then left to Python.
 VALUE_LIMIT = 32767

@@ -72,7 +72,6 @@ __all__ = [
     "RuleOptions",
     "VariantSpec",
     "VARIANTS",
-    "PLANNED_VARIANTS",
     "register_variants",
     "RULES_DIR_ENV",
     "PACKAGED_RULES_DIR",
@@ -619,25 +618,14 @@ def all_kinds(_options: Any) -> np.ndarray:
     return kinds_mask("mps", "1234567")
 
 
-PLANNED_VARIANTS: tuple[str, ...] = ()
-"""Variants of the rule book that have no options class yet (none left)."""
-
-
 def get_variant(variant: str) -> VariantSpec:
     """The :class:`VariantSpec` of ``variant``; an unknown name raises :class:`OptionError` listing the known ones."""
     spec = VARIANTS.get(variant) if isinstance(variant, str) else None
     if spec is not None:
         return spec
     known = ", ".join(VARIANTS)
-    if variant in PLANNED_VARIANTS:
-        raise OptionError(
-            f"variant {variant!r} is in the rule book but not implemented yet; implemented variants: {known}"
-        )
-    hint = _did_you_mean(variant, list(VARIANTS) + list(PLANNED_VARIANTS))
-    planned = (
-        f" (in the rule book but not implemented yet: {', '.join(PLANNED_VARIANTS)})" if PLANNED_VARIANTS else ""
-    )
-    raise OptionError(f"unknown variant {variant!r}{hint}; known variants: {known}{planned}")
+    hint = _did_you_mean(variant, list(VARIANTS))
+    raise OptionError(f"unknown variant {variant!r}{hint}; known variants: {known}")
 
 
 def n_players(variant: str) -> int:
