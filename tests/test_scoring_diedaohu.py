@@ -36,7 +36,7 @@ from mjenv.rules.scoring.diedaohu import (
     win_transfers,
     winners_in_order,
 )
-from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore
+from mjenv.rules.scoring.common import Settlement, Transfer, WinScore
 from mjenv.tiles import Meld, parse_hand, parse_tiles, tile_id
 
 A, B, C, D = 0, 1, 2, 3

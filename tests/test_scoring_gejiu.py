@@ -34,7 +34,7 @@ from mjenv.rules.scoring.gejiu import (
     settle_win,
     wait_mask,
 )
-from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore
+from mjenv.rules.scoring.common import Settlement, Transfer, WinScore
 from mjenv.tiles import Meld, counts_from_ids, parse_hand, parse_tiles, tile_id
 
 A, B, C, D = 0, 1, 2, 3

@@ -16,12 +16,11 @@ from hypothesis import strategies as st
 
 from mjenv.rules.hand import is_complete, reading_text
 from mjenv.rules.options import KawuxingOptions, load_rules, n_players, tile_kinds
+from mjenv.rules.scoring.common import WinScore, make_settlement
 from mjenv.rules.scoring.kawuxing import (
     WinContext,
-    WinScore,
     hideable_triplets,
     kong_money,
-    make_settlement,
     payer_factor,
     ready_value,
     score_hand,

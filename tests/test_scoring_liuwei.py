@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mjenv.rules.options import load_rules
 from mjenv.rules.scoring.diedaohu import DiedaohuContext, LouhuLock
-from mjenv.rules.scoring.kawuxing import WinScore
+from mjenv.rules.scoring.common import WinScore
 from mjenv.rules.scoring.liuwei import (
     PAYMENTS,
     LiuweiScore,

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from mjenv.rules.options import load_rules
 from mjenv.rules.scoring.diedaohu import LouhuLock, new_session, next_hand
-from mjenv.rules.scoring.kawuxing import WinScore
+from mjenv.rules.scoring.common import WinScore
 from mjenv.rules.scoring.yangzhou import (
     BIG_FANS,
     COMPOSITES,

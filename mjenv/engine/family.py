@@ -41,7 +41,7 @@ from mjenv.rules.scoring import gejiu as G
 from mjenv.rules.scoring import kawuxing as K
 from mjenv.rules.scoring import liuwei as L
 from mjenv.rules.scoring import yangzhou as Y
-from mjenv.rules.scoring.common import json_number
+from mjenv.rules.scoring.common import json_number, make_settlement
 
 
 def _plain_json(score, amount: float) -> dict:
@@ -235,7 +235,7 @@ class Family:
 
     def settle_draw(self, b: int):
         """A drawn hand pays nothing unless the family says otherwise."""
-        return K.make_settlement(self.n, [])
+        return make_settlement(self.n, [])
 
 
 class KawuxingFamily(Family):

@@ -1,5 +1,6 @@
-"""Pieces shared by the scoring modules: turning hand arguments into tile counts, the checks every hand must
-pass, the notation-hand entry point, and the result helpers of the Diedaohu family.
+"""Pieces shared by the scoring modules: the result types every scorer returns (:class:`WinScore`,
+:class:`Transfer`, :class:`Settlement`, :func:`make_settlement`), turning hand arguments into tile counts, the
+checks every hand must pass, the notation-hand entry point, and the result helpers of the Diedaohu family.
 
 Only logic that is the same in every variant that uses it lives here; the rules that differ (which melds a
 variant allows, foreign tiles, the classes and fans themselves) stay in the variant modules, which pass the
@@ -9,11 +10,67 @@ variant's wording in where an error message names the variant.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
+from mjenv.rules.hand import Reading
 from mjenv.tiles import N_KINDS, Hand, Meld, counts_from_ids, tile_name
+
+
+@dataclass(frozen=True)
+class WinScore:
+    """The verdict on one possible win: legality, best reading, fans, value and cap."""
+
+    legal: bool
+    reason: str | None
+    """Why the win is not legal (``None`` when legal)."""
+    reading: Reading | None
+    """Best reading (§1.6); ``None`` when the hand has no winning reading."""
+    reading_text: str
+    """The best reading written out, melds included, e.g. ``"234p · 678s · 789s · 55z + [P 333p]"``."""
+    fans: dict[str, int]
+    """Fan id -> its contribution to this win (a fan counted several times under ``sigui_count: each``
+    shows the combined contribution); ``{"pihu": 1}`` when no fan applies."""
+    value: int
+    """V: the uncapped value of the best reading under ``fan_combine`` (0 when there is no reading)."""
+    cap: int | None
+    """Cap of the best reading (§3.8); ``None`` = no cap."""
+    value_d: int
+    """V_D = V · f_D for discard-type wins (what L3 and L4 compare); V for a self-draw."""
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """One payment: ``payer`` gives ``amount`` (units of money, b already applied) to ``payee``."""
+
+    payer: int
+    payee: int
+    amount: float
+    reason: str
+    """``selfdraw``, ``discard``, ``rob``, ``baohu``, ``kong_concealed``, ``kong_added``, ``kong_direct``,
+    ``draw_penalty`` or ``tingtou``."""
+
+
+@dataclass(frozen=True)
+class Settlement:
+    """The transfers of one event and the resulting per-seat deltas (zero-sum)."""
+
+    transfers: tuple[Transfer, ...]
+    deltas: tuple[float, ...]
+
+
+def make_settlement(n_players: int, transfers: Sequence[Transfer]) -> Settlement:
+    """The :class:`Settlement` of a list of transfers (e.g. kong money and a win of one hand put together)."""
+    deltas = [0.0] * n_players
+    for t in transfers:
+        if t.payer == t.payee or not (0 <= t.payer < n_players and 0 <= t.payee < n_players):
+            raise ValueError(f"bad transfer {t} for {n_players} players")
+        deltas[t.payer] -= t.amount
+        deltas[t.payee] += t.amount
+    return Settlement(tuple(transfers), tuple(deltas))
+
 
 __all__ = [
     "HOWS",
@@ -167,7 +224,7 @@ def class_score_json(score: Any) -> dict:
 
 
 def reading_result(reading, reading_text: str, reason: str | None, fans: tuple, value: int, **extra) -> dict:
-    """The fields of a :class:`~mjenv.rules.scoring.kawuxing.WinScore` for a hand with a reading, as a dict
+    """The fields of a :class:`WinScore` for a hand with a reading, as a dict
     (legal iff ``reason`` is ``None``; no cap; ``value_d`` equals ``value``), followed by the ``extra`` fields of
     the variant's score type."""
     return dict(

@@ -50,7 +50,7 @@ from mjenv.rules.scoring.common import (
     notation_context,
     reading_result,
 )
-from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore, make_settlement
+from mjenv.rules.scoring.common import Settlement, Transfer, WinScore, make_settlement
 from mjenv.tiles import N_KINDS, Hand, Meld
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ def win_refusal(how: str, win_tile: int, lock: LouhuLock, discarder_busted: bool
 
 @dataclass(frozen=True)
 class DiedaohuScore(WinScore):
-    """:class:`~mjenv.rules.scoring.kawuxing.WinScore` of a Diedaohu win, plus its class, share and liability.
+    """:class:`~mjenv.rules.scoring.common.WinScore` of a Diedaohu win, plus its class, share and liability.
 
     ``fans`` is ``{class: V}``; ``value`` is V and ``value_d`` equals it (no payer factors); ``cap`` is ``None``.
     """
@@ -319,7 +319,7 @@ def score_hand(hand: Hand, ctx: DiedaohuContext | None, opts: DiedaohuOptions) -
 
 @dataclass(frozen=True)
 class BankrollSettlement(Settlement):
-    """A :class:`~mjenv.rules.scoring.kawuxing.Settlement` of what was actually paid, with the 园子 bookkeeping.
+    """A :class:`~mjenv.rules.scoring.common.Settlement` of what was actually paid, with the 园子 bookkeeping.
 
     Under 紧淌 without tracked balances ``balances`` is ``None`` and nothing is ever busted.
     """

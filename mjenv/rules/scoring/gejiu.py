@@ -11,7 +11,7 @@ This module owns, for Gejiu and every option of §6.9 that touches shapes, value
   :func:`settle_draw`; Gejiu has no kong money (§6.4), so there is no kong settlement here;
 * the next dealer (§6.5, ``gejiu_multiwin_dealer``) — :func:`next_dealer`, with :func:`nearest_claimant`.
 
-Pattern ids (the ``fans`` keys of :class:`~mjenv.rules.scoring.kawuxing.WinScore`) come from the English names of
+Pattern ids (the ``fans`` keys of :class:`~mjenv.rules.scoring.common.WinScore`) come from the English names of
 the §6.7 table; ids, names and values are :data:`PATTERNS` (rendered in the generated tables of
 docs/rules/gejiu.md).
 
@@ -35,7 +35,7 @@ from mjenv.rules import hand as _hand
 from mjenv.rules.hand import Reading, readings
 from mjenv.rules.options import GejiuOptions
 from mjenv.rules.scoring.common import HOWS, check_hand, hand_counts, meld_counts, notation_context
-from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore, make_settlement
+from mjenv.rules.scoring.common import Settlement, Transfer, WinScore, make_settlement
 from mjenv.tiles import N_KINDS, Hand, Meld, format_tiles
 
 __all__ = [

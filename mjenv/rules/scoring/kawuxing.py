@@ -29,12 +29,16 @@ import numpy as np
 
 from mjenv.rules.hand import Reading, reading_text, readings, wait_mask
 from mjenv.rules.options import KawuxingOptions, tile_kinds
-from mjenv.rules.scoring.common import (
+from mjenv.rules.scoring.common import (  # the shared result types are imported from here by older code too
     HOWS,
+    Settlement,
+    Transfer,
+    WinScore,
     check_concealed_size,
     check_copies,
     check_melds,
     hand_counts,
+    make_settlement,
     meld_counts,
     notation_context,
     owned_counts,
@@ -131,59 +135,6 @@ class WinContext:
             raise ValueError(f"WinContext.how {self.how!r} is not one of {', '.join(HOWS)}")
         if self.kong_position < 0:
             raise ValueError(f"WinContext.kong_position must be >= 0, got {self.kong_position}")
-
-
-@dataclass(frozen=True)
-class WinScore:
-    """The verdict on one possible win: legality, best reading, fans, value and cap."""
-
-    legal: bool
-    reason: str | None
-    """Why the win is not legal (``None`` when legal)."""
-    reading: Reading | None
-    """Best reading (§1.6); ``None`` when the hand has no winning reading."""
-    reading_text: str
-    """The best reading written out, melds included, e.g. ``"234p · 678s · 789s · 55z + [P 333p]"``."""
-    fans: dict[str, int]
-    """Fan id -> its contribution to this win (a fan counted several times under ``sigui_count: each``
-    shows the combined contribution); ``{"pihu": 1}`` when no fan applies."""
-    value: int
-    """V: the uncapped value of the best reading under ``fan_combine`` (0 when there is no reading)."""
-    cap: int | None
-    """Cap of the best reading (§3.8); ``None`` = no cap."""
-    value_d: int
-    """V_D = V · f_D for discard-type wins (what L3 and L4 compare); V for a self-draw."""
-
-
-@dataclass(frozen=True)
-class Transfer:
-    """One payment: ``payer`` gives ``amount`` (units of money, b already applied) to ``payee``."""
-
-    payer: int
-    payee: int
-    amount: float
-    reason: str
-    """``selfdraw``, ``discard``, ``rob``, ``baohu``, ``kong_concealed``, ``kong_added``, ``kong_direct``,
-    ``draw_penalty`` or ``tingtou``."""
-
-
-@dataclass(frozen=True)
-class Settlement:
-    """The transfers of one event and the resulting per-seat deltas (zero-sum)."""
-
-    transfers: tuple[Transfer, ...]
-    deltas: tuple[float, ...]
-
-
-def make_settlement(n_players: int, transfers: Sequence[Transfer]) -> Settlement:
-    """The :class:`Settlement` of a list of transfers (e.g. kong money and a win of one hand put together)."""
-    deltas = [0.0] * n_players
-    for t in transfers:
-        if t.payer == t.payee or not (0 <= t.payer < n_players and 0 <= t.payee < n_players):
-            raise ValueError(f"bad transfer {t} for {n_players} players")
-        deltas[t.payer] -= t.amount
-        deltas[t.payee] += t.amount
-    return Settlement(tuple(transfers), tuple(deltas))
 
 
 # --------------------------------------------------------------------------------------------------

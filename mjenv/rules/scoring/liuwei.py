@@ -59,7 +59,7 @@ from mjenv.rules.scoring.diedaohu import (
     win_refusal,
     winners_in_order,
 )
-from mjenv.rules.scoring.kawuxing import Transfer, WinScore
+from mjenv.rules.scoring.common import Transfer, WinScore
 from mjenv.tiles import Hand, Meld
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def scale(opts: LiuweiOptions) -> float:
 
 @dataclass(frozen=True)
 class LiuweiScore(WinScore):
-    """:class:`~mjenv.rules.scoring.kawuxing.WinScore` of a Liuwei win plus its class and the 陪冲-table amounts.
+    """:class:`~mjenv.rules.scoring.common.WinScore` of a Liuwei win plus its class and the 陪冲-table amounts.
 
     ``fans`` is ``{class: V}`` with the Diedaohu V (§7.4); ``value`` and ``value_d`` are V; ``cap`` is ``None``.
     """

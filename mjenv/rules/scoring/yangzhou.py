@@ -58,7 +58,7 @@ from mjenv.rules.scoring.diedaohu import (
     hand_counts,
     meld_counts,
 )
-from mjenv.rules.scoring.kawuxing import Settlement, Transfer, WinScore, make_settlement
+from mjenv.rules.scoring.common import Settlement, Transfer, WinScore, make_settlement
 from mjenv.tiles import DRAGONS, WINDS, Hand, Meld
 
 if TYPE_CHECKING:
@@ -227,7 +227,7 @@ class YangzhouContext:
 
 @dataclass(frozen=True)
 class YangzhouScore(WinScore):
-    """:class:`~mjenv.rules.scoring.kawuxing.WinScore` of a Yangzhou win plus B, the small fans, T and liability.
+    """:class:`~mjenv.rules.scoring.common.WinScore` of a Yangzhou win plus B, the small fans, T and liability.
 
     ``fans`` holds the big fans that make B (one composite, one fan, or a suit fan and a structure fan) and the
     small fans with their combined value, so its values sum to T; ``value`` and ``value_d`` are T; ``cap`` is
@@ -629,5 +629,5 @@ def win_transfers(
 def settle_win(
     winners: Sequence[tuple[int, YangzhouScore]], how: str, discarder: int | None, opts: YangzhouOptions
 ) -> Settlement:
-    """The :class:`~mjenv.rules.scoring.kawuxing.Settlement` of :func:`win_transfers` (Yangzhou is 紧淌: no limits)."""
+    """The :class:`~mjenv.rules.scoring.common.Settlement` of :func:`win_transfers` (Yangzhou is 紧淌: no limits)."""
     return make_settlement(N_PLAYERS, win_transfers(winners, how, discarder, opts))
