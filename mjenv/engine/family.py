@@ -25,17 +25,7 @@ import numpy as np
 
 from mjenv.rules import hand as H
 from mjenv.rules.hand import Reading
-from mjenv.rules.options import (
-    DiedaohuOptions,
-    GejiuOptions,
-    KawuxingOptions,
-    LiuweiOptions,
-    VariantSpec,
-    YangzhouOptions,
-    all_kinds,
-    kawuxing_kinds,
-    register_variants,
-)
+from mjenv.rules.variants import VariantSpec, variants_of
 from mjenv.rules.scoring import diedaohu as D
 from mjenv.rules.scoring import gejiu as G
 from mjenv.rules.scoring import kawuxing as K
@@ -242,27 +232,7 @@ class KawuxingFamily(Family):
     """Kawuxing 3p/4p and its rulesets (docs/rules/kawuxing.md §3–§5)."""
 
     name = "kawuxing"
-    variants = (
-        VariantSpec(
-            name="kawuxing3",
-            family="kawuxing",
-            options_cls=KawuxingOptions,
-            n_players=3,
-            default_ruleset="kwx004",
-            kinds=lambda o: kawuxing_kinds(o.suits),
-            description="Kawuxing 卡五星, 3 players, two suits + 5z6z7z, 84 tiles (docs/rules/kawuxing.md §3)",
-        ),
-        VariantSpec(
-            name="kawuxing4",
-            family="kawuxing",
-            options_cls=KawuxingOptions,
-            n_players=4,
-            default_ruleset="kwx004",
-            kinds=lambda o: kawuxing_kinds("mps"),
-            absent_options={"suits": "Kawuxing 4p always plays all three suits (docs/rules/kawuxing.md §4)"},
-            description="Kawuxing 卡五星, 4 players, three suits + 5z6z7z, 120 tiles (docs/rules/kawuxing.md §4)",
-        ),
-    )
+    variants = variants_of("kawuxing")
     page = "kawuxing.md"
     scorer = K
     fan_factors = True
@@ -402,17 +372,7 @@ class GejiuFamily(Family):
     """Gejiu (docs/rules/gejiu.md §6): chi, seven pairs and 烂牌, face-up kong tiles, no kong money, no lock."""
 
     name = "gejiu"
-    variants = (
-        VariantSpec(
-            name="gejiu",
-            family="gejiu",
-            options_cls=GejiuOptions,
-            n_players=4,
-            default_ruleset="gejiu002",
-            kinds=all_kinds,
-            description="Gejiu 个旧, 4 players, 136 tiles, 烂牌/七星, two face-up kong tiles (docs/rules/gejiu.md §6)",
-        ),
-    )
+    variants = variants_of("gejiu")
     page = "gejiu.md"
     scorer = G
     heuristic = {"flush_bonus": 1, "triplets_bonus": 0}  # a flush is 2x a plain hand
@@ -514,17 +474,7 @@ class DiedaohuFamily(Family):
     """
 
     name = "diedaohu"
-    variants = (
-        VariantSpec(
-            name="diedaohu",
-            family="diedaohu",
-            options_cls=DiedaohuOptions,
-            n_players=4,
-            default_ruleset="diedaohu003",
-            kinds=all_kinds,
-            description="Diedaohu 跌倒胡, 4 players, 136 tiles, no chi, one class per hand (docs/rules/diedaohu.md §7)",
-        ),
-    )
+    variants = variants_of("diedaohu")
     page = "diedaohu.md"
     scorer = D
     heuristic = {
@@ -702,26 +652,7 @@ class YangzhouFamily(DiedaohuFamily):
     """Yangzhou standard and new (docs/rules/yangzhou.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
 
     name = "yangzhou"
-    variants = (
-        VariantSpec(
-            name="yangzhou",
-            family="yangzhou",
-            options_cls=YangzhouOptions,
-            n_players=4,
-            default_ruleset="yzstd003",
-            kinds=all_kinds,
-            description="Yangzhou-standard 标准扬州式, 4 players, 136 tiles, big + small fans, 15 to win (§8)",
-        ),
-        VariantSpec(
-            name="yangzhou_new",
-            family="yangzhou",
-            options_cls=YangzhouOptions,
-            n_players=4,
-            default_ruleset="yznew003",
-            kinds=all_kinds,
-            description="Yangzhou-new 新扬州式, 4 players, 136 tiles, big + small fans, 20 to win (docs/rules/yangzhou.md §9)",
-        ),
-    )
+    variants = variants_of("yangzhou")
     page = "yangzhou.md"
     scorer = Y
     # 混一色 (15 / 20) and 对对胡 (15 / 20) are legal alone, a plain hand rarely reaches the minimum;
@@ -816,17 +747,7 @@ class LiuweiFamily(DiedaohuFamily):
     """Liuwei (docs/rules/liuwei.md §10): one winner per discard, 陪冲 payments, kong money, 园子 50, 8 rounds."""
 
     name = "liuwei"
-    variants = (
-        VariantSpec(
-            name="liuwei",
-            family="liuwei",
-            options_cls=LiuweiOptions,
-            n_players=4,
-            default_ruleset="liuwei003",
-            kinds=all_kinds,
-            description="Liuwei 六圩式, 4 players, 136 tiles, one winner, 陪冲 payments, bankroll 50 (docs/rules/liuwei.md §10)",
-        ),
-    )
+    variants = variants_of("liuwei")
     page = "liuwei.md"
     scorer = L
     heuristic = {
@@ -881,8 +802,6 @@ FAMILIES: dict[str, type[Family]] = {
 }
 """Family id -> its class: every per-family particular is read from here."""
 
-for _cls in FAMILIES.values():  # the variant registry of the rules layer is filled from the classes
-    register_variants(_cls.name, _cls.__dict__.get("variants", ()))
 
 
 def family_class(family: str) -> type[Family]:
