@@ -731,12 +731,12 @@ def _seat(s: int, agents: Sequence[str]) -> str:
 
 def _kong_tiles_at_deal(variant: str | None, wall: str) -> list[int]:
     """Gejiu's face-up kong tiles right after the deal (slot 0 first): the wall's last two tiles (§6.3)."""
-    from mjenv.engine.family import FAMILIES
+    from mjenv.rules.families import rule_family
     from mjenv.rules.options import get_variant
 
     if variant is None:
         return []
-    k = FAMILIES[get_variant(variant).family].kong_tiles
+    k = rule_family(get_variant(variant).family).kong_tiles
     return parse_tiles(wall)[::-1][:k] if k else []
 
 
@@ -744,10 +744,10 @@ def _multiplies(variant: str | None) -> bool:
     """Whether the family's fan values are multipliers (Kawuxing: ×2, ×4; its class's ``fan_factors``); the other
     families list pattern values, fan counts or hand-class values that combine by their own rules (Gejiu §6.8,
     Yangzhou §8.7, Diedaohu §7.4).  No variant: Kawuxing-3p's notation."""
-    from mjenv.engine.family import family_class
+    from mjenv.rules.families import rule_family
     from mjenv.rules.options import get_variant
 
-    return variant is None or family_class(get_variant(variant).family).fan_factors
+    return variant is None or rule_family(get_variant(variant).family).fan_factors
 
 
 def _fans_text(fans: dict, variant: str | None) -> str:

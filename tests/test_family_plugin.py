@@ -1,5 +1,6 @@
 """A rule family is one plugin: every per-family particular the CLI, the viewer, the rule reference and the agents
-use is read from its class in mjenv/engine/family.py (no compiled code runs here)."""
+use is read from its rules class (mjenv/rules/families.py) or its engine adapter (mjenv/engine/family.py, a
+subclass of it); its variants from mjenv/rules/variants.py (no compiled code runs here)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from agents.heuristic import family_params
 from mjenv.cli import _FLAGS
 from mjenv.engine.family import FAMILIES, family_class
+from mjenv.rules.families import RULE_FAMILIES, rule_family
 from mjenv.rules import reference
 import mjenv
 from mjenv.rules import options as O
@@ -21,6 +23,7 @@ _HEURISTIC_KEYS = {"flush_bonus", "triplets_bonus", "exposure_weight", "deal_in"
 def test_every_registered_family_is_a_complete_plugin(family):
     cls = family_class(family)
     assert cls.name == family and FAMILIES[family] is cls
+    assert issubclass(cls, rule_family(family)) and RULE_FAMILIES[family] is rule_family(family)
     assert (reference.DOCS_DIR / cls.page).is_file() and reference.PAGES[family] == cls.page
     fans = cls.fans()
     assert fans and all(len(row) >= 3 and isinstance(row[0], str) for row in fans.values())
@@ -48,12 +51,15 @@ def test_unknown_family_is_named():
 
 
 def test_variants_are_declared_by_their_family():
-    # the registry of the rules layer is exactly the families' own lists, in their order; nothing else adds to it
-    declared = [spec for cls in FAMILIES.values() for spec in cls.__dict__.get("variants", ())]
+    # the registry of the rules layer lists each family's variants, in the families' order; each family's rules
+    # class (and so its engine adapter) lists exactly its own
+    declared = [spec for cls in RULE_FAMILIES.values() for spec in cls.__dict__.get("variants", ())]
     assert list(VARIANTS.items()) == [(spec.name, spec) for spec in declared]
+    assert list(RULE_FAMILIES) == list(FAMILIES)
     assert mjenv.VARIANTS == tuple(VARIANTS)
     for spec in declared:
-        assert family_class(spec.family).__dict__["variants"].count(spec) == 1
+        assert rule_family(spec.family).__dict__["variants"].count(spec) == 1
+        assert family_class(spec.family).variants.count(spec) == 1
         assert get_variant(spec.name) is spec
 
 

@@ -15,7 +15,7 @@ This module owns
   :mod:`mjenv.cli`.
 
 Pure rules: nothing here knows about the envs or compiled code; what differs between families (their page, value
-tables and kong money) is read from the family classes of :mod:`mjenv.engine.family`, which are plain Python.
+tables and kong money) is read from the rules classes of :mod:`mjenv.rules.families`.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from mjenv.rules.families import rule_family
 from mjenv.rules.options import (
     VARIANTS,
     OptionError,
@@ -162,11 +163,9 @@ def family_presets_markdown(family: str) -> str:
 
 
 def _family_class(family: str):
-    """The family's class (:mod:`mjenv.engine.family`, pure Python: it holds no compiled code), which owns its page,
-    its value tables and its kong money."""
-    from mjenv.engine.family import family_class
-
-    return family_class(family)
+    """The family's rules class (:mod:`mjenv.rules.families`), which owns its page, its value tables and its kong
+    money."""
+    return rule_family(family)
 
 
 def fans_markdown(family: str) -> str:
