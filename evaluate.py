@@ -63,7 +63,7 @@ from agents.report import grouped_bars
 from agents.arena import (GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize,
                           table_stats, warm_up)
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
-from mjenv.engine.family import family_class
+from mjenv.rules.families import rule_family
 from mjenv.rules.options import OptionError, get_variant, load_rules, n_players, options_to_dict, parse_option_assignments
 
 
@@ -435,7 +435,7 @@ def _pct(x: float) -> str:
 def fan_names(variant: str) -> dict[str, str]:
     """Fan (pattern, hand class) id -> its Chinese name, from the fan table of ``variant``'s own family, in the
     table's order."""
-    return {f: row[0] for f, row in family_class(get_variant(variant).family).fans().items()}
+    return {f: row[0] for f, row in rule_family(get_variant(variant).family).fans().items()}
 
 
 def leaderboard_text(stats: list[dict], ratings: dict | None, result: TournamentResult, variant: str = "kawuxing3") -> str:

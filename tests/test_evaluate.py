@@ -15,7 +15,7 @@ import evaluate
 from agents import make_agent
 from agents.arena import mean_ci, pairwise, play_duplicate, seatings, summarize, t_quantile
 from mjenv.engine.core import Engine
-from mjenv.engine.family import family_class
+from mjenv.rules.families import rule_family
 from mjenv.rules.options import VARIANTS, get_variant, load_rules
 from mjenv.tiles import parse_tiles
 
@@ -195,7 +195,7 @@ def test_fans_are_named_from_each_variants_own_family(variant):
     """The leaderboard's "top fans" column names each fan from its variant's family table (Kawuxing's table
     used to label every variant, so Yangzhou showed "hunyise 77%, zige 37%")."""
     names = evaluate.fan_names(variant)
-    table = family_class(get_variant(variant).family).fans()
+    table = rule_family(get_variant(variant).family).fans()
     assert list(names) == list(table) and all(names[f] == table[f][0] for f in table)
     assert all(not re.search(r"[a-z]", name) for name in names.values()), names  # Chinese names, no ids
     top = list(table)[:3]
