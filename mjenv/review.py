@@ -153,10 +153,9 @@ class _Reviewer:
 
     def __init__(self, eng, worlds: int, candidates: int, agent, seed: int):
         from agents import make_agent
-        from agents.search import SearchAgent
         from mjenv.encoding.observation import encoder_for
 
-        self.search = SearchAgent(eng.variant, eng.opts, candidates=max(2, candidates), worlds=worlds, seed=seed)
+        self.search = make_agent("search", eng.variant, eng.opts, seed=seed, candidates=max(2, candidates), worlds=worlds)
         self.flush = make_agent("heuristic-flush", eng.variant, eng.opts)
         self.enc = encoder_for(eng)
         self.worlds, self.k, self.agent, self.seed = worlds, candidates, agent, seed

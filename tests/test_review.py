@@ -99,10 +99,12 @@ def test_constructed_decision_loss_interval_holds_the_known_cost(tmp_path):
 def test_random_loses_more_than_the_heuristic(tmp_path):
     """Random against two heuristics: random's mean estimated loss per decision is larger, the intervals apart."""
     hands = play_hands(tmp_path / "rh.jsonl", "kawuxing3", ["random", "heuristic", "heuristic"], seed=40, hands=8)
-    review = review_hands(hands, worlds=16)
+    review = review_hands(hands, worlds=32)
     by = {p["player"]: p for p in review["players"]}
     r, h = by["random"], by["heuristic"]
-    assert r["decisions"] >= 20 and h["decisions"] >= 20
+    assert r["decisions"] >= 50 and h["decisions"] >= 50
+    # measured here: random 0.385 .. 0.922, the heuristic -0.130 .. 0.105 (bench/review.py random measures it at
+    # scale: 30 hands, 128 worlds, docs/review.md)
     assert r["mean_loss_ci95"][0] > h["mean_loss_ci95"][1], (r, h)
     assert r["agreement"] < h["agreement"]
 
