@@ -4,7 +4,9 @@ The public front door.  Rules live in :mod:`mjenv.rules` (pure functions, no env
 the compiled batched game core in :mod:`mjenv.engine`, agent-facing encodings in
 :mod:`mjenv.encoding`, and the PettingZoo / Gymnasium adapters in :mod:`mjenv.envs`.
 
-Entry points (loaded on first use, so that ``import mjenv`` stays light):
+Entry points (loaded on first use, so that ``import mjenv`` stays light); each takes the rules as strings
+(variant, ruleset, preset, options), resolved once, or as ``rules=`` a :class:`mjenv.rules.Rules` from
+:func:`mjenv.rules.load_rules`:
 
 * ``mjenv.env(variant="kawuxing3", ruleset=None, preset=None, options=None, render_mode=None)`` —
   PettingZoo AEC env with the classic wrappers; ``mjenv.raw_env(...)`` the bare env class

@@ -1,1 +1,3 @@
-"""The batched game core: packed state arrays, compiled (numba) per-table kernels, reset/step, legality, invariant checks."""
+"""The batched game core: the action layout (actions.py), packed state arrays, compiled (numba) per-table kernels,
+reset/step, legality, sampled worlds, invariant checks.  Imports the rules below it, never the encodings, envs or
+agents above it."""
