@@ -20,7 +20,8 @@ import json
 
 import pytest
 
-from mjenv.replay import EVENT_FIELDS, ReplayError, add_replay_subcommand, read_replay, replay_main, write_replay
+from mjenv.replay import EVENT_FIELDS, ReplayError, read_replay, write_replay
+from mjenv.tools.replay_command import add_replay_subcommand, replay_main
 from tests.test_replay import _play_batch
 
 # Values of the right type but out of range, per field (the fixtures are a Kawuxing-3p hand, whose tiles are the
