@@ -11,7 +11,7 @@ from its wall and its recorded decisions), and values a few legal candidates wit
 (:meth:`mjenv.engine.core.Engine.sample_worlds`), the same worlds for every candidate, each rolled out to the end
 of the hand by the compiled player ``fast``.  The candidates are the action chosen in the replay, the compiled
 player's ranked shortlist (the search's own candidates), the top of ``heuristic-flush``'s shortlist from the
-observation (:meth:`agents.heuristic.HeuristicAgent.candidates`; the shipped checkpoints choose among that list),
+observation (:meth:`agents.heuristic.HeuristicAgent.candidates`; the shipped checkpoints choose within it),
 ``--agent``'s choice, and in a claim window or a Gejiu kong-tile pick every legal action.  A decision's *value*
 of a candidate is the seat's mean hand money over the worlds; *best* is the candidate of the highest mean; the
 *loss* is best − chosen, with a 95 % Student-t interval over worlds of the per-world difference (paired: both on
@@ -31,7 +31,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -46,7 +46,7 @@ DEFAULT_CANDIDATES = 3
 MISTAKES = 5
 """How many of each seat's largest mistakes the terminal summary lists."""
 
-__all__ = ["FORMAT", "DEFAULT_WORLDS", "DEFAULT_CANDIDATES", "ReviewError", "review_hands", "summary_text",
+__all__ = ["FORMAT", "DEFAULT_WORLDS", "DEFAULT_CANDIDATES", "ReviewError", "review_hands", "parse_seats", "summary_text",
            "review_html", "write_review_html", "add_review_subcommand", "review_main"]
 
 
