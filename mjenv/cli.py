@@ -13,7 +13,7 @@ module's two functions.  Today: ``score`` (one winning hand of any variant, the 
 ``dataset`` (decisions for offline learning, :mod:`mjenv.dataset`) and ``review`` (a replay's decisions valued by
 search, :mod:`mjenv.review`).
 
-``score`` reads each rule family from its class (:mod:`mjenv.engine.family`, ``VariantSpec.family``): how to
+``score`` reads each rule family from its class (:mod:`mjenv.rules.families`, ``VariantSpec.family``): how to
 score one hand in a situation (``score_situation``), the JSON object (``score_json``), the text notes on value and
 share, the fan names and whether values are factors; :data:`_FLAGS` spells the situation facts as flags
 (``--liangdao``, ``--louhu``, ``--seat-wind`` ...), each applying to the families whose ``situation`` names it; a
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mjenv.dataset import add_dataset_subcommand, dataset_main
-from mjenv.engine.family import FAMILIES, family_class
+from mjenv.rules.families import RULE_FAMILIES, rule_family
 from mjenv.play import add_play_subcommand, play_main
 from mjenv.tools.replay_command import add_replay_subcommand, replay_main
 from mjenv.review import add_review_subcommand, review_main
@@ -105,7 +105,7 @@ class _Flag:
     @property
     def families(self) -> tuple[str, ...]:
         """The rule families whose scorer reads this fact (their class's ``situation``)."""
-        return tuple(name for name, cls in FAMILIES.items() if self.dest in cls.situation)
+        return tuple(name for name, cls in RULE_FAMILIES.items() if self.dest in cls.situation)
 
 
 _WIND_LETTERS = "ESWN"  # seat / round winds as written on the command line: 1z 2z 3z 4z
@@ -223,7 +223,7 @@ def _family_label(family: str) -> str:
 
 def _score_usage() -> str:
     lines = ["%(prog)s HAND [--variant V] [--ruleset R] [--preset P] [--option NAME=VALUE]... [--json]"]
-    for family in FAMILIES:
+    for family in RULE_FAMILIES:
         flags = " ".join(f"[{f.usage or f.name}]" for f in _FLAGS if family in f.families)
         lines.append(f"  {_family_label(family)}: {flags}")
     return "\n       ".join(lines)
@@ -241,7 +241,7 @@ def _score_epilog() -> str:
                 f"  {name:<{width}}  rulesets: {', '.join(rulesets)}; presets: {', '.join(presets) or 'none'}"
                 f"\n  {'':<{width}}  {spec.description}"
             )
-        for family in FAMILIES:
+        for family in RULE_FAMILIES:
             variant = _variants_of(family)[0]
             table = describe_options(get_variant(variant).options_cls, variant)
             rules = f"rules: docs/rules/{reference.PAGES[family]}; mjenv rules --variant {variant}"
@@ -281,7 +281,7 @@ def _run_score(args: argparse.Namespace) -> int:
     if args.hand is None:
         raise _UsageError("the following arguments are required: hand")
     family_name = get_variant(args.variant).family
-    family = family_class(family_name)
+    family = rule_family(family_name)
     _check_flags(args, family_name)
     _check_lock(args)
     opts = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))

@@ -37,7 +37,7 @@ DATA_MARK = "/*MJENV_DATA*/null"
 
 
 def _family(variant: str):
-    from mjenv.engine.family import FAMILIES
+    from mjenv.rules.families import RULE_FAMILIES as FAMILIES
     from mjenv.rules.options import get_variant
 
     return FAMILIES[get_variant(variant).family], get_variant(variant).family
@@ -45,7 +45,7 @@ def _family(variant: str):
 
 def fan_names(family: str) -> dict[str, str]:
     """Fan id -> ``"中文 english"`` for one rule family (its family class's fan table); empty for an unknown one."""
-    from mjenv.engine.family import FAMILIES
+    from mjenv.rules.families import RULE_FAMILIES as FAMILIES
 
     cls = FAMILIES.get(family)
     table = cls.fans() if cls is not None else {}
@@ -276,7 +276,7 @@ def _mark_claimed(seat: _Seat, by: int) -> None:
 
 def _fan_factors(family: str) -> bool:
     """Whether the family's fan values are factors (the page writes them ×v)."""
-    from mjenv.engine.family import FAMILIES
+    from mjenv.rules.families import RULE_FAMILIES as FAMILIES
 
     cls = FAMILIES.get(family)
     return bool(cls is not None and cls.fan_factors)
