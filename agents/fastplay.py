@@ -58,7 +58,7 @@ from mjenv.engine.state import (O8_ACTOR, O8_CLAIM_TILE, O8_HAND, O8_HIDDEN, O8_
                                 O8_N_MELDS, O8_PHASE, O8_REVEALED, O8_RIVER, O16_BACK, O16_FRONT, O16_RIVER_LEN)
 from mjenv.rules.options import get_variant, n_players, tile_kinds
 
-__all__ = ["FastPlayer", "FastAgent", "player_config"]
+__all__ = ["FastPlayer", "FastAgent", "player_config", "hand_numbers"]
 
 # Player configuration vector (int64), built by :func:`player_config`.
 PC_N, PC_SP, PC_LANPAI, PC_FLUSH, PC_FLUSH_HONORS, PC_TRIP, PC_LIANG, PC_LIANG_LIVE, PC_LIANG_WALL = range(9)
@@ -1040,6 +1040,53 @@ def candidates_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_tab
 # ------------------------------------------------------------------------------------------- Python side
 
 
+@njit(cache=True)
+def hand_numbers(hands, n_melds, live, cfg, tab, best_tab, gain_tab, out):
+    """The compiled player's own hand arithmetic for checks: per row of ``hands`` (int8 [N, 34], ``n_melds`` [N],
+    ``live`` [N, 34]) under the configuration ``cfg`` (:func:`player_config`), ``out`` (int64 [N, 8, 34]):
+    [0, 0] shanten (:func:`_shanten`, standard and, where the family counts it, seven pairs); [0, 1:3] shanten and
+    live improving tiles of the hand over the variant's kinds (:func:`_ukeire`, a fresh slot); [0, 3] the improving
+    bits; [0, 4:6] all-triplets shanten and ukeire; [0, 6:8] 烂牌 shanten and ukeire (Gejiu; 99 and 0 elsewhere);
+    per held tile t, the hand less t through a prepared slot as the decisions use it: [1, t] standard shanten
+    (:func:`_ev_after`), [2, t] shanten, [3, t] live improving tiles and [4, t] improving bits (:func:`_ev_ukeire`),
+    -1 where t is not held; [5, 0:3] the flush plans' shanten in each suit (:func:`_plan_shanten`)."""
+    ws = np.empty((_WS, 2, 5), np.int16)
+    wi = np.zeros((_EVI + 5, 34), np.int64)
+    sp = cfg[PC_SP] != 0
+    allowed = cfg[PC_KINDS]
+    kept = np.zeros(34, np.int8)
+    for i in range(hands.shape[0]):
+        h = hands[i].copy()
+        nm = n_melds[i]
+        lv = live[i]
+        o = out[i]
+        o[:] = -1
+        o[0, 0] = _shanten(h, nm, sp, tab, ws)
+        s, acc, bits = _ukeire(h, nm, sp, lv, allowed, ws, wi, tab)
+        o[0, 1] = s
+        o[0, 2] = acc
+        o[0, 3] = bits
+        o[0, 4] = _triplets_shanten(h, nm, 0)
+        o[0, 5] = _triplets_ukeire(h, nm, 0, lv)
+        if cfg[PC_LANPAI] != 0:
+            o[0, 6] = _lanpai_shanten(h, nm, best_tab)
+            o[0, 7] = _lanpai_ukeire(h, lv, gain_tab) if nm == 0 else 0
+        else:
+            o[0, 6] = 99
+            o[0, 7] = 0
+        for p in range(3):
+            o[5, p] = _plan_shanten(h, nm, p, cfg, tab, ws, kept)
+        _ev_prepare(h, nm, tab, ws, wi, 3)
+        for t in range(34):
+            if h[t] == 0:
+                continue
+            o[1, t] = _ev_after(t, tab, ws, wi, 3)
+            s_t, acc_t, bits_t = _ev_ukeire(h, t, nm, sp, lv, allowed, tab, ws, wi, 3)
+            o[2, t] = s_t
+            o[3, t] = acc_t
+            o[4, t] = bits_t
+
+
 class FastPlayer:
     """The compiled player for one variant and rule set: decisions, candidate lists and whole rollouts over the
     tables of an :class:`~mjenv.engine.core.Engine` (see the module docstring)."""
@@ -1083,6 +1130,32 @@ class FastPlayer:
         candidates_tables(engine._b8, engine._b16, engine.mask, idx, self.cfg, self.kc, self._tab, self._tabs,
                           self._best, self._gain, out_a, out_n)
         return out_a, out_n
+
+    def hand_numbers(self, hands, n_melds, live) -> dict[str, np.ndarray]:
+        """What the player's own hand arithmetic computes for ``hands`` (int ``[N, 34]`` concealed counts), held
+        with ``n_melds`` melds (``[N]``), ``live`` (``[N, 34]``) copies unseen, under this player's rules: the
+        numbers its decisions use, for checks (``tests/test_fastplay_hands.py`` holds them to
+        :mod:`agents.shanten` and :mod:`agents.plans`).  Keys: ``shanten`` [N] (standard, and seven pairs where the
+        family counts them); for 3k+1-tile hands ``ukeire_shanten``, ``ukeire`` (live improving tiles) and
+        ``improving`` (bit t: drawing t lowers the shanten, t live) [N]; ``triplets_shanten``, ``triplets_ukeire``,
+        ``lanpai_shanten``, ``lanpai_ukeire`` [N] (烂牌: Gejiu; 99 and 0 elsewhere); ``flush_shanten`` [N, 3] (the
+        flush plan in each suit); per held tile t of a 3k+2-tile hand, the hand less t through a prepared slot:
+        ``after_standard``, ``after_shanten``, ``after_ukeire``, ``after_improving`` [N, 34] (-1 where t is not
+        held)."""
+        h = np.ascontiguousarray(hands, dtype=np.int8)
+        if h.ndim != 2 or h.shape[1] != 34 or (h < 0).any() or (h > 4).any():
+            raise ValueError(f"hands must be counts 0..4 of shape [N, 34], got shape {h.shape}")
+        nm = np.ascontiguousarray(np.broadcast_to(np.asarray(n_melds, dtype=np.int64), (len(h),)))
+        if ((nm < 0) | (nm > 4) | (h.sum(1) + 3 * nm > 14)).any():
+            raise ValueError("n_melds must be 0..4 with at most 14 - 3 x melds tiles in hand")
+        lv = np.ascontiguousarray(np.broadcast_to(np.asarray(live, dtype=np.int64), h.shape))
+        out = np.empty((len(h), 8, 34), np.int64)
+        hand_numbers(h, nm, lv, self.cfg, self._tab, self._best, self._gain, out)
+        return {"shanten": out[:, 0, 0], "ukeire_shanten": out[:, 0, 1], "ukeire": out[:, 0, 2],
+                "improving": out[:, 0, 3], "triplets_shanten": out[:, 0, 4], "triplets_ukeire": out[:, 0, 5],
+                "lanpai_shanten": out[:, 0, 6], "lanpai_ukeire": out[:, 0, 7], "flush_shanten": out[:, 5, :3],
+                "after_standard": out[:, 1], "after_shanten": out[:, 2], "after_ukeire": out[:, 3],
+                "after_improving": out[:, 4]}
 
     def rollout(self, engine, max_steps: int = 10_000) -> int:
         """Play every live table of ``engine`` to the end of its hand with this player in every seat; returns the
