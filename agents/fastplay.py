@@ -28,11 +28,19 @@ What it leaves out: the seven-pairs research plan (``qidui_bonus``, off by defau
 Diedaohu/Liuwei and the 园子 balances (a busted player's liabilities).  ``python evaluate.py --agents fast heuristic-flush``
 measures what that costs (docs/search.md).
 
+How exactly it is ``heuristic-flush``'s twin: ``tests/test_twins.py`` compares the two players' moves at every
+decision with a choice of ``heuristic-flush`` self-play in all seven variants (98.0 % in Diedaohu, 99.6-99.8 %
+elsewhere over 20,000 decisions each, ``bench/twins.py``), with a floor per variant, and explains every difference:
+an exact tie of the discard ranking, which the compiled player breaks to the lowest tile id and the Python choice
+in float32; in Diedaohu also the exposure model it leaves out (Liuwei's weight is 0).
+
 It reads, for the acting seat, only what that seat sees: its own concealed tiles, every seat's melds and
 discards, the face-up tiles of revealed players (concealed hand less the face-down triplets), the wall count
 and the tile under claim — the blocks of ``mjenv-obs-v1`` — never another seat's concealed tiles or the wall.
 
-Shanten is the one of :mod:`agents.shanten` (the same number; its tables in "blocks" form,
+Shanten is the one of :mod:`agents.shanten` (the same number, checked with ukeire, the plan shanten and the
+per-discard slot numbers on random hands of every variant through :meth:`FastPlayer.hand_numbers`,
+``tests/test_fastplay_hands.py``; its tables in "blocks" form,
 :func:`agents.shanten.block_tables`, where a component's entry [h, n] is its best score with at most h heads and
 n blocks).  A hand is prepared once per plan (its components' products, "evaluation slots"); every one-tile
 change after that — each legal discard, each draw of an ukeire scan in the discard's suit — is one table row and
