@@ -39,7 +39,6 @@ import numpy as np
 
 from agents.heuristic import HeuristicAgent
 from agents.shanten import shanten
-from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 
 FEATURES_VERSION = "heuristic-advice-v1"
@@ -51,7 +50,6 @@ FINGERPRINT_SEED = 20_261_204
 ADVICE_ROWS = 12
 ROWS = ADVICE_ROWS + 2
 _TILE_FAMILIES = 3  # discard, liang, kong: the action ids 0..101 are three planes of 34
-_FIXED_IDS = A.N_ACTIONS - _TILE_FAMILIES * 34  # ids 102..110, one scalar row each
 
 
 def advice_planes(actions: np.ndarray) -> np.ndarray:

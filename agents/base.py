@@ -53,8 +53,8 @@ def resolve_options(variant: str, options: Any = None):
     return options
 
 
-# Meld rows inside one seat's 5-row block of ``melds`` (pong, chi, direct kong, added kong, concealed kong).
-_MELD_ROW = {S.PONG_MELD: 0, S.CHI_MELD: 1, S.DIRECT_KONG: 2, S.ADDED_KONG: 3, S.CONCEALED_KONG: 4}
+# The meld letter of each row inside one seat's 5-row block of ``melds`` (pong, chi, direct kong, added kong,
+# concealed kong).
 MELD_LETTER_BY_ROW = "PCKAX"
 
 

@@ -38,7 +38,6 @@ from mjenv.rules.options import n_players, options_to_dict
 from mjenv.tiles import tile_name
 
 PROTOCOL = "mjenv-bot-v1"
-PREFIX = "cmd:"
 PHASES = {S.TURN: "turn", S.CLAIMED: "claimed", S.CLAIM: "claim", S.ROB: "rob", S.DONE: "done", S.PICK: "pick"}
 MELD_TYPES = ("pong", "chi", "kong", "added_kong", "concealed_kong")  # the rows of Decoded.melds, in order
 

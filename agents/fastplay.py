@@ -76,7 +76,6 @@ N_PC = 13
 _BIG = 1e6
 _SHANTEN_W = 1e4
 _OFF_PLAN_W = 100.0
-_MAX_K = 8  # candidates a decision can list for the search agent
 
 
 def player_config(variant: str, opts, *, flush_bonus: int | None = None, triplets_bonus: int | None = None,

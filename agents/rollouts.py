@@ -47,7 +47,6 @@ from mjenv.rules.hand import wait_mask
 KINDS = ("liang", "no_liang", "pong", "no_pong", "kong", "no_kong", "discard2", "fold", "safe_keep", "flush",
          "no_win")
 """Names of the departures, by the code :func:`alternative` and :func:`discard_alternative` return."""
-CLAIM_KINDS = KINDS[:6]
 DISCARD_KINDS = KINDS[6:10]
 """Discard departures (:func:`discard_alternative`), offered only where the teacher advises a plain discard."""
 DEPARTURES = ("claims",) + DISCARD_KINDS + ("no_win",)

@@ -38,7 +38,6 @@ __all__ = ["shanten", "shanten_standard", "shanten_seven_pairs", "ukeire", "shan
 NEG = -64  # "no split"; four NEGs summed stay far below any real value in int16
 MAX_TILES = 14  # a concealed hand never holds more
 _SUIT_CODES = 5**9
-_HONOR_CODES = 5**7
 
 _lock = threading.Lock()
 _tables: dict[str, np.ndarray] = {}

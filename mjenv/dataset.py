@@ -32,7 +32,6 @@ import numpy as np
 
 FORMAT = "mjenv-dataset-v1"
 N_ACTIONS = 111
-MASK_BYTES = (N_ACTIONS + 7) // 8
 # per-decision fields besides the observation, with their stored dtype
 FIELDS = {"action": np.int16, "reward": np.float32, "ret": np.float32, "seat": np.int8, "wall": np.int64,
           "hand": np.int64, "step": np.int32, "agent": np.int16}
