@@ -159,7 +159,7 @@ def test_an_advised_v2_policy_with_no_learned_part_plays_the_flush_player():
 def test_the_shipped_yangzhou_checkpoint_plays_the_yangzhou_flush_player():
     """agents/checkpoints/yangzhou-default.pt reads heuristic-advice-v2; in Yangzhou that advisor is heuristic-flush
     with the flush plan credited 5 steps and all triplets 4 (the heuristic: 3 and 3), which is where its measured
-    margin over the heuristic comes from (docs/training.md): its greedy moves are heuristic-flush's, and those
+    margin over the heuristic comes from (docs/experiments/four-player.md): its greedy moves are heuristic-flush's, and those
     differ from the heuristic's."""
     from agents import CHECKPOINT_DIR
 

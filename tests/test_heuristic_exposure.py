@@ -57,7 +57,7 @@ def test_visible_flush_steers_the_discard(variant):
     # Off, or with only one meld shown (too far from ready), the tie-break stands.
     assert decide(e, HeuristicAgent(variant, exposure_weight=0), patched) == natural
     assert decide(e, agent, with_melds(agent, obs, 1, threat[0] + threat[-1:])) == natural
-    # The family defaults: on in Diedaohu, off in Liuwei (measured, docs/training.md).
+    # The family defaults: on in Diedaohu, off in Liuwei (measured, docs/experiments/heuristic.md).
     default = HeuristicAgent(variant)
     assert decide(e, default, patched) == (other if variant == "diedaohu" else natural)
 

@@ -170,7 +170,7 @@ def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
     for variant in ("gejiu", "liuwei", "diedaohu"):
         assert make_agent("heuristic-flush", variant)._flush_bonus == make_agent("heuristic", variant)._flush_bonus
     # Yangzhou's heuristic-flush credits its flush and all-triplets plans more (5 and 4 steps against 3 and 3:
-    # docs/training.md, "The 4-player variants")
+    # docs/experiments/four-player.md)
     yz, base = make_agent("heuristic-flush", "yangzhou"), make_agent("heuristic", "yangzhou")
     assert (yz._flush_bonus, yz._triplets_bonus, base._flush_bonus, base._triplets_bonus) == (5, 4, 3, 3)
 

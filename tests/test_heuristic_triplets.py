@@ -114,7 +114,7 @@ def test_triplets_plan_off_with_zero_credit_or_a_chi_meld():
 
 
 def test_family_defaults():
-    """The measured defaults (docs/training.md): Yangzhou 3 steps, Liuwei 1, none elsewhere."""
+    """The measured defaults (docs/experiments/heuristic.md): Yangzhou 3 steps, Liuwei 1, none elsewhere."""
     want = {"yangzhou": 3, "yangzhou_new": 3, "liuwei": 1, "diedaohu": 0, "gejiu": 0, "kawuxing3": 0}
     assert {v: int(HeuristicAgent(v)._bonus()[5]) for v in want} == want
     assert HeuristicAgent("liuwei", triplets_bonus=0)._bonus()[5] == 0

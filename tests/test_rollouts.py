@@ -148,7 +148,7 @@ def test_unknown_departure_is_refused():
 def test_no_win_twin_passes_a_discard_win_and_loses_on_average(variant):
     """``no_win``: where the teacher takes a win on another player's discard, the twin plays the teacher's move
     with the win removed (a pass, or a pong/kong), never its own-turn self-draw; the branch points record the
-    live copies of the waits.  Passing loses on average (the measured tables are in docs/training.md)."""
+    live copies of the waits.  Passing loses on average (the measured tables are in docs/experiments/heuristic.md)."""
     h = make_agent("heuristic", variant)
     data = R.counterfactual_pairs(variant, h.opts, h, 160, seed=1, branch_prob=1.0, departures=("no_win",))
     n = len(data["advantage"])

@@ -52,7 +52,7 @@ class Family(RuleFamily):
 
     heuristic: dict = {}
     """The rule-based player's per-family parameters (:class:`agents.heuristic.HeuristicAgent`, measured in
-    docs/training.md): ``flush_bonus`` (shanten steps a flush plan is worth; absent = no flush plan),
+    docs/experiments/heuristic.md): ``flush_bonus`` (shanten steps a flush plan is worth; absent = no flush plan),
     ``triplets_bonus`` (likewise the all-triplets plan; 0 = none), ``exposure_weight`` (ukeire per b of expected
     deal-in cost), ``deal_in`` (what dealing into a visible flush / 风清 costs: class -> (discarder pays, each
     other payer pays), ``None`` = the whole balance) and ``flush_variant`` (the keywords of the built-in
@@ -449,7 +449,7 @@ class YangzhouFamily(DiedaohuFamily, YangzhouRules):
 
     # 混一色 (15 / 20) and 对对胡 (15 / 20) are legal alone, a plain hand rarely reaches the minimum;
     # heuristic-flush credits both plans more (5 and 4): it beat these credits by +3.2 per hand over 800
-    # duplicate walls (docs/training.md, "The 4-player variants")
+    # duplicate walls (docs/experiments/four-player.md)
     heuristic = {"flush_bonus": 3, "triplets_bonus": 3, "flush_variant": {"flush_bonus": 5, "triplets_bonus": 4}}
     louhu_window = 0  # its windows are judged by mjenv.engine.yzscore (fan minimum and lock)
 
