@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from agents.arena import GameRecord, TournamentResult, play_duplicate, seatings
+from mjenv.engine.threads import THREADS_ENV
 from mjenv.rules.options import n_players
 
 __all__ = ["Job", "Shard", "RayUnavailable", "plan_shards", "play_shard", "merge_shards", "play_on_ray", "code_fingerprint"]
@@ -240,6 +241,7 @@ def connect(address: str | None, workers: int = 0):
 def _shard_task(ray):
     @ray.remote(num_cpus=1)
     def shard_task(packed: list, job: Job, shard: Shard, want_replays: bool) -> dict:
+        os.environ[THREADS_ENV] = "1"  # a task holds one CPU: its engines run on one thread (mjenv.engine.threads)
         return play_shard(unpack_agents(packed, ray.get), job, shard, want_replays)
 
     return shard_task

@@ -8,6 +8,7 @@ event logs.  ``CONFIGS`` covers every variant × ruleset × preset and option mi
 Run from the repository root (the proof for issue 9 used ≥ 10,000 hands per configuration)::
 
     python -m tests.differential --hands 10000 --batch 512
+    python -m tests.differential --hands 2000 --batch 256 --threads 2     # the threaded engine
 
 Last full run (kernels of commit 133bf76, ``--hands 10000 --batch 256 --seed 11``): 39 configurations ×
 10,000 hands = 390,000 hands, every step equal.  Kawuxing's claim windows and hand ends compiled (commit
@@ -136,14 +137,15 @@ def _policy(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return acts
 
 
-def play_both(cfg, hands: int, batch: int, seed: int, hands_per_match: int = 3) -> int:
+def play_both(cfg, hands: int, batch: int, seed: int, hands_per_match: int = 3, threads: int = 1) -> int:
     """Play ``hands`` hands of ``cfg`` on both engines in lockstep; raise AssertionError at the first difference.
 
     Tables play matches of up to ``hands_per_match`` hands (next_hand), so sessions, dealers and
-    bankrolls are compared too.  Returns the number of decisions compared.
+    bankrolls are compared too; the compiled engine runs on ``threads`` threads (mjenv/engine/threads.py).  Returns
+    the number of decisions compared.
     """
     variant, ruleset, preset, opts = cfg
-    new = Engine(variant, batch, ruleset=ruleset, preset=preset, options=opts or None)
+    new = Engine(variant, batch, ruleset=ruleset, preset=preset, options=opts or None, threads=threads)
     ref = ReferenceEngine(variant, batch, options=new.opts)
     rng = np.random.default_rng(seed)
     wall_rng = np.random.default_rng(seed + 1)
@@ -194,13 +196,15 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=64, help="tables per engine")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", default="", help="substring of the configuration ids to run")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="threads of the compiled engine (shards of at least 64 tables: use --batch >= 128)")
     args = ap.parse_args()
     total = 0
     for cfg in CONFIGS:
         if args.only not in config_id(cfg) or not _valid_config(cfg):
             continue
         t0 = time.process_time()
-        n = play_both(cfg, args.hands, args.batch, args.seed)
+        n = play_both(cfg, args.hands, args.batch, args.seed, threads=args.threads)
         print(f"{config_id(cfg):70s} {args.hands:6d} hands equal  ({time.process_time() - t0:.1f} s CPU)", flush=True)
         total += args.hands
     print(f"all equal: {total} hands")

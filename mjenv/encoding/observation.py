@@ -106,6 +106,7 @@ from mjenv.engine.state import (
     O16_RIVER_LEN,
     O16_RIVER_TIME,
 )
+from mjenv.engine import threads as TH
 from mjenv.engine.family import family_for
 from mjenv.engine.jit import njit
 from mjenv.rules.options import (
@@ -316,7 +317,8 @@ class ObservationEncoder:
         different seats).  ``engine``: the :class:`~mjenv.engine.core.Engine` that ``state`` belongs to,
         for the round wind and the balances it keeps outside the state; without it every table is taken
         to be in the first hand of a session.  Returns ``float32 [K, C, 34]``, written into ``out`` when
-        given (a preallocated buffer: nothing else is allocated for it).
+        given (a preallocated buffer: nothing else is allocated for it).  Many rows are encoded in shards on the
+        engine's threads (``Engine.threads``, :mod:`mjenv.engine.threads`), with the same result.
         """
         seats = np.ascontiguousarray(seats, dtype=np.int64).reshape(-1)
         K = seats.shape[0]
@@ -350,10 +352,22 @@ class ObservationEncoder:
             bufs = _pack_rows(state, idx)
             rows = np.arange(K, dtype=np.int64)
             balance = balance[idx] if balance.shape[0] else balance
-        bad, j = _kernel(self.compact)(
-            *self._front(dest), rows, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
-            self._counts, self._recency, *bufs
-        )
+        kern = _kernel(self.compact)
+        cuts = TH.bounds(K, getattr(engine, "threads", 1)) if K >= 2 * TH.MIN_TABLES else (0, K)
+        if len(cuts) > 2 and 0 <= rows.min() and rows.max() < bufs[0].shape[0] and 0 <= seats.min() and seats.max() < self.n:
+            # the engine's threads, each on its shard of rows with its own scratch (the checks made here first)
+            parts = [
+                (kern, *self._front(dest[lo:hi]), rows[lo:hi], seats[lo:hi], self._cfg, self._fcfg, self._starts, _DECAY,
+                 rnd[lo:hi], balance, *self._shard_scratch(i), *bufs)
+                for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:]))
+            ]  # fmt: skip
+            TH.run_parts(parts)
+            bad = -1
+        else:
+            bad, j = kern(
+                *self._front(dest), rows, seats, self._cfg, self._fcfg, self._starts, _DECAY, rnd, balance,
+                self._counts, self._recency, *bufs
+            )
         if bad >= 0:
             field, limit = ("tables", state.hand.shape[0]) if bad == 0 else ("seats", self.n)
             value = idx[j] if bad == 0 else seats[j]
@@ -362,6 +376,15 @@ class ObservationEncoder:
             out[...] = dest
         assert out.shape[1:] == self._final_shape  # the final shape check: every block written, in order
         return out
+
+    def _shard_scratch(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """The encoding loop's scratch ``(counts, recency)`` for shard ``i`` (shard 0: the encoder's own)."""
+        if i == 0:
+            return self._counts, self._recency
+        more = self.__dict__.setdefault("_more_scratch", {})
+        if i not in more:
+            more[i] = (np.zeros(34, np.int64), np.zeros(34, np.float64))
+        return more[i]
 
     def _front(self, dest: np.ndarray) -> tuple:
         """The encoding loop's first arguments for the output ``dest`` (v1: the rows; v2's arrays unused)."""
@@ -580,7 +603,7 @@ def _make_encode_rows(compact: bool):
             for t in range(row.shape[1]):
                 row[r, t] = v
 
-    @njit(cache=True, _nrt=False)
+    @njit(cache=True, _nrt=False, nogil=True)
     def encode_rows(
         out, planes, values, rmap, static, static_planes, static_values,
         idx, seats, cfg, fcfg, starts, decay, rnd, balance, counts, recency, b8, b16, money,

@@ -40,6 +40,7 @@ from mjenv.engine import jitcache, yzscore
 from mjenv.engine.family import Family, family_for
 from mjenv.engine.state import CLAIM, CLAIMED, DONE, PICK, ROB, TURN, State, allocate_packed, fresh_rows
 from mjenv.engine import table as T
+from mjenv.engine import threads as TH
 from mjenv.rules import hand as H
 from mjenv.rules.value import Rules, door_rules
 from mjenv.tiles import Meld, NotationError, format_counts, parse_tiles, tile_name
@@ -238,6 +239,10 @@ class Engine:
     The rules are a :class:`mjenv.rules.Rules` value (``rules=``, or ``variant`` given as one), or resolved here
     once from ``variant`` (default ``kawuxing3``), ``ruleset``, ``preset`` and ``options`` (a mapping, or a
     complete options value) by :func:`mjenv.rules.load_rules`; ``engine.rules`` keeps the value.
+
+    ``threads``: how many threads a kernel call over many tables may run on, in shards of the tables
+    (:mod:`mjenv.engine.threads`); the default ``None`` takes every core, capped by ``MJENV_THREADS``.  Results are
+    the same for every value.
     """
 
     def __init__(
@@ -250,8 +255,10 @@ class Engine:
         options: Mapping[str, Any] | Any = None,
         record_events: bool = True,
         rules: Rules | None = None,
+        threads: int | None = None,
     ):
         batch_size = check_batch_size(batch_size)
+        threads = TH.check_threads(threads)
         # the public door: the rule strings are resolved here once (variant None: kawuxing3), or rules= handed in
         self.rules = door_rules(variant, ruleset, preset, options, rules)
         self.opts = self.rules.options
@@ -306,6 +313,11 @@ class Engine:
         self._step_kernel = None
         # The arrays every kernel call takes, in their order (see mjenv.engine.entry.run_tables).
         self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
+        self.threads = threads
+        """Threads the kernel calls over many tables may run on (:mod:`mjenv.engine.threads`; ``threads=None``: the
+        cores, capped by ``MJENV_THREADS``)."""
+        # (a batch too small to cut in two shards never uses them: the one-table envs pay nothing)
+        self._shards = TH.Shards(threads, self._args, 9) if threads > 1 and B >= 2 * TH.MIN_TABLES else None
 
     def _config(self) -> np.ndarray:
         fam, opts = self.family, self.opts
@@ -407,12 +419,20 @@ class Engine:
         self._pend[sel] = 0
         if self._cfg[K.C_YZ + yzscore.YZ_ON]:  # the round wind the compiled Yangzhou judging reads
             self._pend[sel, K.PEND_ROUND_WIND] = self.family.round_winds(idx)
-        k = self._entry()(K.MODE_ADVANCE, *self._args, idx, self._none, self._waiting, self._info)
+        k = self._call(self._entry(), K.MODE_ADVANCE, idx, self._none)
         if self._step_kernel is None:  # compiled by now for the common step's argument types
             example = (K.MODE_STEP, *self._args, self._all, self._all, self._waiting, self._info)
             self._step_kernel = _direct_entry(self._kernel, example)
         if k:
             self._run(k)
+
+    def _call(self, kernel, mode: int, idx: np.ndarray, acts: np.ndarray) -> int:
+        """``kernel`` (the entry point or its direct entry) in ``mode`` over tables ``idx``, on shards over threads
+        when there are enough of them (:class:`mjenv.engine.threads.Shards`: the same effect and result)."""
+        sh = self._shards
+        if sh is not None and len(idx) >= 2 * TH.MIN_TABLES:
+            return sh.run(self._kernel, mode, idx, acts, self._waiting, self._info)
+        return kernel(mode, *self._args, idx, acts, self._waiting, self._info)
 
     def _entry(self):
         """The kernels' entry point for this engine's configuration (chosen on the first call)."""
@@ -534,11 +554,11 @@ class Engine:
             and self._ever_dealt
         ):  # the common call, already in the form the checks would give (the AEC env and vector envs)
             acts, idx = actions, self._all
-            k = self._step_kernel(K.MODE_STEP, *self._args, idx, acts, self._waiting, self._info)
+            k = self._call(self._step_kernel, K.MODE_STEP, idx, acts)
         else:
             acts, tables = check_step_args(self, actions, tables)
             idx = self._all if tables is None else tables
-            k = self._entry()(K.MODE_STEP, *self._args, idx, acts.astype(np.int64, copy=False), self._waiting, self._info)
+            k = self._call(self._entry(), K.MODE_STEP, idx, acts.astype(np.int64, copy=False))
         if self._info[1] >= 0:
             j = int(self._info[1])
             b, a = int(idx[j]), int(acts[j])
@@ -563,7 +583,7 @@ class Engine:
                     return
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
-            k = self._kernel(K.MODE_RESUME, *self._args, waiting, self._none, self._waiting, self._info)
+            k = self._call(self._kernel, K.MODE_RESUME, waiting, self._none)
 
     def _book_ended(self, idx: np.ndarray) -> None:
         """Book the hands the kernel settled and ended (P_ENDED): match money, the session, a lazy result."""

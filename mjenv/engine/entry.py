@@ -17,6 +17,7 @@ from mjenv.engine.codes import (
     C_YZ,
     END_DRAW,
     MODE_ADVANCE,
+    MODE_CHECK,
     MODE_MASKS,
     MODE_STEP,
     N_ACTIONS,
@@ -31,7 +32,7 @@ from mjenv.engine.gates import (
     FEAT_GJ,
     FEAT_KW,
     FEAT_YZ,
-    kernel,
+    entry_kernel,
 )
 from mjenv.engine.gjend import gj_end_if
 from mjenv.engine.kwend import kw_end_if
@@ -53,7 +54,7 @@ def _entry(fam: int):
     """The entry point compiled with the scorers of the FEAT_* set ``fam`` (a closure: numba types ``fam`` as its
     literal, and the compiled-code cache keys each entry by the closure's value)."""
 
-    @kernel
+    @entry_kernel
     def run_tables(mode, b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, idx, acts, waiting, info):
         """The compiled entry point of the state machine, holding the scorers of ``fam`` (see :func:`kernel_for`).
 
@@ -66,6 +67,8 @@ def _entry(fam: int):
         * ``MODE_RESUME`` — resume tables ``idx`` whose pendings the engine handled.
         * ``MODE_MASKS`` — write the masks of live tables ``idx`` into ``mask`` (pass a spare array) without
           changing any state (``acts`` is not read).
+        * ``MODE_CHECK`` — only ``MODE_STEP``'s check of the actions, ``info`` as it sets it, nothing changed (the
+          threaded engine checks a whole step before its shards move: :mod:`mjenv.engine.threads`).
 
         The tables left with a pending are listed in ``waiting``; returns their number.
         """
@@ -74,7 +77,7 @@ def _entry(fam: int):
             for j in range(idx.shape[0]):
                 _compute_mask(E, idx[j])
             return 0
-        if mode == MODE_STEP:
+        if mode == MODE_STEP or mode == MODE_CHECK:
             live = 0
             for j in range(idx.shape[0]):
                 b = idx[j]
@@ -88,6 +91,8 @@ def _entry(fam: int):
                 live += 1
             info[0] = live
             info[1] = -1
+            if mode == MODE_CHECK:
+                return 0
         k = 0
         for j in range(idx.shape[0]):
             b = idx[j]

@@ -5,7 +5,7 @@ Every kernel function (:mod:`mjenv.engine.table`, :mod:`mjenv.engine.claims`, :m
 :mod:`mjenv.engine.yzend`, :mod:`mjenv.engine.ddend` and :mod:`mjenv.engine.entry`) is compiled by
 :data:`kernel`: cached on disk, and without numba's reference counting (``_nrt=False``): the kernels allocate
 nothing and make no array they return, and the atomic increments of views passed between functions had cost
-about half of their time.
+about half of their time.  The entry points are compiled by :data:`entry_kernel`, the same releasing the GIL.
 
 A cold start compiles only what its family needs.  Every kernel function that takes ``E`` is specialized on
 the type of its last item, ``fam``: the literal set of compiled scorers (FEAT_*).  The calls that reach a
@@ -26,6 +26,10 @@ from mjenv.engine.jit import njit
 
 kernel = njit(cache=True, _nrt=False)
 """The decorator of every kernel function."""
+
+entry_kernel = njit(cache=True, _nrt=False, nogil=True)
+"""The decorator of the entry points Python calls (:mod:`mjenv.engine.entry`): :data:`kernel` releasing the GIL
+while it runs, so that shards of tables run at once on threads (:mod:`mjenv.engine.threads`)."""
 
 FEAT_KW, FEAT_YZ, FEAT_GJ = 1, 2, 4  # kwscore (windows, hand ends), yzscore (windows, self-draws), gjscore (ends)
 FEAT_ALL = FEAT_KW | FEAT_YZ | FEAT_GJ

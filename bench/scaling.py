@@ -1,0 +1,124 @@
+"""Scaling of the threaded engine: decisions per second (wall and CPU) for each batch size × thread count, in one run.
+
+Every configuration is an ``Engine(V, B, record_events=False, threads=T)`` playing random legal actions
+(:class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once, as bench/throughput.py's
+``engine:B``), optionally encoding every table's acting seat after each step (``--obs v1`` / ``--obs v2``).  All
+configurations live in this one process, warmed up first (compiled, tables spread over their hands), then
+measured in turns for ``--seconds`` of wall time each, ``--passes`` times, medians reported:
+
+* **wall** — decisions per second of wall time (what a user waits for);
+* **CPU** — decisions per CPU second of the whole process (every thread's time: what the cores pay);
+* **speed-up** — wall rate ÷ the same B's ``threads=1`` wall rate, measured in the same passes;
+* **efficiency** — speed-up ÷ threads.
+
+The machine's load average is printed at each pass: a shared machine's other work takes cores from the threads,
+so compare the ratios of one run, never absolute figures across runs.  Usage::
+
+    python bench/scaling.py                                   # B = 64, 512, 4096 × threads 1, 2; Kawuxing-3p
+    python bench/scaling.py --batches 4096 --threads 1 2 4 --variant gejiu --markdown
+    python bench/scaling.py --all-variants --batches 4096     # one row pair per variant
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _runner(variant: str, batch: int, threads: int, obs: str):
+    """A warmed-up configuration and ``run(seconds)`` → (decisions, wall s, CPU s)."""
+    from mjenv.encoding.compact import encoder_for
+    from mjenv.engine.core import Engine
+    from mjenv.engine.sampling import ActionSampler
+
+    eng = Engine(variant, batch, record_events=False, threads=threads)
+    enc = None
+    if obs != "none":
+        enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
+        out = np.empty((batch,) + enc.shape, enc.dtype)
+    actions = np.empty(batch, np.int64)
+    sampler = ActionSampler(0)
+    next_id = [batch]
+    eng.reset(seed=0)
+
+    def play(seconds: float, until_all_redealt: bool = False) -> tuple[int, float, float]:
+        redealt = np.zeros(batch, bool)
+        d0, w0, c0 = eng.n_decisions, time.perf_counter(), time.process_time()
+        while True:
+            done = eng.done
+            if done.any():
+                idx = np.flatnonzero(done)
+                redealt[idx] = True
+                eng.reset(seed=0, tables=idx, table_ids=np.arange(next_id[0], next_id[0] + len(idx)))
+                next_id[0] += len(idx)
+            if enc is not None:
+                enc.encode(eng.state, eng.state.actor, out=out, engine=eng)
+            eng.step(sampler.sample(eng.mask, actions))
+            if time.perf_counter() - w0 >= seconds and (not until_all_redealt or redealt.all()):
+                break
+        return eng.n_decisions - d0, time.perf_counter() - w0, time.process_time() - c0
+
+    play(0.0, until_all_redealt=True)  # warm-up
+    return play
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line (see the module docstring)."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--variant", default="kawuxing3")
+    ap.add_argument("--all-variants", action="store_true", help="every variant (overrides --variant)")
+    ap.add_argument("--batches", type=int, nargs="+", default=[64, 512, 4096])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--obs", choices=("none", "v1", "v2"), default="none", help="encode every acting seat too")
+    ap.add_argument("--seconds", type=float, default=3.0, help="wall seconds per configuration per pass")
+    ap.add_argument("--passes", type=int, default=3)
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args(argv)
+    if 1 not in args.threads:
+        ap.error("--threads must include 1 (the speed-ups are measured against it)")
+    import mjenv
+
+    variants = list(mjenv.VARIANTS) if args.all_variants else [args.variant]
+    configs = [(v, b, t) for v in variants for b in args.batches for t in args.threads]
+    print(f"cores available: {len(os.sched_getaffinity(0))}, load average before warm-up: "
+          f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", file=sys.stderr, flush=True)
+    runners = {c: _runner(*c, args.obs) for c in configs}
+    figures: dict = {c: [] for c in configs}
+    loads = []
+    for p in range(args.passes):
+        loads.append(os.getloadavg()[0])
+        for c in configs:  # one after another: every configuration sees the same load, pass by pass
+            figures[c].append(runners[c](args.seconds))
+        print(f"pass {p + 1}/{args.passes} done, load average {loads[-1]:.1f}", file=sys.stderr, flush=True)
+    rows = []
+    for c in configs:
+        v, b, t = c
+        wall = statistics.median(d / w for d, w, _ in figures[c])
+        cpu = statistics.median(d / u for d, _, u in figures[c])
+        base = statistics.median(d / w for d, w, _ in figures[(v, b, 1)])
+        rows.append({"variant": v, "batch": b, "threads": t, "wall": wall, "cpu": cpu, "speedup": wall / base,
+                     "efficiency": wall / base / t})  # fmt: skip
+    obs = {"none": "engine", "v1": "engine + obs-v1", "v2": "engine + obs-v2"}[args.obs]
+    load = f"load average {min(loads):.1f}–{max(loads):.1f} during the passes"
+    if args.markdown:
+        print(f"{obs}, {args.passes} passes of {args.seconds:g} s per configuration, medians; {load}\n")
+        print("| variant | B | threads | decisions/s (wall) | decisions/s (CPU) | speed-up (wall) | efficiency |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['variant']} | {r['batch']} | {r['threads']} | {r['wall']:,.0f} | {r['cpu']:,.0f} | "
+                  f"{r['speedup']:.2f}× | {r['efficiency']:.0%} |")
+    else:
+        print(f"{obs}; {load}")
+        for r in rows:
+            print(f"{r['variant']:13s} B={r['batch']:5d} threads={r['threads']}: {r['wall']:12,.0f} dec/s wall "
+                  f"{r['cpu']:12,.0f} dec/CPU-s  speed-up {r['speedup']:.2f}x  efficiency {r['efficiency']:.0%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
