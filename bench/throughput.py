@@ -18,7 +18,8 @@ machine is shared, and CPU time is what a configuration costs whatever else runs
 * ``match:B[:V]`` — as ``engine`` but each finished table plays its match on with ``Engine.next_hand`` (a
   table whose session is over is dealt afresh), as tournaments and training with sessions do;
 * ``obs:B[:V]`` — the same plus the ``mjenv-obs-v1`` encoding of every table's acting seat after each step,
-  into one preallocated buffer.
+  into one preallocated buffer;
+* ``obs2:B[:V]`` — the same with the compact ``mjenv-obs-v2`` encoding (:mod:`mjenv.encoding.compact`).
 
 Engine runs are timed after a warm-up in which every table has finished one hand (compilation done, tables
 spread over all points of a hand); *decisions/hand* is the mean over every hand finished.  The random action
@@ -53,6 +54,7 @@ DEFAULT_RUNS = (
     "engine:4096",
     *(f"engine:4096:{v}" for v in FOUR_PLAYER),
     "obs:4096",
+    "obs2:4096",
 )
 PEER = "riichienv"
 
@@ -70,9 +72,9 @@ def parse_spec(spec: str, variant: str) -> tuple[str, int, str]:
         return kind, 1, "riichi"
     if kind == "aec" and len(parts) <= 2:
         return kind, 1, parts[1] if len(parts) == 2 else variant
-    if kind in ("engine", "match", "obs") and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) >= 1:
+    if kind in ("engine", "match", "obs", "obs2") and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) >= 1:
         return kind, int(parts[1]), parts[2] if len(parts) == 3 else variant
-    raise SystemExit(f"configuration {spec!r}: use riichienv, aec[:VARIANT], engine:B[:VARIANT], match:B[:VARIANT] or obs:B[:VARIANT]")
+    raise SystemExit(f"configuration {spec!r}: use riichienv, aec[:VARIANT], engine:B[:VARIANT], match:B[:VARIANT], obs:B[:VARIANT] or obs2:B[:VARIANT]")
 
 
 # ----------------------------------------------------------------------------------------- the loops
@@ -152,22 +154,24 @@ def _aec_runner(variant: str):
     return run
 
 
-def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool, match: bool = False) -> dict:
-    return _engine_runner(variant, batch, with_obs, match)(seconds)
+def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool, match: bool = False,
+                 compact: bool = False) -> dict:
+    return _engine_runner(variant, batch, with_obs, match, compact)(seconds)
 
 
-def _engine_runner(variant: str, batch: int, with_obs: bool, match: bool = False):
+def _engine_runner(variant: str, batch: int, with_obs: bool, match: bool = False, compact: bool = False):
     """A warmed-up engine (see the module docstring) and ``run(seconds)``, which plays on for that much CPU time
     and returns the figures."""
     import numpy as np
 
+    from mjenv.encoding.compact import CompactEncoder
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.engine.core import Engine
     from mjenv.engine.sampling import ActionSampler
 
     eng = Engine(variant, batch, record_events=False)
-    enc = ObservationEncoder.for_engine(eng)
-    obs = np.empty((batch,) + enc.shape, np.float32)
+    enc = (CompactEncoder if compact else ObservationEncoder).for_engine(eng)
+    obs = np.empty((batch,) + enc.shape, enc.dtype)
     actions = np.empty(batch, np.int64)
     sampler = ActionSampler(0)
     next_id = batch
@@ -225,8 +229,8 @@ def serve(spec: str, variant: str, core: int) -> None:
     kind, batch, var = parse_spec(spec, variant)
     if kind == "aec":
         run = _aec_runner(var)
-    elif kind in ("engine", "match", "obs"):
-        run = _engine_runner(var, batch, with_obs=kind == "obs", match=kind == "match")
+    elif kind in ("engine", "match", "obs", "obs2"):
+        run = _engine_runner(var, batch, with_obs=kind in ("obs", "obs2"), match=kind == "match", compact=kind == "obs2")
     else:
         raise SystemExit(f"--serve takes aec, engine, match or obs configurations, not {spec!r}")
     print("ready", flush=True)
@@ -246,7 +250,8 @@ def run_one(spec: str, variant: str, seconds: float, core: int) -> dict:
     elif kind == "aec":
         res = _aec_loop(var, seconds)
     else:
-        res = _engine_loop(var, batch, seconds, with_obs=kind == "obs", match=kind == "match")
+        res = _engine_loop(var, batch, seconds, with_obs=kind in ("obs", "obs2"), match=kind == "match",
+                           compact=kind == "obs2")
     res.update(
         spec=spec,
         kind=kind,
@@ -282,7 +287,8 @@ def _label(r: dict) -> str:
         return f"RiichiEnv {r.get('version', '')} random play (4p hanchan, skip log)".replace("  ", " ")
     if r["kind"] == "aec":
         return f"AEC env `mjenv.env()`, `last()` every step, {r['variant']}"
-    what = {"engine": "engine", "match": "engine, matches (next_hand)"}.get(r["kind"], "engine + observations")
+    what = {"engine": "engine", "match": "engine, matches (next_hand)", "obs2": "engine + observations v2"}.get(
+        r["kind"], "engine + observations")
     return f"{what}, B = {r['batch']}, {r['variant']}"
 
 
