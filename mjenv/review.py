@@ -413,7 +413,8 @@ def add_review_subcommand(subparsers) -> argparse.ArgumentParser:
         "seat's view, and report each decision's estimated loss (best - chosen, money per hand) with a 95 % "
         "interval (docs/review.md).")
     p.add_argument("file", help="replay file (mjenv-replay-v1), e.g. from mjenv play or evaluate.py --replays")
-    p.add_argument("--seat", nargs="+", default=None, metavar="S", help="seats to review: 0..n-1 or A..D (default all)")
+    p.add_argument("--seat", nargs="+", action="extend", default=None, metavar="S",
+                   help="seats to review: 0..n-1 or A..D (default all); --seat A C or --seat A --seat C")
     p.add_argument("--worlds", type=int, default=DEFAULT_WORLDS,
                    help=f"sampled worlds per candidate (default {DEFAULT_WORLDS}); the same worlds for every candidate")
     p.add_argument("--candidates", type=int, default=DEFAULT_CANDIDATES,

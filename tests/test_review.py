@@ -125,7 +125,7 @@ def test_json_format_and_summary(tmp_path, capsys):
     path = tmp_path / "g.jsonl"
     play_hands(path, "kawuxing3", ["random", "heuristic", "heuristic-flush"], seed=11)
     out = tmp_path / "r.json"
-    assert main(["review", str(path), "--worlds", "4", "--seat", "0", "2", "--agent", "heuristic",
+    assert main(["review", str(path), "--worlds", "4", "--seat", "0", "--seat", "c", "--agent", "heuristic",
                  "--json", str(out)]) == 0
     text = capsys.readouterr().out
     r = json.loads(out.read_text(encoding="utf-8"))
