@@ -326,16 +326,16 @@ def test_evaluate_reviews_the_first_hands(tmp_path, capsys):
     per-agent totals in summary.json."""
     import evaluate
 
-    assert evaluate.main(["--agents", "random", "heuristic", "--walls", "1", "--review", "2", "--out", str(tmp_path),
+    assert evaluate.main(["--agents", "random", "heuristic", "--walls", "1", "--review", "1", "--out", str(tmp_path),
                           "--run_name", "r", "--quiet", "--no-plots", "--no-rating", "--no-progress"]) == 0
     out = capsys.readouterr().out
     folder = tmp_path / "r"
     review = json.loads((folder / "review.json").read_text(encoding="utf-8"))
-    assert review["format"] == FORMAT and review["hands"] == 2
+    assert review["format"] == FORMAT and review["hands"] == 1
     assert {p["player"] for p in review["players"]} == {"random", "heuristic"}
     summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
     assert summary["review"]["players"] == review["players"]
-    assert "player random:" in out and (folder / "review.html").stat().st_size > 10_000
+    assert "(random): " in out and (folder / "review.html").stat().st_size > 10_000
     assert evaluate.main(["--agents", "random", "heuristic", "--review", "-1", "--out", str(tmp_path)]) == 2
     assert evaluate.main(["--agents", "random", "heuristic", "--review", "1", "--compare", "default",
                           "--out", str(tmp_path)]) == 2
