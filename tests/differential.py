@@ -8,7 +8,7 @@ event logs.  ``CONFIGS`` covers every variant × ruleset × preset and option mi
 Run from the repository root (the proof for issue 9 used ≥ 10,000 hands per configuration)::
 
     python -m tests.differential --hands 10000 --batch 512
-    python -m tests.differential --hands 2000 --batch 256 --threads 2     # the threaded engine
+    python -m tests.differential --hands 2000 --batch 512 --threads 2     # the threaded engine
 
 Last full run (kernels of commit 133bf76, ``--hands 10000 --batch 256 --seed 11``): 39 configurations ×
 10,000 hands = 390,000 hands, every step equal.  Kawuxing's claim windows and hand ends compiled (commit
@@ -197,7 +197,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", default="", help="substring of the configuration ids to run")
     ap.add_argument("--threads", type=int, default=1,
-                    help="threads of the compiled engine (shards of at least 64 tables: use --batch >= 128)")
+                    help="threads of the compiled engine (chunks of at least 256 tables: use --batch >= 512)")
     args = ap.parse_args()
     total = 0
     for cfg in CONFIGS:

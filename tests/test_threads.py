@@ -93,7 +93,7 @@ def test_shards_are_used(small_shards, monkeypatch):
     eng = Engine("kawuxing3", 16, threads=3)
     eng.reset(seed=0)
     eng.step(_policy(eng.mask, np.random.default_rng(0)))
-    assert max(calls) == 3
+    assert max(calls) > 1  # several chunks (4 per thread here), taken by the threads as they come free
 
 
 @pytest.mark.parametrize("cfg", [c for c in CONFIGS if _valid_config(c)][::4], ids=config_id)

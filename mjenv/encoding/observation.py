@@ -353,15 +353,16 @@ class ObservationEncoder:
             rows = np.arange(K, dtype=np.int64)
             balance = balance[idx] if balance.shape[0] else balance
         kern = _kernel(self.compact)
-        cuts = TH.bounds(K, getattr(engine, "threads", 1)) if K >= 2 * TH.MIN_TABLES else (0, K)
+        threads = getattr(engine, "threads", 1)
+        cuts = TH.bounds(K, threads) if K >= 2 * TH.MIN_TABLES else (0, K)
         if len(cuts) > 2 and 0 <= rows.min() and rows.max() < bufs[0].shape[0] and 0 <= seats.min() and seats.max() < self.n:
-            # the engine's threads, each on its shard of rows with its own scratch (the checks made here first)
-            parts = [
-                (kern, *self._front(dest[lo:hi]), rows[lo:hi], seats[lo:hi], self._cfg, self._fcfg, self._starts, _DECAY,
-                 rnd[lo:hi], balance, *self._shard_scratch(i), *bufs)
-                for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:]))
-            ]  # fmt: skip
-            TH.run_parts(parts)
+            # chunks of rows on the engine's threads, each thread with its own scratch (the checks made here first)
+            def chunk(w: int, i: int) -> None:
+                lo, hi = cuts[i], cuts[i + 1]
+                kern(*self._front(dest[lo:hi]), rows[lo:hi], seats[lo:hi], self._cfg, self._fcfg, self._starts, _DECAY,
+                     rnd[lo:hi], balance, *self._thread_scratch(w), *bufs)  # fmt: skip
+
+            TH.run_chunks(len(cuts) - 1, threads, chunk)
             bad = -1
         else:
             bad, j = kern(
@@ -377,8 +378,8 @@ class ObservationEncoder:
         assert out.shape[1:] == self._final_shape  # the final shape check: every block written, in order
         return out
 
-    def _shard_scratch(self, i: int) -> tuple[np.ndarray, np.ndarray]:
-        """The encoding loop's scratch ``(counts, recency)`` for shard ``i`` (shard 0: the encoder's own)."""
+    def _thread_scratch(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """The encoding loop's scratch ``(counts, recency)`` for thread ``i`` (0: the encoder's own)."""
         if i == 0:
             return self._counts, self._recency
         more = self.__dict__.setdefault("_more_scratch", {})

@@ -1,24 +1,27 @@
-"""Every core for one engine: the compiled game core run over shards of the tables on a pool of threads.
+"""Every core for one engine: the compiled game core run over chunks of the tables on a pool of threads.
 
 ``Engine(..., threads=N)`` cuts the tables of a kernel call (a step, the automatic moves after a deal, the
-resumption after Python's pendings) into ``N`` contiguous shards and runs the compiled entry point
-(:mod:`mjenv.engine.entry`, compiled with ``nogil=True``) on each at once: one on the calling thread, the others
-on a process-wide pool (EnvPool's design: a thread pool stepping shards of environments).  Tables share no
-state in the kernels but their scratch rows (``scr``), so each shard gets its own; a shard lists its tables
-left with a pending in its own slice of ``waiting``, and the lists are joined in shard order, which is the
-order one thread gives.  So results are bit-identical to ``threads=1`` (tests/test_threads.py; the
-differential test runs with ``--threads``).  A step is checked whole first (``MODE_CHECK``), so an illegal action
-still changes nothing.
+resumption after Python's pendings) into contiguous chunks (:data:`CHUNKS_PER_THREAD` per thread) and runs the
+compiled entry point (:mod:`mjenv.engine.entry`, compiled with ``nogil=True``) on them at once: on the calling
+thread and on a process-wide pool, each thread taking the next chunk as it comes free (EnvPool's design, a
+thread pool stepping shards of environments, with dynamic scheduling as numba's and OpenMP's parallel loops
+have).  Tables share no state in the kernels but their scratch rows (``scr``), so each thread gets its own; a
+chunk lists its tables left with a pending in its own slice of ``waiting``, and the lists are joined in chunk
+order, which is the order one thread gives.  So results are bit-identical to ``threads=1``
+(tests/test_threads.py; the differential test runs with ``--threads``).  A step is checked whole first
+(``MODE_CHECK``), so an illegal action still changes nothing.  The observation encoders cut their rows the same
+way on the engine's threads (:meth:`mjenv.encoding.observation.ObservationEncoder.encode`).
 
 How many threads: ``threads=None`` (the default of :class:`~mjenv.engine.core.Engine`, hence of the vector
 envs, the trainers, the arena of ``evaluate.py`` and the search's rollouts) takes :func:`default_threads`: the
 cores this process may run on, capped by the environment variable ``MJENV_THREADS`` (``MJENV_THREADS=1``:
-one thread everywhere).  A call with fewer than :data:`MIN_TABLES` tables per thread uses fewer threads (one
-below ``2 × MIN_TABLES``: the AEC env's single table pays nothing).
+one thread everywhere; Ray tasks set it, each holding one CPU).  A call over fewer than ``2 ×``
+:data:`MIN_TABLES` tables runs on the calling thread alone (the AEC env's single table pays nothing).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -30,8 +33,14 @@ from mjenv.engine.codes import MODE_CHECK, MODE_STEP
 THREADS_ENV = "MJENV_THREADS"
 """Environment variable capping the threads an engine uses by default (a positive integer)."""
 
-MIN_TABLES = 64
-"""Fewest tables a shard is given: below this a thread's start costs more than it saves (measured: bench/scaling.py)."""
+MIN_TABLES = 256
+"""Fewest tables a chunk is given.  Handing a call to the pool costs about 0.1 ms of CPU on this loaded machine: with
+chunks of 128 tables a step of B = 512 paid 20 % more CPU than on one thread, at B = 4096 the difference was within
+the noise (bench/scaling.py)."""
+
+CHUNKS_PER_THREAD = 4
+"""Chunks per thread: the threads take chunks as they come free, so one the machine holds back (a shared machine's
+other work) delays the call by one small chunk, not by a whole shard."""
 
 
 def available_cores() -> int:
@@ -85,49 +94,50 @@ def _pool(workers: int) -> ThreadPoolExecutor:
 
 
 class Shards:
-    """Runs one engine's kernel calls over up to ``threads`` shards (see the module docstring).
+    """Runs one engine's kernel calls over chunks of the tables on up to ``threads`` threads (see the module docstring).
 
     ``args`` is the engine's tuple of arrays every kernel call takes (``b8 … fcfg``, ``scr`` at ``scr_at``); each
-    shard gets its own scratch and ``info``.
+    thread gets its own scratch and ``info``.
     """
 
     def __init__(self, threads: int, args: tuple, scr_at: int):
         self.threads = threads
         self._args = args
-        self._scr_at = scr_at
-        self._shard_args = []
-        for i in range(threads):
+        self._worker_args = []
+        for w in range(threads):
             a = list(args)
-            if i:
+            if w:
                 a[scr_at] = np.zeros_like(args[scr_at])
-            self._shard_args.append(tuple(a))
+            self._worker_args.append(tuple(a))
         self._infos = [np.zeros(2, np.int64) for _ in range(threads)]
 
     def count(self, k: int) -> int:
-        """How many shards a call over ``k`` tables is cut into."""
+        """How many chunks a call over ``k`` tables is cut into (1: one call on this thread)."""
         return len(bounds(k, self.threads)) - 1
 
     def run(self, kernel, mode: int, idx: np.ndarray, acts: np.ndarray, waiting: np.ndarray, info: np.ndarray) -> int:
-        """``kernel(mode, *args, idx, acts, waiting, info)`` over shards of ``idx``: the same effect and return value
+        """``kernel(mode, *args, idx, acts, waiting, info)`` over chunks of ``idx``: the same effect and return value
         (the tables left with a pending first in ``waiting``, in ``idx`` order) as one call."""
         k = len(idx)
         cuts = bounds(k, self.threads)
         m = len(cuts) - 1
         if m == 1:
             return kernel(mode, *self._args, idx, acts, waiting, info)
-        if mode == MODE_STEP:  # all or nothing: check every action before any shard moves
+        if mode == MODE_STEP:  # all or nothing: check every action before any chunk moves
             kernel(MODE_CHECK, *self._args, idx, acts, waiting, info)
             if info[1] >= 0:
                 return 0
         step = len(acts) == k
-        parts = []
-        for i in range(m):
+        counts = [0] * m
+        args, infos = self._worker_args, self._infos
+
+        def chunk(w: int, i: int) -> None:
             lo, hi = cuts[i], cuts[i + 1]
-            parts.append((kernel, mode, *self._shard_args[i], idx[lo:hi], acts[lo:hi] if step else acts,
-                          waiting[lo:hi], self._infos[i]))  # fmt: skip
-        counts = run_parts(parts)
+            counts[i] = kernel(mode, *args[w], idx[lo:hi], acts[lo:hi] if step else acts, waiting[lo:hi], infos[w])
+
+        run_chunks(m, self.threads, chunk)
         n = counts[0]
-        for i in range(1, m):  # join the shards' lists in order (each is at the start of its slice)
+        for i in range(1, m):  # join the chunks' lists in order (each is at the start of its slice)
             c = counts[i]
             if c:
                 lo = cuts[i]
@@ -136,22 +146,34 @@ class Shards:
         return n
 
 
-def run_parts(parts: list[tuple]) -> list:
-    """``[f(*args) for f, *args in parts]``, the first on this thread and the others at once on the pool (each
-    ``f`` a compiled function that releases the GIL)."""
-    if len(parts) == 1:
-        return [_call(parts[0])]
-    pool = _pool(len(parts) - 1)
-    futures = [pool.submit(_call, p) for p in parts[1:]]
-    first = _call(parts[0])
-    return [first] + [f.result() for f in futures]
+def run_chunks(m: int, threads: int, chunk) -> None:
+    """``chunk(w, i)`` for every chunk ``i`` in ``0..m-1``, on up to ``threads`` threads: this one and pool threads,
+    each taking the next chunk not taken yet (``w``: which thread, for its own scratch).  A thread the machine
+    holds back takes fewer chunks; which chunk runs where never changes a result.  ``chunk`` calls compiled
+    code that releases the GIL."""
+    workers = min(threads, m)
+    if workers == 1:
+        for i in range(m):
+            chunk(0, i)
+        return
+    taken = itertools.count()  # next() of a count is atomic under the GIL
+
+    def work(w: int) -> None:
+        while True:
+            i = next(taken)
+            if i >= m:
+                return
+            chunk(w, i)
+
+    pool = _pool(workers - 1)
+    futures = [pool.submit(work, w) for w in range(1, workers)]
+    work(0)
+    for f in futures:
+        f.result()
 
 
 def bounds(k: int, threads: int) -> list[int]:
-    """The shard boundaries of ``k`` items over at most ``threads`` shards of at least :data:`MIN_TABLES` items."""
-    m = max(1, min(threads, k // MIN_TABLES))
+    """The chunk boundaries of ``k`` items for ``threads`` threads: :data:`CHUNKS_PER_THREAD` chunks per thread, of at
+    least :data:`MIN_TABLES` items (one chunk below ``2 × MIN_TABLES``)."""
+    m = max(1, min(threads * CHUNKS_PER_THREAD, k // MIN_TABLES)) if threads > 1 else 1
     return [k * i // m for i in range(m + 1)]
-
-
-def _call(part: tuple):
-    return part[0](*part[1:])
