@@ -155,3 +155,13 @@ def test_netclone_learns_from_a_tiny_dataset(tmp_path):
     mask[1, [0, 107]] = True               # a turn with a self-drawn win
     mask[2, [102, 108]] = True             # a claim
     assert decision_kinds(mask).tolist() == [0, 1, 2]
+
+
+def test_the_shipped_network_only_checkpoint_loads_and_plays():
+    from agents import CHECKPOINT_DIR
+
+    path = CHECKPOINT_DIR / "kawuxing3-network.pt"
+    ck = load_checkpoint(path)
+    assert ck["network_only"] is True and ck["arch"]["net"] == NET and not ck.get("features")
+    assert ck["meta"]["teacher"] == "heuristic-flush" and 0.8 < ck["meta"]["holdout_agreement"] < 1.0
+    assert _play(make_agent(f"network:{path}", "kawuxing3"))
