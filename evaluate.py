@@ -3,11 +3,11 @@
 This script owns the tournament command line: which agents (built-in names or ``train.py`` checkpoints),
 which variant and rules, how many walls; the leaderboard it prints; the files it writes (CSV, JSON,
 PNG plots, optional replays); and ``--compare``, which plays the same agents on the same walls under
-several rule configurations side by side (with ``--report``: the measures of :mod:`agents.report` with 95 %
-intervals over walls, skill tournaments and paired differences, in report.md and PNGs).  The playing itself is :mod:`agents.arena`.
+several rule configurations side by side (with ``--report``: the measures of :mod:`agents.tournament.report` with 95 %
+intervals over walls, skill tournaments and paired differences, in report.md and PNGs).  The playing itself is :mod:`agents.tournament.arena`.
 
 Duplicate format: wall ``w`` is the engine's seeded wall ``(seed, w)``; it is replayed under every seat
-assignment of the agents (:func:`agents.arena.seatings`), and the arena checks that every replay was
+assignment of the agents (:func:`agents.tournament.arena.seatings`), and the arena checks that every replay was
 dealt the same tiles.  Scores are money per hand (units of the base stake); confidence intervals are
 95% Student-t intervals over walls, the independent unit of a duplicate tournament.
 
@@ -18,7 +18,7 @@ Examples::
     python evaluate.py --agents runs/x/final.pt heuristic --variant kawuxing3
     python evaluate.py --agents heuristic random --compare kwx004 kwx004/simple kwx004/crazy "kwx004:kaikou=none"
     python evaluate.py --agents heuristic --compare kwx004 qdjt001 suizhou000 --report   # report.md (docs/compare.md)
-    python evaluate.py --walls 2000 --ray --ray-workers 2   # sharded over a local Ray (agents/distributed.py)
+    python evaluate.py --walls 2000 --ray --ray-workers 2   # sharded over a local Ray (agents/tournament/distributed.py)
     python evaluate.py --agents "cmd:python examples/simple_bot.py" heuristic   # an outside bot (docs/bots.md)
     python evaluate.py --resume runs/eval/NAME              # finish a run that stopped part-way
     python evaluate.py --agents runs/x/final.pt heuristic --review 6   # its largest mistakes (docs/review.md)
@@ -58,9 +58,9 @@ for _threads_var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 import numpy as np  # noqa: E402
 
 from agents import make_agent, shipped_checkpoints
-from agents.external import BotError
-from agents.report import grouped_bars
-from agents.arena import (GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize,
+from agents.players.external import BotError
+from agents.tournament.report import grouped_bars
+from agents.tournament.arena import (GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize,
                           table_stats, warm_up)
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
 from mjenv.rules.families import rule_family
@@ -229,7 +229,7 @@ def default_agents(variant: str, configs: Sequence[tuple[str | None, Any]]) -> l
     ck = shipped_checkpoints(variant)
     if ck:
         try:
-            from agents.policy import CheckpointMismatch, check_compatible, load_checkpoint
+            from agents.players.policy import CheckpointMismatch, check_compatible, load_checkpoint
         except ModuleNotFoundError:
             return names
         try:
@@ -318,7 +318,7 @@ def complete_walls(records: Sequence[GameRecord], n_seatings: int) -> set[int]:
 
 def play_all(jobs: Sequence[tuple], args: Args, kept: dict[str, list[GameRecord]] | None = None) -> list[TournamentResult]:
     """Play ``(label, agents, opts, replay_dir)`` tournaments: one after another in this process, or, with
-    ``--ray``, all at once sharded over Ray workers (:mod:`agents.distributed`; Ray is imported only then).
+    ``--ray``, all at once sharded over Ray workers (:mod:`agents.tournament.distributed`; Ray is imported only then).
 
     ``kept`` holds hands of an earlier, stopped attempt (``--resume``) per label: their complete walls are not
     played again.  A failure part-way raises :class:`RunStopped` with every hand finished so far."""
@@ -361,7 +361,7 @@ def play_all(jobs: Sequence[tuple], args: Args, kept: dict[str, list[GameRecord]
 def _play_ray(tasks: list[tuple], args: Args, finished: dict[str, list[GameRecord]], timing: dict) -> None:
     """The tasks of :func:`play_all` as Ray jobs; each finished shard's hands land in ``finished`` at once, so
     a Ray failure (a worker lost past its retries) keeps them."""
-    from agents.distributed import Job, RayUnavailable, play_on_ray
+    from agents.tournament.distributed import Job, RayUnavailable, play_on_ray
 
     jobs = [Job(label, agents, args.variant, opts, count, args.seed, first, args.batch_size, replay_dir,
                 args.replays if replay_dir is not None else 0) for label, agents, opts, replay_dir, first, count in tasks]
@@ -485,7 +485,7 @@ def _csv_text(header: Sequence[str], rows) -> str:
 
 
 def save_records(folder: Path, records: Sequence[GameRecord]) -> Path:
-    """records.jsonl: every finished hand as one JSON object (the fields of :class:`~agents.arena.GameRecord`);
+    """records.jsonl: every finished hand as one JSON object (the fields of :class:`~agents.tournament.arena.GameRecord`);
     what ``--resume`` reads back."""
     path = folder / "records.jsonl"
     _write_atomic(path, "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records))
@@ -671,8 +671,8 @@ def compare_plot(folder: Path, rows: list[dict], names: list[str]) -> Path | Non
 
 
 def write_report(folder: Path, args: Args, results: list[TournamentResult], skills: dict, say) -> dict:
-    """report.md and its plots (:mod:`agents.report`); prints the skill lines; returns the report's numbers."""
-    from agents.report import build_report, report_markdown, report_plots
+    """report.md and its plots (:mod:`agents.tournament.report`); prints the skill lines; returns the report's numbers."""
+    from agents.tournament.report import build_report, report_markdown, report_plots
 
     rep = build_report(results, skills)
     for v in rep["variants"]:

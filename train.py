@@ -5,14 +5,14 @@ This script owns training: the ``Args`` of a run (defaults from ``configs/train/
 config with ``--config long``, any field overridable as ``--field value``), the opponent pool, the
 policy network wiring, periodic evaluation, logs and checkpoints.
 
-The all-seat trainer (:func:`train_allseat`, its parts in :mod:`agents.selfplay`): one shared policy plays every
+The all-seat trainer (:func:`train_allseat`, its parts in :mod:`agents.training.ppo`): one shared policy plays every
 seat of ``num_envs`` engine tables and every learner-seat decision is a sample; per-seat rewards (each seat's own
 money) and GAE over each seat's own decisions; a share ``frozen_share`` of the seats, drawn per hand, is played by
 the opponent pool; ``--ray [ADDRESS]`` runs the rollouts on ``ray_workers`` Ray actors with the learner here.
-With ``distill_decisions > 0`` (``--config distill``) a search-distillation stage (:mod:`agents.distill`) runs
+With ``distill_decisions > 0`` (``--config distill``) a search-distillation stage (:mod:`agents.training.distill`) runs
 between the cloning warm start and PPO: self-play decisions labelled by the ``search`` agent's action values, the
 network fitted to depart from its advice where a verified search departure gains.  With ``departure_decisions > 0``
-(``--config long``, the shipped kawuxing3 policy) a departure head (:mod:`agents.departures`) is fitted on
+(``--config long``, the shipped kawuxing3 policy) a departure head (:mod:`agents.players.departures`) is fitted on
 search-valued decisions of heuristic-flush self-play and stored in the checkpoint: the policy then plays an
 alternative from heuristic-flush's shortlist where the head predicts it gains.
 
@@ -22,13 +22,13 @@ What happens in the SB3 path:
   over seats and dealers); the other seats are played by an **opponent pool** drawn per hand: ``random``,
   ``heuristic`` and ``self`` (frozen snapshots of the learner taken every ``snapshot_every`` steps, the
   last ``pool_size`` kept), with ``opponent_weights``;
-* the policy is :func:`agents.policy.make_trunk` (1-D convolutions over the 34 tile columns + one dense
+* the policy is :func:`agents.players.policy.make_trunk` (1-D convolutions over the 34 tile columns + one dense
   layer) with a linear action head and a small value head; illegal actions are masked;
 * rewards are the learner's money × ``reward_scale`` (the scale the cloning step fits the value head to);
-  ``--advice`` appends the :mod:`agents.advice` look-ahead rows to the policy's input and adds the heuristic's
+  ``--advice`` appends the :mod:`agents.players.advice` look-ahead rows to the policy's input and adds the heuristic's
   advice to its logits with a learned weight; ``--oracle_critic`` gives the value head its own trunk over the
   observation plus the oracle rows (:class:`LearnerInputs`), which the policy never sees;
-* every ``eval_every`` steps the greedy policy plays a duplicate tournament (:mod:`agents.arena`) against each
+* every ``eval_every`` steps the greedy policy plays a duplicate tournament (:mod:`agents.tournament.arena`) against each
   of ``eval_opponents``; the score per hand with its 95% CI is printed and logged;
 * logs go to ``<out>/<run>/``: ``progress.csv`` and TensorBoard events (SB3 logger), ``eval.csv``; checkpoints
   (``mjenv-policy-v1``, playable by ``evaluate.py`` and ``agents.make_agent``) to ``<out>/<run>/checkpoints/``
@@ -52,12 +52,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents import BUILTIN, make_agent
-from agents.arena import json_text, pairwise, play_duplicate, summarize
-from agents.policy import (DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoint_payload, load_checkpoint, make_head,
+from agents.tournament.arena import json_text, pairwise, play_duplicate, summarize
+from agents.players.policy import (DEFAULT_ARCH, PolicyAgent, check_compatible, checkpoint_payload, load_checkpoint, make_head,
                            make_trunk, save_checkpoint)
 from mjenv.encoding.actions import N_ACTIONS
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
-from agents.selfplay import resolve_precision
+from agents.training.ppo import resolve_precision
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder, OracleEncoder, encoder_for
 from mjenv.rules.options import OptionError, load_rules, options_to_dict, parse_option_assignments
 
@@ -151,7 +151,7 @@ class Args:
     ent_coef_final: float | None = None
     """entropy bonus reached at the end, linearly from ent_coef (none: constant ent_coef)"""
     bc_rounds: int = 0
-    """behaviour-cloning rounds before PPO (0: none; agents/clone.py), teacher = bc_teacher"""
+    """behaviour-cloning rounds before PPO (0: none; agents/training/clone.py), teacher = bc_teacher"""
     bc_teacher: str = "heuristic"
     """the agent cloned (a built-in name or a checkpoint path)"""
     bc_tables: int = 128
@@ -169,10 +169,10 @@ class Args:
     curve: bool = True
     """write learning_curve.png (eval margins against steps; needs matplotlib)"""
     advice: bool = False
-    """append the heuristic-advice-v1 look-ahead features (agents/advice.py) to the observation and add the
+    """append the heuristic-advice-v1 look-ahead features (agents/players/advice.py) to the observation and add the
     heuristic's advice to the action logits with a learned weight"""
     advice_features: str = "heuristic-advice-v1"
-    """with advice: the feature set (agents/advice.py FEATURE_SETS: v1 advises the heuristic's move, v2 the
+    """with advice: the feature set (agents/players/advice.py FEATURE_SETS: v1 advises the heuristic's move, v2 the
     heuristic-flush player's)"""
     advice_weight: float = 2.0
     """with advice: the starting weight of the advice in the logits"""
@@ -181,7 +181,7 @@ class Args:
     order); the policy never sees them and checkpoints hold the policy alone"""
     trainer: str = "allseat"
     """allseat: this file's PPO loop, one shared policy playing every seat of num_envs engine tables, each seat's
-    decisions a sample (agents/selfplay.py); sb3: sb3-contrib MaskablePPO with one learner seat per table"""
+    decisions a sample (agents/training/ppo.py); sb3: sb3-contrib MaskablePPO with one learner seat per table"""
     frozen_share: float = 0.0
     """allseat: share of the seats, drawn per hand, played by the opponent pool instead of the learner"""
     ray: str | None = field(default=None, metadata={"const": "local"})
@@ -195,10 +195,10 @@ class Args:
     where the CPU has it, else fp32; the sb3 trainer always runs fp32); args.json, summary.json and the checkpoint's
     meta record the precision used"""
     distill_decisions: int = 0
-    """allseat: search distillation after cloning (agents/distill.py): decisions of heuristic-flush self-play
+    """allseat: search distillation after cloning (agents/training/distill.py): decisions of heuristic-flush self-play
     labelled by the search agent's action values (0: no distillation stage)"""
     distill_labels: list[str] = field(default_factory=list)
-    """label files (agents.distill.save_labels, e.g. a run's distill_labels.npz) to fit instead of labelling afresh"""
+    """label files (agents.training.distill.save_labels, e.g. a run's distill_labels.npz) to fit instead of labelling afresh"""
     distill_seed: int = 2000
     """seed of the labelling self-play; chunk i of 5,000 decisions plays the walls of seed distill_seed + i"""
     distill_tables: int = 64
@@ -225,13 +225,13 @@ class Args:
     distill_departure_weight: float = 1.0
     """weight of a departure target in the cross-entropy (keeping the advice weighs 1)"""
     distill_soft: bool = False
-    """soft targets (agents.distill.soft_targets): each verified alternative gets the probability that it gains,
+    """soft targets (agents.training.distill.soft_targets): each verified alternative gets the probability that it gains,
     Φ(gain / standard error), instead of a hard departure at distill_z"""
     departure_decisions: int = 0
-    """allseat: fit a departure head (agents/departures.py) on this many decisions of heuristic-flush self-play, each
+    """allseat: fit a departure head (agents/players/departures.py) on this many decisions of heuristic-flush self-play, each
     candidate of the player's shortlist valued by rollouts in shared sampled worlds (0: no departure head)"""
     departure_labels: list[str] = field(default_factory=list)
-    """label files (e.g. a run's departure_labels.npz, or agents.distill.save_labels files made with 3 candidates)
+    """label files (e.g. a run's departure_labels.npz, or agents.training.distill.save_labels files made with 3 candidates)
     to fit the departure head on instead of labelling afresh"""
     departure_seed: int = 3000
     """seed of the departure labelling; chunk i of 5,000 decisions plays the walls of seed departure_seed + i"""
@@ -312,7 +312,7 @@ class OpponentPool:
 
 
 class LearnerInputs:
-    """What the learner's networks read beyond the observation: the :mod:`agents.advice` rows (``--advice``,
+    """What the learner's networks read beyond the observation: the :mod:`agents.players.advice` rows (``--advice``,
     seen by policy and critic) and the oracle rows (``--oracle_critic``: every seat's hand, locks and the wall
     order, :class:`mjenv.encoding.observation.OracleEncoder`, read by the critic alone), appended in that order."""
 
@@ -388,10 +388,10 @@ def learner_vec_env(venv, inputs: LearnerInputs, reward_scale: float):
 
 def warm_start(model, args: Args, opts, folder: Path, features=None):
     """Behaviour-clone ``args.bc_teacher`` into the PPO policy (trunk, action head and value head); writes
-    ``clone.json`` in the run folder and returns the :class:`agents.clone.CloneReport`."""
+    ``clone.json`` in the run folder and returns the :class:`agents.training.clone.CloneReport`."""
     import torch
 
-    from agents.clone import behaviour_clone
+    from agents.training.clone import behaviour_clone
 
     pol = model.policy
 
@@ -482,7 +482,7 @@ def duplicate_eval(learner, eval_agents: dict, args: Args, opts, step: int, wall
 
 
 def seat_spec(args: Args, opts, obs_shape, features) -> dict:
-    """The plain-dict description of a rollout worker (:class:`agents.selfplay.SeatRollouts`) for ``args``."""
+    """The plain-dict description of a rollout worker (:class:`agents.training.ppo.SeatRollouts`) for ``args``."""
     return {"variant": args.variant, "options": options_to_dict(opts, args.variant), "obs_shape": list(obs_shape),
             "channels": args.channels, "hidden": args.hidden, "value_hidden": args.value_hidden,
             "advice": features.version if features is not None else None, "num_tables": args.num_envs,
@@ -494,12 +494,12 @@ def seat_spec(args: Args, opts, obs_shape, features) -> dict:
 
 def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: str, obs_shape, features,
                   eval_agents: dict, init: dict | None) -> dict:
-    """The all-seat PPO loop (``--trainer allseat``, :mod:`agents.selfplay`): rollouts on ``num_envs`` tables
+    """The all-seat PPO loop (``--trainer allseat``, :mod:`agents.training.ppo`): rollouts on ``num_envs`` tables
     (locally, or on ``ray_workers`` Ray actors with ``--ray``), then ``n_epochs`` of PPO on every learner-seat
     decision; snapshots, checkpoints and evaluations as in the SB3 path.  Returns the summary."""
     import torch
 
-    from agents.selfplay import SeatNet, SeatRollouts, merge_batches, ppo_update, remote_rollouts
+    from agents.training.ppo import SeatNet, SeatRollouts, merge_batches, ppo_update, remote_rollouts
 
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(args.seed)
@@ -513,7 +513,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
     arch = {"channels": args.channels, "hidden": args.hidden}
     clone_report = None
     if args.bc_rounds > 0:
-        from agents.clone import behaviour_clone
+        from agents.training.clone import behaviour_clone
 
         teacher = make_agent(args.bc_teacher, args.variant, opts, seed=args.seed + 3)
         net.train()
@@ -546,7 +546,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
 
     ray = None
     if args.ray is not None:
-        from agents.distributed import connect
+        from agents.tournament.distributed import connect
 
         ray = connect(args.ray, args.ray_workers)
         workers = remote_rollouts(ray, spec, args.ray_workers)
@@ -595,7 +595,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
                **logs, "rollout_cpu": round(batch["stats"]["cpu"], 3), "cpu": round(time.process_time() - cpu0, 2),
                "wall": round(time.perf_counter() - started, 2), **{f"money_{k}": v for k, v in money.items()}}
         progress_rows.append(row)
-        del parts, batch  # the rollout's sample buffer is free again: the next rollout reuses it (agents.selfplay)
+        del parts, batch  # the rollout's sample buffer is free again: the next rollout reuses it (agents.training.ppo)
         if args.progress:
             print(f"[iter {iteration:>4}] {steps:>9,} samples  policy {logs['policy_loss']:+.4f}  value "
                   f"{logs['value_loss']:.4f}  entropy {logs['entropy']:.3f}  kl {logs['approx_kl']:.4f}  "
@@ -628,11 +628,11 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
 
 
 def distill_stage(net, args: Args, opts, features, folder: Path) -> dict:
-    """Search distillation of ``net`` (:func:`agents.distill.run_stage` with the ``distill_*`` arguments); writes
+    """Search distillation of ``net`` (:func:`agents.training.distill.run_stage` with the ``distill_*`` arguments); writes
     ``distill.json`` (and ``distill_labels.npz`` when it labels) in the run folder; returns the report."""
     import torch
 
-    from agents.distill import run_stage
+    from agents.training.distill import run_stage
 
     torch.manual_seed(args.seed)
     report = run_stage(
@@ -649,10 +649,10 @@ def distill_stage(net, args: Args, opts, features, folder: Path) -> dict:
 
 
 def departure_stage(args: Args, opts, folder: Path) -> dict:
-    """The departure head (:func:`agents.departures.run_stage` with the ``departure_*`` arguments); writes
+    """The departure head (:func:`agents.training.departures.run_stage` with the ``departure_*`` arguments); writes
     ``departures.json`` (and ``departure_labels.npz`` when it labels) in the run folder; returns the head's
     checkpoint entry."""
-    from agents.departures import run_stage
+    from agents.training.departures import run_stage
 
     part, report = run_stage(
         args.variant, opts, decisions=args.departure_decisions, label_files=args.departure_labels,
@@ -720,7 +720,7 @@ def check_args(args: Args):
     if args.precision == "bf16":
         if args.trainer != "allseat":
             raise ArgsError("--precision bf16: only with --trainer allseat")
-        from agents.selfplay import bf16_native
+        from agents.training.ppo import bf16_native
 
         if not bf16_native():
             raise ArgsError("--precision bf16: this CPU has no native bfloat16 (AVX512-BF16 or AMX); use fp32")
@@ -766,7 +766,7 @@ def check_args(args: Args):
             if not name.endswith(".pt") or not Path(name).is_file():
                 raise ArgsError(f"{flag}: {name!r} is neither {', '.join(BUILTIN)}{', self' if flag == '--opponents' else ''} "
                                 "nor an existing checkpoint file (*.pt)")
-    from agents.advice import FEATURE_SETS
+    from agents.players.advice import FEATURE_SETS
 
     if args.advice_features not in FEATURE_SETS:
         raise ArgsError(f"--advice_features: {args.advice_features!r} is not one of {', '.join(FEATURE_SETS)}")
@@ -810,7 +810,7 @@ def train(args: Args, config: str | None = None) -> dict:
     features = None
     advice_row = None
     if args.advice:
-        from agents.advice import AdviceFeatures
+        from agents.players.advice import AdviceFeatures
 
         features = AdviceFeatures(args.variant, opts, args.advice_features)
         advice_row = obs_shape[0]
@@ -822,7 +822,7 @@ def train(args: Args, config: str | None = None) -> dict:
     folder = Path(args.out) / run_name
 
     class TrunkExtractor(BaseFeaturesExtractor):
-        """SB3 wrapper around :func:`agents.policy.make_trunk` (its weights are what a checkpoint stores)."""
+        """SB3 wrapper around :func:`agents.players.policy.make_trunk` (its weights are what a checkpoint stores)."""
 
         def __init__(self, observation_space, channels: int, hidden: int, rows: int = obs_shape[0]):
             super().__init__(observation_space, features_dim=hidden + (N_ACTIONS if advice_row is not None else 0))

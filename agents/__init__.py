@@ -8,21 +8,34 @@ Built-in names for :func:`make_agent`:
 
 | name | agent |
 |---|---|
-| ``random`` | :class:`agents.simple.RandomAgent`: uniform over legal actions, seeded |
-| ``heuristic`` | :class:`agents.heuristic.HeuristicAgent`: shanten/ukeire discards under per-family hand plans (flush, all triplets, 烂牌), 亮倒, 包胡 and 包牌 aware, deal-in exposure and 园子 balances in Diedaohu/Liuwei |
+| ``random`` | :class:`agents.players.simple.RandomAgent`: uniform over legal actions, seeded |
+| ``heuristic`` | :class:`agents.players.heuristic.HeuristicAgent`: shanten/ukeire discards under per-family hand plans (flush, all triplets, 烂牌), 亮倒, 包胡 and 包牌 aware, deal-in exposure and 园子 balances in Diedaohu/Liuwei |
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``); in Yangzhou it credits the flush plan 5 steps and all triplets 4 (the heuristic: 3 and 3); elsewhere identical to ``heuristic``; docs/training.md measures it |
-| ``fast`` | :class:`agents.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.fastplay` |
-| ``search`` | :class:`agents.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
-| a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.policy.PolicyAgent` on a ``train.py`` checkpoint |
+| ``fast`` | :class:`agents.players.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.players.fastplay` |
+| ``search`` | :class:`agents.players.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
+| a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.players.policy.PolicyAgent` on a ``train.py`` checkpoint |
 | ``network:PATH`` | the same, refusing a checkpoint not recorded as network-only (one that reads advice or has a departure head) |
-| ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
+| ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.players.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
 
-Modules: :mod:`agents.base` (protocol, observation decoding), :mod:`agents.simple` (random), :mod:`agents.external` (outside bots),
-:mod:`agents.heuristic`, :mod:`agents.plans` (烂牌, flush and all-triplets plans), :mod:`agents.shanten` (batched shanten and ukeire),
-:mod:`agents.fastplay` (the compiled rollout player), :mod:`agents.search` (the search agent),
-:mod:`agents.clone` (behaviour cloning, the warm start of ``train.py``), :mod:`agents.arena` (batched
-duplicate tournaments on the engine), :mod:`agents.report` (the rule-variant report of ``evaluate.py --report``), :mod:`agents.policy` (network and checkpoint format; imports torch on
-use only), :mod:`agents.script_args` (the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``).
+Rooms, by role (each package's docstring lists its modules):
+
+* :mod:`agents.players`: everything that chooses moves — :mod:`~agents.players.base` (protocol, observation
+  decoding), :mod:`~agents.players.keyrng` (keyed random streams), :mod:`~agents.players.simple` (random),
+  :mod:`~agents.players.shanten`, :mod:`~agents.players.plans` (烂牌, flush and all-triplets plans),
+  :mod:`~agents.players.heuristic`, :mod:`~agents.players.fastplay` and :mod:`~agents.players.fastkernels` (the
+  compiled rollout player), :mod:`~agents.players.search`, :mod:`~agents.players.external` (outside bots),
+  :mod:`~agents.players.policy` (network and checkpoint format; imports torch on use only),
+  :mod:`~agents.players.advice` and :mod:`~agents.players.departures` (the advisor rows and the departure head a
+  checkpoint reads);
+* :mod:`agents.training`: the stages of ``train.py`` — :mod:`~agents.training.clone` (behaviour cloning, the
+  warm start), :mod:`~agents.training.ppo` (the all-seat PPO), :mod:`~agents.training.distill` (search labels,
+  distillation), :mod:`~agents.training.departures` (fitting the departure head), and
+  :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures);
+* :mod:`agents.tournament`: :mod:`~agents.tournament.arena` (batched duplicate tournaments on the engine),
+  :mod:`~agents.tournament.distributed` (the same over Ray workers), :mod:`~agents.tournament.report` (the
+  rule-variant report of ``evaluate.py --report``);
+* :mod:`agents.script_args`: the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``.
+
 Shipped checkpoints live in ``agents/checkpoints/``.
 """
 
@@ -31,7 +44,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent, ObsView, resolve_options
+from agents.players.base import Agent, ObsView, resolve_options
 
 __all__ = ["Agent", "ObsView", "BUILTIN", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
 
@@ -57,27 +70,27 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
     opts = resolve_options(variant, options)
     spec = str(name_or_path)
     if spec == "random":
-        from agents.simple import RandomAgent
+        from agents.players.simple import RandomAgent
 
         return RandomAgent(seed=seed, **kwargs)
     if spec == "heuristic":
-        from agents.heuristic import HeuristicAgent
+        from agents.players.heuristic import HeuristicAgent
 
         return HeuristicAgent(variant, opts, **kwargs)
     if spec == "heuristic-flush":
-        from agents.heuristic import HeuristicAgent, flush_variant_kwargs
+        from agents.players.heuristic import HeuristicAgent, flush_variant_kwargs
 
         return HeuristicAgent(variant, opts, **{**flush_variant_kwargs(variant), "name": spec, **kwargs})
     if spec.startswith("cmd:"):
-        from agents.external import ExternalAgent
+        from agents.players.external import ExternalAgent
 
         return ExternalAgent(spec[len("cmd:"):], variant, opts, **kwargs)
     if spec == "fast":
-        from agents.fastplay import FastAgent
+        from agents.players.fastplay import FastAgent
 
         return FastAgent(variant, opts, **kwargs)
     if spec == "search" or spec.startswith("search:"):
-        from agents.search import SearchAgent, parse_spec
+        from agents.players.search import SearchAgent, parse_spec
 
         return SearchAgent(variant, opts, seed=seed, name=spec, **{**parse_spec(spec), **kwargs})
     network_only = spec.startswith("network:")
@@ -88,7 +101,7 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
             path = CHECKPOINT_DIR / path.name
         if not path.exists():
             raise ValueError(f"checkpoint {path_text!r} not found")
-        from agents.policy import PolicyAgent
+        from agents.players.policy import PolicyAgent
 
         if network_only:
             kwargs = {**kwargs, "network_only": True}

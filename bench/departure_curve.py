@@ -1,7 +1,7 @@
 """The departure head's learning curve: what it gains against the compiled heuristic as its labels grow.
 
 For each size in ``--sizes`` (labelled decisions, taken from the start of the label files, in file order) it fits
-a head (:func:`agents.departures.fit_head`, the ``long`` config's settings) and reports, for each threshold in
+a head (:func:`agents.training.departures.fit_head`, the ``long`` config's settings) and reports, for each threshold in
 ``--tau``,
 
 * the **held-out gain**: on the decisions of the label files after ``--holdout_from`` (never fitted), what playing
@@ -31,9 +31,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents import departures as D  # noqa: E402
-from agents.distill import concat_labels, load_labels  # noqa: E402
-from agents.fastplay import FastPlayer  # noqa: E402
+from agents.players import departures as D  # noqa: E402
+from agents.training import departures as DT  # noqa: E402
+from agents.training.distill import concat_labels, load_labels  # noqa: E402
+from agents.players.fastplay import FastPlayer  # noqa: E402
 from mjenv.encoding.observation import encoder_for  # noqa: E402
 from mjenv.engine import state as S  # noqa: E402
 from mjenv.engine.core import Engine  # noqa: E402
@@ -79,7 +80,7 @@ def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.Can
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--variant", default="kawuxing3", help="the variant the labels were made in")
-    p.add_argument("--labels", nargs="+", required=True, help="label files (agents.distill.save_labels, 3 candidates)")
+    p.add_argument("--labels", nargs="+", required=True, help="label files (agents.training.distill.save_labels, 3 candidates)")
     p.add_argument("--sizes", nargs="+", type=int, required=True, help="labelled decisions to fit on, each a prefix")
     p.add_argument("--holdout_from", type=int, default=None, help="first held-out decision (default: the largest size)")
     p.add_argument("--walls", type=int, default=4000)
@@ -100,16 +101,16 @@ def main(argv=None) -> int:
     seats = n_players(a.variant)
     per_seat_hand = n / (meta["label_prob"] * seats * meta["hands"])
     cpu_per_label = meta["cpu_seconds"] / n
-    x, gain, valid = D.label_gains(labels, a.variant)
+    x, gain, valid = DT.label_gains(labels, a.variant)
     feats = D.CandidateFeatures(a.variant)
     walls = np.arange(a.first_wall, a.first_wall + a.walls)
     rows = []
     base = None
     for size in sorted(a.sizes):
         t0 = time.process_time()
-        head = D.fit_head(x[:size], gain[:size], valid[:size])
+        head = DT.fit_head(x[:size], gain[:size], valid[:size])
         fit_cpu = time.process_time() - t0
-        held_rows = D.realized_gains(D.predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], a.tau, per_seat_hand)
+        held_rows = DT.realized_gains(D.predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], a.tau, per_seat_hand)
         if base is None:
             base, _, _ = play(walls, a.seed, -1, head, 0.0, feats, variant=a.variant)
         for tau, held in zip(a.tau, held_rows):

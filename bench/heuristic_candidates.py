@@ -1,10 +1,10 @@
-"""How often :meth:`agents.heuristic.HeuristicAgent.candidates` (read from the observation) lists the same top-k
-actions as the compiled player's :meth:`agents.fastplay.FastPlayer.candidates` (read from the engine).
+"""How often :meth:`agents.players.heuristic.HeuristicAgent.candidates` (read from the observation) lists the same top-k
+actions as the compiled player's :meth:`agents.players.fastplay.FastPlayer.candidates` (read from the engine).
 
-Plays ``--tables`` tables of ``--variant`` self-play with :class:`~agents.fastplay.FastPlayer` in every seat (walls
+Plays ``--tables`` tables of ``--variant`` self-play with :class:`~agents.players.fastplay.FastPlayer` in every seat (walls
 ``(seed, i)``, dealer rotating, fresh walls as hands end) and, at every decision where either list has at least
 two candidates, compares the two top-k lists: exact list, same set, same first candidate.  It also times both
-Python calls (``time.process_time`` per decision, :meth:`~agents.heuristic.HeuristicAgent.act` as the peer).
+Python calls (``time.process_time`` per decision, :meth:`~agents.players.heuristic.HeuristicAgent.act` as the peer).
 
     python bench/heuristic_candidates.py --variant kawuxing3 --decisions 20000
 """
@@ -22,8 +22,8 @@ def measure(variant: str, decisions: int, tables: int = 64, k: int = 3, seed: in
             time_act: bool = True) -> dict:
     """Agreement counts and CPU seconds over ``decisions`` compared decisions (see the module docstring)."""
     from agents import make_agent
-    from agents.distill import KINDS, decision_kinds
-    from agents.fastplay import FastPlayer
+    from agents.training.distill import KINDS, decision_kinds
+    from agents.players.fastplay import FastPlayer
     from mjenv.encoding.observation import encoder_for
     from mjenv.engine import state as S
     from mjenv.engine.core import Engine

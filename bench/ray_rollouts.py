@@ -1,7 +1,7 @@
 """Rollout throughput of ``train.py --ray``: all-seat rollout workers as Ray actors, 1 worker against 2.
 
 This starts one local Ray with as many CPUs as the largest worker count of ``--workers`` (default 1 and 2), builds
-that many :class:`agents.selfplay.SeatRollouts` actors exactly as ``train.py --ray`` does (``--tables`` tables and
+that many :class:`agents.training.ppo.SeatRollouts` actors exactly as ``train.py --ray`` does (``--tables`` tables and
 ``--n_steps`` steps each, the default network, self-play in every seat), warms them up with one rollout, then
 runs ``--iterations`` rounds; a round runs one iteration with the first W actors for each worker count W in turn
 (alternating, so that the machine's changing load does not favour one count): each iteration broadcasts the
@@ -44,8 +44,8 @@ def measure(counts: list[int], a: argparse.Namespace) -> dict[int, dict]:
     import torch
 
     import train
-    from agents.distributed import connect
-    from agents.selfplay import SeatNet, merge_batches, remote_rollouts
+    from agents.tournament.distributed import connect
+    from agents.training.ppo import SeatNet, merge_batches, remote_rollouts
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.rules.options import load_rules
 

@@ -31,8 +31,8 @@ from pathlib import Path  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout's packages, as evaluate.py sees them
 
 from agents import make_agent, shipped_checkpoints  # noqa: E402
-from agents.arena import play_duplicate  # noqa: E402
-from agents.distributed import Job, play_on_ray  # noqa: E402
+from agents.tournament.arena import play_duplicate  # noqa: E402
+from agents.tournament.distributed import Job, play_on_ray  # noqa: E402
 
 
 def cpu_jiffies() -> tuple[int, int]:

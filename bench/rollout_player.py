@@ -1,9 +1,9 @@
-"""Speed of the compiled rollout player (agents/fastplay.py) against the Python heuristic, per decision.
+"""Speed of the compiled rollout player (agents/players/fastplay.py) against the Python heuristic, per decision.
 
 B tables are dealt and played to the end with the fast player choosing every move; at every step both players
 decide for the same live tables, timed apart in CPU seconds (``time.process_time``):
 
-* ``fast``: :meth:`agents.fastplay.FastPlayer.decide` (reads the packed state directly);
+* ``fast``: :meth:`agents.players.fastplay.FastPlayer.decide` (reads the packed state directly);
 * ``heuristic``: ``heuristic-flush``'s ``act`` on the observations, plus the encoding of those observations
   (its input; the fast player needs none), both shown.
 
@@ -31,7 +31,7 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
 
     from agents import make_agent
-    from agents.fastplay import FastPlayer
+    from agents.players.fastplay import FastPlayer
     from mjenv.encoding.observation import encoder_for
     from mjenv.engine.core import Engine
 

@@ -1,7 +1,7 @@
 """Strength and cost of the search agent: a duplicate tournament against a baseline, and the CPU time per searched
 decision.
 
-Plays ``--walls`` walls (every seating, agents/arena.py) of ``--spec`` (a ``search`` agent spec, e.g.
+Plays ``--walls`` walls (every seating, agents/tournament/arena.py) of ``--spec`` (a ``search`` agent spec, e.g.
 ``search:worlds=128``) against ``--opponent`` (default ``heuristic-flush``) and prints the head-to-head margin with
 its 95 % CI over walls, how many decisions the search agent made, searched and changed, and the CPU milliseconds
 per searched decision (``time.process_time`` inside the agent: world sampling, rollouts and all).
@@ -30,7 +30,7 @@ def main(argv=None) -> None:
     a = p.parse_args(argv)
 
     from agents import make_agent
-    from agents.arena import _per_wall_scores, pairwise, play_duplicate
+    from agents.tournament.arena import _per_wall_scores, pairwise, play_duplicate
 
     search = make_agent(a.spec, a.variant, seed=a.seed)
     opp = make_agent(a.opponent, a.variant)

@@ -30,7 +30,7 @@ def soak(variant: str, hands: int, *, player: str = "heuristic", batch: int = 25
 
     Returns ``{"hands", "decisions", "ends", "failures", "first_failure", "cpu_s", "player", "variant", ...}``."""
     from agents import make_agent
-    from agents.base import agent_act
+    from agents.players.base import agent_act
     from mjenv.encoding.observation import encoder_for
     from mjenv.engine.core import Engine
     from mjenv.engine.validate import InvariantError, validate

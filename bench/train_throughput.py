@@ -14,7 +14,7 @@ table per rollout, 4 PPO epochs in minibatches of 1,024, and train ``--samples``
   when ``allseat`` runs bf16 (or runs fp32 on a CPU with native bfloat16), unless ``--no-compare``.
 
 Then the same jobs once more with the PPO update switched off (``MaskablePPO.train`` and
-:func:`agents.selfplay.ppo_update` replaced by no-ops): samples *collected* per CPU second, where the all-seat
+:func:`agents.training.ppo.ppo_update` replaced by no-ops): samples *collected* per CPU second, where the all-seat
 trainer's advantage lies (the update costs the same per sample in both, and it is most of the all-seat
 trainer's time).
 
@@ -67,7 +67,7 @@ def rollout_only(trainer: str, samples: int, a: argparse.Namespace, out: str, pr
     """:func:`job` with the PPO update replaced by a no-op: the trainer's collection cost alone."""
     import sb3_contrib
 
-    import agents.selfplay as selfplay
+    import agents.training.ppo as selfplay
 
     nothing = {"policy_loss": 0.0, "value_loss": 0.0, "entropy": 0.0, "approx_kl": 0.0, "clip_fraction": 0.0}
     saved = sb3_contrib.MaskablePPO.train, selfplay.ppo_update
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> dict:
             p.error(f"{name} must be >= 1, got {value}")
     if a.tables * a.n_steps < 1024:
         p.error(f"--tables × --n_steps must be at least the minibatch of 1,024, got {a.tables * a.n_steps}")
-    from agents.selfplay import bf16_native, resolve_precision
+    from agents.training.ppo import bf16_native, resolve_precision
 
     if a.precision == "bf16" and not bf16_native():
         p.error("--precision bf16: this CPU has no native bfloat16 (AVX512-BF16 or AMX)")

@@ -14,7 +14,7 @@ other row is kept whole (``obs_plane``, float32).  Masks are bit-packed.  About 
 13.6 KB for kawuxing3.
 
 Sources: :func:`write_from_play` plays agents on seeded walls (each wall once, seats as listed, or under every
-seating with ``all_seatings``) through :func:`agents.arena.play_duplicate`; :func:`write_from_replays`
+seating with ``all_seatings``) through :func:`agents.tournament.arena.play_duplicate`; :func:`write_from_replays`
 re-simulates ``mjenv-replay-v1`` files (:mod:`mjenv.replay`).
 """
 
@@ -166,7 +166,7 @@ class _Writer:
             self.slots_of.setdefault(int(g), []).append(slots[games == g])
 
     def on_record(self, record) -> None:
-        """A hand ended (an :class:`agents.arena.GameRecord`, or anything with ``game``, ``wall``, ``deltas``)."""
+        """A hand ended (an :class:`agents.tournament.arena.GameRecord`, or anything with ``game``, ``wall``, ``deltas``)."""
         parts = self.slots_of.pop(int(record.game), [])
         if not parts:
             return
@@ -250,11 +250,11 @@ def write_from_play(out: str | Path, agent_specs: Sequence[str], variant: str = 
     """Play ``walls`` seeded walls with the agents and write every decision (see the module docstring).
 
     Seats: with as many agents as seats, agent ``i`` sits in seat ``i``; with fewer, the list repeats (``A B``
-    at three seats: A B A); ``all_seatings`` replays each wall under every seating of :func:`agents.arena.seatings`
+    at three seats: A B A); ``all_seatings`` replays each wall under every seating of :func:`agents.tournament.arena.seatings`
     instead.  Returns the meta.json content."""
     from agents import make_agent
-    from agents.arena import play_duplicate, seatings
-    from agents.base import resolve_options
+    from agents.tournament.arena import play_duplicate, seatings
+    from agents.players.base import resolve_options
     from mjenv.rules.options import n_players
 
     n = n_players(variant)

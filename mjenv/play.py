@@ -181,7 +181,7 @@ def play_main(args: argparse.Namespace, inp: TextIO | None = None, out: TextIO |
           file=out)
     print("Answer with a number, an action name, or e.g. 'd 3p', 'liang 5s', 'pong', 'hu', 'pass'; "
           "'?' lists the actions, 't' the table, 'q' gives up.", file=out)
-    from agents.external import BotError
+    from agents.players.external import BotError
 
     try:
         decisions = _loop(eng, me, bot, names, inp, out)
@@ -229,7 +229,7 @@ def _opponent(spec: str, variant: str, opts, seed: int, bot_timeout: float = 10.
 
 def _loop(eng, me: int, bot, names: list[str], inp: TextIO, out: TextIO) -> list[dict]:
     """Play the hand to its end; returns the decisions (``{"at", "seat", "action"}``) for the replay."""
-    from agents.base import agent_act
+    from agents.players.base import agent_act
     from mjenv.encoding.observation import encoder_for
     from mjenv.render import render_table
 

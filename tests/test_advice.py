@@ -1,4 +1,4 @@
-"""Tests of the heuristic-advice-v1 look-ahead features (agents/advice.py) and of advised policies.
+"""Tests of the heuristic-advice-v1 look-ahead features (agents/players/advice.py) and of advised policies.
 
 The features are checked against what they summarise: the heuristic's own decision, its danger map and a
 slow shanten recursion; an advised checkpoint must play exactly like the heuristic when its learned part is
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.advice import ADVICE_ROWS, ROWS, AdviceFeatures, advice_planes, advice_vector
-from agents.shanten import shanten_reference
+from agents.players.advice import ADVICE_ROWS, ROWS, AdviceFeatures, advice_planes, advice_vector
+from agents.players.shanten import shanten_reference
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.envs.vector import LearnerTables
@@ -91,7 +91,7 @@ def test_extend_appends_the_rows_after_the_observation():
 
 def _advised_payload(head_scale: float = 0.0, features: str = "heuristic-advice-v1"):
     torch = pytest.importorskip("torch")
-    from agents.policy import checkpoint_payload, make_head, make_trunk
+    from agents.players.policy import checkpoint_payload, make_head, make_trunk
     from mjenv.encoding.observation import ObservationEncoder
 
     c, w = ObservationEncoder("kawuxing3").shape
@@ -106,7 +106,7 @@ def _advised_payload(head_scale: float = 0.0, features: str = "heuristic-advice-
 
 
 def test_an_advised_policy_with_no_learned_part_plays_the_heuristic():
-    from agents.policy import PolicyAgent
+    from agents.players.policy import PolicyAgent
 
     agent = PolicyAgent(_advised_payload(0.0))
     heuristic = make_agent("heuristic")
@@ -123,7 +123,7 @@ def test_an_advised_policy_with_no_learned_part_plays_the_heuristic():
 
 
 def test_checkpoints_with_unknown_features_are_refused():
-    from agents.policy import CheckpointError, PolicyAgent
+    from agents.players.policy import CheckpointError, PolicyAgent
 
     with pytest.raises(CheckpointError, match="features 'lookahead-v9' is not one of"):
         PolicyAgent(_advised_payload(features="lookahead-v9"))
@@ -146,7 +146,7 @@ def test_feature_set_v2_advises_the_flush_player():
 
 
 def test_an_advised_v2_policy_with_no_learned_part_plays_the_flush_player():
-    from agents.policy import PolicyAgent
+    from agents.players.policy import PolicyAgent
 
     agent = PolicyAgent(_advised_payload(0.0, features="heuristic-advice-v2"))
     flush = make_agent("heuristic-flush")

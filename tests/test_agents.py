@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agents import make_agent
-from agents.arena import pairwise, play_duplicate
-from agents.base import ObsView
-from agents.heuristic import HeuristicAgent
-from agents.shanten import block_tables, shanten, shanten_reference, shanten_standard, ukeire
+from agents.tournament.arena import pairwise, play_duplicate
+from agents.players.base import ObsView
+from agents.players.heuristic import HeuristicAgent
+from agents.players.shanten import block_tables, shanten, shanten_reference, shanten_standard, ukeire
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encode
 from mjenv.engine import state as S
@@ -346,7 +346,7 @@ def test_heuristic_plays_kawuxing4():
 
 def test_policy_agent_refuses_a_mismatched_checkpoint(tmp_path):
     pytest.importorskip("torch")
-    from agents.policy import CheckpointMismatch, PolicyAgent, checkpoint_payload, make_head, make_trunk, save_checkpoint
+    from agents.players.policy import CheckpointMismatch, PolicyAgent, checkpoint_payload, make_head, make_trunk, save_checkpoint
     from mjenv.encoding.observation import ObservationEncoder
 
     opts = load_rules("kawuxing3")

@@ -9,7 +9,7 @@ from agents import make_agent
 
 torch = pytest.importorskip("torch")
 
-from agents.policy import (  # noqa: E402
+from agents.players.policy import (  # noqa: E402
     REQUIRED_KEYS,
     CheckpointError,
     PolicyAgent,
@@ -117,7 +117,7 @@ def test_a_non_finite_weight_is_refused_even_with_a_matching_checksum(tmp_path, 
 
 def test_a_checkpoint_without_a_checksum_is_refused_with_the_way_to_stamp_it(tmp_path, payload):
     path = save_checkpoint(tmp_path / "old.pt", {k: v for k, v in payload.items() if k != "checksum"})
-    with pytest.raises(CheckpointError, match=f"^{path}: carries no tensor checksum .*python -m agents.policy stamp"):
+    with pytest.raises(CheckpointError, match=f"^{path}: carries no tensor checksum .*python -m agents.players.policy stamp"):
         load_checkpoint(path)
 
 
@@ -142,8 +142,8 @@ def test_the_shipped_checkpoints_are_stamped_and_intact(name):
 def test_an_advised_checkpoint_refuses_to_load_once_its_advisor_plays_differently(tmp_path, monkeypatch):
     """The network of an advised checkpoint reads heuristic-flush's move; when heuristic-flush changes (here: its
     danger estimate), the fingerprint changes and the checkpoint is refused instead of playing on other inputs."""
-    import agents.advice as advice
-    from agents.heuristic import HeuristicAgent
+    import agents.players.advice as advice
+    from agents.players.heuristic import HeuristicAgent
 
     opts = load_rules("kawuxing3")
     shape = ObservationEncoder("kawuxing3", opts).shape

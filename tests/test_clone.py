@@ -1,4 +1,4 @@
-"""Tests of the behaviour-cloning warm start (agents/clone.py) and of train.py with it: returns that add up to the
+"""Tests of the behaviour-cloning warm start (agents/training/clone.py) and of train.py with it: returns that add up to the
 hand's money, a tiny cloning run that learns the heuristic's choices on held-out states, the schedules from the
 config, and a smoke run writing clone.json and the learning curve."""
 
@@ -13,8 +13,8 @@ torch = pytest.importorskip("torch")
 
 import train  # noqa: E402
 from agents import make_agent  # noqa: E402
-from agents.clone import agreement, behaviour_clone, collect  # noqa: E402
-from agents.policy import make_head, make_trunk  # noqa: E402
+from agents.training.clone import agreement, behaviour_clone, collect  # noqa: E402
+from agents.players.policy import make_head, make_trunk  # noqa: E402
 from mjenv.encoding.observation import ObservationEncoder  # noqa: E402
 from mjenv.envs.vector import LearnerTables  # noqa: E402
 from mjenv.rules.options import load_rules  # noqa: E402

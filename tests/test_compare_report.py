@@ -1,4 +1,4 @@
-"""evaluate.py --compare ... --report (agents/report.py): per-wall measures with intervals over walls, paired
+"""evaluate.py --compare ... --report (agents/tournament/report.py): per-wall measures with intervals over walls, paired
 differences, skill margins with the hands needed, and report.md with its figures."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import evaluate
-from agents.arena import GameRecord, TournamentResult, mean_ci
-from agents.report import build_report, per_wall_measures, skill_margin
+from agents.tournament.arena import GameRecord, TournamentResult, mean_ci
+from agents.tournament.report import build_report, per_wall_measures, skill_margin
 
 
 def _hand(wall, how, deltas, *, seating=(0, 1, 0), dealer=0, values=(), revealed=(False, False, False), discards=20,

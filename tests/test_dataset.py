@@ -1,6 +1,6 @@
 """Decision datasets (mjenv/dataset.py, docs/dataset.md): every stored decision replays on the engine to the same
 observation, mask and money; replay files give the same rows as live play; the torch Dataset and
-agents.clone.clone_from_dataset read them; bad folders are one-line errors."""
+agents.training.clone.clone_from_dataset read them; bad folders are one-line errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.arena import play_duplicate
+from agents.tournament.arena import play_duplicate
 from mjenv.cli import main as cli_main
 from mjenv.dataset import DatasetError, DatasetReader, pack_planes, unpack_planes, write_from_play, write_from_replays
 from mjenv.encoding.observation import encoder_for
@@ -75,8 +75,8 @@ def test_replay_files_give_the_same_rows_as_live_play(tmp_path):
 
 def test_torch_dataset_and_cloning_from_a_dataset(tmp_path):
     torch = pytest.importorskip("torch")
-    from agents.clone import clone_from_dataset
-    from agents.policy import make_head, make_trunk
+    from agents.training.clone import clone_from_dataset
+    from agents.players.policy import make_head, make_trunk
     from mjenv.dataset import torch_dataset
 
     write_from_play(tmp_path / "d", ["heuristic"], walls=8, seed=1, shard_size=64)

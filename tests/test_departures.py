@@ -1,12 +1,13 @@
-"""The departure head (agents/departures.py): its features, its fit, its checkpoint entry and the policy that plays it."""
+"""The departure head (agents/players/departures.py): its features, its fit, its checkpoint entry and the policy that plays it."""
 
 import json
 
 import numpy as np
 import pytest
 
-from agents import departures as D
-from agents.shanten import shanten
+from agents.players import departures as D
+from agents.training import departures as DT
+from agents.players.shanten import shanten
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine import state as S
@@ -79,7 +80,7 @@ def test_candidate_kinds_and_choose():
 def test_realized_gains_count_only_what_is_played():
     pred = np.array([[1.0, 0.0], [0.0, 2.0], [0.0, 0.0]])
     gain = np.array([[0.5, 9.0], [9.0, -1.0], [9.0, 9.0]])
-    (r,) = D.realized_gains(pred, gain, np.array([3, 3, 3]), [0.5], per_seat_hand=2.0)
+    (r,) = DT.realized_gains(pred, gain, np.array([3, 3, 3]), [0.5], per_seat_hand=2.0)
     assert r["departs"] == pytest.approx(2 / 3) and r["gain_per_decision"] == pytest.approx((0.5 - 1.0) / 3)
     assert r["gain_per_seat_hand"] == pytest.approx(2 * (0.5 - 1.0) / 3)
 
@@ -92,22 +93,22 @@ def test_fit_head_learns_a_planted_gain():
     gain = truth + rng.normal(scale=1.0, size=truth.shape)  # noisy, unbiased labels
     valid = np.ones((n, 2), bool)
     valid[::7, 1] = False
-    head = D.fit_head(x[:2500], gain[:2500], valid[:2500], members=2, hidden=32, epochs=20, seed=1)
+    head = DT.fit_head(x[:2500], gain[:2500], valid[:2500], members=2, hidden=32, epochs=20, seed=1)
     pred = D.predict(head, x[2500:])
     played = D.choose(pred, np.full(500, 3), 0.0)
     got = np.where(played > 0, truth[2500:][np.arange(500), np.maximum(played - 1, 0)], 0.0)
     departs = played > 0
     assert 0.2 < departs.mean() < 0.7 and got[departs].mean() > 0.8  # it departs where the planted gain is
     with pytest.raises(ValueError, match="need at least 2"):
-        D.fit_head(x[:1], gain[:1], valid[:1] & False)
+        DT.fit_head(x[:1], gain[:1], valid[:1] & False)
 
 
 def _advised_checkpoint(tmp_path):
     """A small advised network cloned from nothing (its advice weight makes it play heuristic-flush's moves)."""
-    from agents.policy import checkpoint_payload
-    from agents.selfplay import SeatNet
+    from agents.players.policy import checkpoint_payload
+    from agents.training.ppo import SeatNet
     from mjenv.encoding.observation import ObservationEncoder
-    from agents.advice import ROWS
+    from agents.players.advice import ROWS
 
     shape = list(ObservationEncoder("kawuxing3").shape)
     shape[0] += ROWS
@@ -121,13 +122,13 @@ def _head_part(bias: float):
         for p in head.parameters():
             p.zero_()
         head.members[0][-1].bias.fill_(bias)  # every alternative is predicted to gain `bias`
-    from agents.departures import head_payload
+    from agents.players.departures import head_payload
 
     return head_payload(head, tau=0.1, variant="kawuxing3", options=None)
 
 
 def test_a_checkpoint_with_a_departure_head_plays_it_and_is_checked(tmp_path, decisions):
-    from agents.policy import CheckpointError, PolicyAgent, load_checkpoint, save_checkpoint
+    from agents.players.policy import CheckpointError, PolicyAgent, load_checkpoint, save_checkpoint
 
     net, shape, checkpoint_payload = _advised_checkpoint(tmp_path)
     feats, obs, mask, cand, ncand = decisions
@@ -162,7 +163,7 @@ def test_a_checkpoint_with_a_departure_head_plays_it_and_is_checked(tmp_path, de
 def test_train_fits_a_departure_head_from_labels(tmp_path, capsys):
     import train
     from agents import make_agent
-    from agents.distill import label_states, save_labels
+    from agents.training.distill import label_states, save_labels
     from agents.script_args import ArgsError, parse_args
 
     labels = label_states(decisions=40, tables=8, worlds=3, candidates=D.CANDIDATES, seed=4, verify_worlds=0)
@@ -175,7 +176,7 @@ def test_train_fits_a_departure_head_from_labels(tmp_path, capsys):
     summary = train.train(args)
     assert "[departures] held out, tau 0.10" in capsys.readouterr().out
     report = json.loads((tmp_path / "h" / "departures.json").read_text())
-    assert report["decisions"] == 40 and report["fitted"] == 30 and len(report["held_out_gains"]) == len(D.TAUS)
+    assert report["decisions"] == 40 and report["fitted"] == 30 and len(report["held_out_gains"]) == len(DT.TAUS)
     assert summary["steps"] == 0
     agent = make_agent(str(tmp_path / "h" / "final.pt"), "kawuxing3")
     assert agent.departures is not None and agent.departures.tau == 0.1

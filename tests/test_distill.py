@@ -1,4 +1,4 @@
-"""Search distillation (agents/distill.py): target construction on constructed values, the labelling self-play,
+"""Search distillation (agents/training/distill.py): target construction on constructed values, the labelling self-play,
 the fit, and a tiny train.py run with the stage."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from agents.distill import (KINDS, decision_kinds, departure_table, label_states, load_labels, save_labels,
+from agents.training.distill import (KINDS, decision_kinds, departure_table, label_states, load_labels, save_labels,
                             search_targets, target_actions, verified_targets)
 from mjenv.encoding import actions as A
 
@@ -51,7 +51,7 @@ def test_target_actions_keep_the_advice_and_depart_to_the_candidate():
 
 
 def test_soft_targets_put_the_verified_probability_on_the_alternative():
-    from agents.distill import soft_targets
+    from agents.training.distill import soft_targets
 
     mask = np.zeros((3, A.N_ACTIONS), bool)
     mask[:, [3, 5, 7]] = True
@@ -97,17 +97,17 @@ def test_label_states_is_deterministic_consistent_and_round_trips(tmp_path, caps
     (tmp_path / "bad.npz").write_bytes(b"nope")
     with pytest.raises(ValueError, match="bad.npz: not a distillation label file"):
         load_labels(tmp_path / "bad.npz")
-    from agents.distill import main
+    from agents.training.distill import main
 
     assert main([str(path)]) == 0 and main([str(tmp_path / "bad.npz")]) == 2
     text = capsys.readouterr()
     assert f"| all | {n:,} |" in text.out and "screen z of the alternative" in text.out
-    assert text.err.startswith("agents.distill: error: ") and "bad.npz" in text.err
+    assert text.err.startswith("agents.training.distill: error: ") and "bad.npz" in text.err
 
 
 def test_fit_learns_where_to_depart_from_the_advice():
     torch = pytest.importorskip("torch")
-    from agents.distill import fit_distill
+    from agents.training.distill import fit_distill
 
     torch.manual_seed(0)
     threads = torch.get_num_threads()
@@ -186,7 +186,7 @@ def test_label_states_can_label_one_kind_and_verify_every_decision():
 
 
 def test_decision_plans_read_the_heuristics_plan_from_the_observation():
-    from agents.distill import PLANS, decision_plans, plan_table
+    from agents.training.distill import PLANS, decision_plans, plan_table
     from mjenv.encoding.observation import encode
     from tests.test_heuristic_families import deal
 

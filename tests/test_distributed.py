@@ -1,5 +1,5 @@
-"""Tests of tournaments that do not depend on how they are split: keyed agent randomness (agents/keyrng.py),
-shards and their merge (agents/distributed.py), and ``evaluate.py --ray`` against the local run on a local
+"""Tests of tournaments that do not depend on how they are split: keyed agent randomness (agents/players/keyrng.py),
+shards and their merge (agents/tournament/distributed.py), and ``evaluate.py --ray`` against the local run on a local
 Ray with 2 workers (skipped when Ray is not installed: ``pip install -e .[ray]``)."""
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import pytest
 
 import evaluate
 from agents import make_agent, shipped_checkpoints
-from agents.arena import play_duplicate, seatings
-from agents.distributed import Job, merge_shards, pack_agents, plan_shards, play_shard, shard_count, unpack_agents
-from agents.keyrng import decision_keys, seating_code, table_keys, uniforms
+from agents.tournament.arena import play_duplicate, seatings
+from agents.tournament.distributed import Job, merge_shards, pack_agents, plan_shards, play_shard, shard_count, unpack_agents
+from agents.players.keyrng import decision_keys, seating_code, table_keys, uniforms
 
 ROOT = Path(__file__).resolve().parent.parent
 HAVE_RAY = importlib.util.find_spec("ray") is not None
@@ -171,7 +171,7 @@ def test_bad_ray_settings_exit_2(capsys):
 
 @pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install -e .[ray])")
 def test_an_unreachable_cluster_exits_2(monkeypatch, tmp_path, capsys):
-    import agents.distributed as dist
+    import agents.tournament.distributed as dist
 
     def refuse(jobs, **kw):
         raise dist.RayUnavailable(f"ray: cannot join the cluster at {kw['address']!r} (refused)")
@@ -209,7 +209,7 @@ def test_a_ray_run_gives_the_local_results(tmp_path):
 
     try:
         # One local Ray (2 workers) serves both runs: evaluate.py uses a Ray already running in its process.
-        from agents.distributed import connect
+        from agents.tournament.distributed import connect
 
         connect(None, 2)
         assert ray.cluster_resources()["CPU"] == 2
@@ -218,7 +218,7 @@ def test_a_ray_run_gives_the_local_results(tmp_path):
         # The workers never read a checkpoint path: this one is deleted before the shards run.
         import shutil
 
-        from agents.distributed import play_on_ray
+        from agents.tournament.distributed import play_on_ray
 
         copy = tmp_path / "gone.pt"
         shutil.copy(ck, copy)

@@ -1,4 +1,4 @@
-"""Tests of the duplicate tournament (agents/arena.py) and evaluate.py: seatings, identical walls, statistics,
+"""Tests of the duplicate tournament (agents/tournament/arena.py) and evaluate.py: seatings, identical walls, statistics,
 confidence intervals, and smoke runs of the command line with tiny budgets."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 import evaluate
 from agents import make_agent
-from agents.arena import mean_ci, pairwise, play_duplicate, seatings, summarize, t_quantile
+from agents.tournament.arena import mean_ci, pairwise, play_duplicate, seatings, summarize, t_quantile
 from mjenv.engine.core import Engine
 from mjenv.rules.families import rule_family
 from mjenv.rules.options import VARIANTS, get_variant, load_rules
@@ -69,7 +69,7 @@ def test_duplicate_scores_are_zero_sum_and_deterministic():
     b = play_duplicate([make_agent("heuristic"), make_agent("random", seed=3)], walls=4, seed=9, batch_size=24)
     assert all(abs(sum(r.deltas)) < 1e-9 for r in a.records)
     # Batch size does not change the games: walls are seeded per wall and the random agent's draws per decision
-    # (agents/keyrng.py), so even its choices are the same.
+    # (agents/players/keyrng.py), so even its choices are the same.
     assert [(r.wall, r.seating, r.wall_digest, r.deltas, r.discards) for r in a.records] == \
         [(r.wall, r.seating, r.wall_digest, r.deltas, r.discards) for r in b.records]
     s = summarize(a)

@@ -9,8 +9,8 @@ import json
 import pytest
 
 import evaluate
-from agents.distributed import plan_shards, play_shard
-from agents.arena import seatings
+from agents.tournament.distributed import plan_shards, play_shard
+from agents.tournament.arena import seatings
 
 QUIET = ["--no-progress", "--no-rating", "--quiet"]
 
@@ -82,7 +82,7 @@ class _FakeRayTaskError(Exception):
 
 
 def test_a_ray_failure_is_one_line_keeps_the_finished_shards_and_resumes(tmp_path, monkeypatch, capsys):
-    import agents.distributed as dist
+    import agents.tournament.distributed as dist
 
     def dying_ray(jobs, *, address=None, workers=0, progress=True, on_shard=None, **_):
         job = jobs[0]

@@ -1,4 +1,4 @@
-"""Outside bots (agents/external.py, docs/bots.md): the mjenv-bot-v1 line protocol, a duplicate tournament against
+"""Outside bots (agents/players/external.py, docs/bots.md): the mjenv-bot-v1 line protocol, a duplicate tournament against
 examples/simple_bot.py through evaluate.py, `mjenv play --opponents cmd:...`, and what a failing bot does."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import pytest
 
 import evaluate
 from agents import make_agent
-from agents.external import BotError, seat_view
-from agents.base import ObsView
+from agents.players.external import BotError, seat_view
+from agents.players.base import ObsView
 from mjenv.engine.core import Engine
 from mjenv.encoding.observation import encoder_for
 from mjenv.play import add_play_subcommand, play_main

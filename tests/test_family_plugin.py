@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.heuristic import family_params
+from agents.players.heuristic import family_params
 from mjenv.cli import _FLAGS
 from mjenv.engine.family import FAMILIES, family_class
 from mjenv.rules.families import RULE_FAMILIES, rule_family

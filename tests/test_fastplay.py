@@ -1,4 +1,4 @@
-"""The compiled rollout player (agents/fastplay.py): legal play to the end in every variant under the validator,
+"""The compiled rollout player (agents/players/fastplay.py): legal play to the end in every variant under the validator,
 decisions that depend only on what the acting seat sees, agreement with the Python heuristic, the arena hook."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.arena import play_duplicate
-from agents.fastplay import PC_FLUSH, FastPlayer
+from agents.tournament.arena import play_duplicate
+from agents.players.fastplay import PC_FLUSH, FastPlayer
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine
@@ -137,7 +137,7 @@ def test_fast_agent_plays_in_the_arena():
 
 
 def test_fast_player_reads_the_family_parameters(monkeypatch):
-    """The flush credit is the family's (agents.heuristic.family_params), not a copy: changing it changes the
+    """The flush credit is the family's (agents.players.heuristic.family_params), not a copy: changing it changes the
     player's settings and its moves."""
     from mjenv.engine.family import family_class
 

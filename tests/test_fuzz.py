@@ -370,7 +370,7 @@ def test_learner_env_reset_and_step_work_or_change_nothing(data, kind):
 @pytest.fixture(scope="module")
 def good_payload():
     pytest.importorskip("torch")
-    from agents.policy import checkpoint_payload, make_head, make_trunk
+    from agents.players.policy import checkpoint_payload, make_head, make_trunk
     from mjenv.encoding.observation import ObservationEncoder
 
     opts = load_rules("kawuxing3")
@@ -384,7 +384,7 @@ def good_payload():
 def test_checkpoint_loader_loads_or_names_the_problem(tmp_path, good_payload, data):
     import torch
 
-    from agents.policy import REQUIRED_KEYS, CheckpointError, CheckpointMismatch, PolicyAgent, load_checkpoint
+    from agents.players.policy import REQUIRED_KEYS, CheckpointError, CheckpointMismatch, PolicyAgent, load_checkpoint
 
     path = tmp_path / "fuzz.pt"
     if data.draw(st.booleans()):

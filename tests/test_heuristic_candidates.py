@@ -1,4 +1,4 @@
-"""HeuristicAgent.candidates: the compiled player's ranked shortlist (agents.fastplay.FastPlayer.candidates), read
+"""HeuristicAgent.candidates: the compiled player's ranked shortlist (agents.players.fastplay.FastPlayer.candidates), read
 from the observation and mask alone, with act()'s choice first (bench/heuristic_candidates.py measures it at
 scale)."""
 

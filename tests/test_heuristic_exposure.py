@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.heuristic import HeuristicAgent, wait_ways
+from agents.players.heuristic import HeuristicAgent, wait_ways
 from mjenv.encoding.observation import encode
 from mjenv.tiles import parse_tiles
 from tests.test_heuristic_families import deal, decide

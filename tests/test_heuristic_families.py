@@ -1,13 +1,13 @@
 """The heuristic's family-specific play on constructed hands: Gejiu 烂牌 and face-up kong tiles, chi, flush plans
-(Yangzhou, Diedaohu), 包牌 exposure, and the plan measures of agents/plans.py."""
+(Yangzhou, Diedaohu), 包牌 exposure, and the plan measures of agents/players/plans.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.heuristic import HeuristicAgent
-from agents.plans import flush_allowed, lanpai_count, lanpai_shanten, lanpai_ukeire, plan_shanten
+from agents.players.heuristic import HeuristicAgent
+from agents.players.plans import flush_allowed, lanpai_count, lanpai_shanten, lanpai_ukeire, plan_shanten
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encode
 from mjenv.engine.core import Engine
@@ -158,7 +158,7 @@ def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
     dragons (清一色 has none, docs/rules/kawuxing.md §3.7); in Yangzhou it credits its plans more; elsewhere it is the
     family's own heuristic."""
     from agents import make_agent
-    from agents.plans import SUIT_OF
+    from agents.players.plans import SUIT_OF
 
     k = make_agent("heuristic-flush", "kawuxing3")
     assert k._flush_bonus == 2 and make_agent("heuristic", "kawuxing3")._flush_bonus is None
@@ -177,7 +177,7 @@ def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
 
 def test_seven_pairs_plan_is_off_unless_credited():
     """``qidui_bonus`` (a research knob) adds a seven-pairs plan column; without it the plan costs are unchanged."""
-    from agents.shanten import shanten_seven_pairs
+    from agents.players.shanten import shanten_seven_pairs
 
     h = np.zeros((2, 34), np.int8)
     for t in (9, 9, 11, 11, 13, 13, 18, 18, 20, 22, 24, 31, 32):

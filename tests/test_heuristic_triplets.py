@@ -1,4 +1,4 @@
-"""The heuristic's all-triplets plan (对对胡 / 碰碰胡 / 大对子): agents.plans.triplets_shanten and triplets_ukeire
+"""The heuristic's all-triplets plan (对对胡 / 碰碰胡 / 大对子): agents.players.plans.triplets_shanten and triplets_ukeire
 against an enumerating reference and hand-checked cases, and the plan's discards and pongs on constructed hands."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.heuristic import HeuristicAgent
-from agents.plans import triplets_shanten, triplets_shanten_slow, triplets_ukeire
+from agents.players.heuristic import HeuristicAgent
+from agents.players.plans import triplets_shanten, triplets_shanten_slow, triplets_ukeire
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encode
 from mjenv.tiles import parse_tiles

@@ -1,4 +1,4 @@
-"""Tests of agents/rollouts.py: the departures offered, and that the two tables of a pair play in lockstep
+"""Tests of agents/training/rollouts.py: the departures offered, and that the two tables of a pair play in lockstep
 until they branch (a "departure" equal to the teacher's own move gains exactly nothing)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import agents.rollouts as R
+import agents.training.rollouts as R
 from agents import make_agent
 from mjenv.encoding import actions as A
 

@@ -1,4 +1,4 @@
-"""The search agent (agents/search.py): deterministic for a seed, the same worlds for every candidate, the better
+"""The search agent (agents/players/search.py): deterministic for a seed, the same worlds for every candidate, the better
 action found in a constructed position, parameters checked, and tournaments through the arena."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.arena import play_duplicate
-from agents.search import SearchAgent, parse_spec
+from agents.tournament.arena import play_duplicate
+from agents.players.search import SearchAgent, parse_spec
 from mjenv.encoding import actions as A
 from mjenv.engine.core import Engine
 from mjenv.tiles import parse_tiles

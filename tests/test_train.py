@@ -118,7 +118,7 @@ def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
     agent = make_agent(str(folder / "final.pt"), "kawuxing3")
     assert agent.meta["timesteps"] == 256 and "final_eval" in agent.meta
     assert summary["precision"] == agent.meta["precision"] == "fp32"  # the SB3 path runs float32 under auto
-    from agents.policy import CheckpointMismatch
+    from agents.players.policy import CheckpointMismatch
 
     with pytest.raises(CheckpointMismatch, match="cap: trained 8, asked 16"):
         make_agent(str(folder / "final.pt"), "kawuxing3", {"cap": 16})
@@ -128,7 +128,7 @@ def test_train_smoke_run_writes_a_playable_checkpoint(tmp_path, capsys):
 
 
 def test_learner_inputs_append_advice_then_oracle_rows():
-    from agents.advice import AdviceFeatures
+    from agents.players.advice import AdviceFeatures
     from mjenv.encoding.observation import OracleEncoder
 
     heuristic = make_agent("heuristic")
@@ -171,7 +171,7 @@ def test_learner_env_scales_rewards_like_the_cloning_targets():
     """PPO must see money × reward_scale, the scale the cloning step fits the value head to (an unscaled reward
     made the value loss ~100x larger and, under max_grad_norm, starved the policy's gradient)."""
     pytest.importorskip("stable_baselines3")
-    from agents.advice import AdviceFeatures
+    from agents.players.advice import AdviceFeatures
     from mjenv.envs.vector import sb3_vec_env
 
     raw, scaled = (sb3_vec_env("kawuxing3", 8, seed=5, opponent=make_agent("heuristic")) for _ in range(2))
@@ -198,7 +198,7 @@ def test_learner_env_scales_rewards_like_the_cloning_targets():
 def test_seat_advantages_follow_each_seats_own_decisions():
     """Two seats' decisions interleaved in one buffer (0, 1, 0, 1, 0): each seat's returns discount its own rewards
     along its own sequence; seat 0's hand ends, seat 1's is cut by the rollout and bootstrapped."""
-    from agents.selfplay import seat_advantages
+    from agents.training.ppo import seat_advantages
 
     reward = np.array([1.0, 10.0, 2.0, 20.0, 3.0])
     value = np.zeros(5)
@@ -216,7 +216,7 @@ def test_seat_advantages_follow_each_seats_own_decisions():
 
 
 def _seat_spec(**over):
-    from agents.base import resolve_options
+    from agents.players.base import resolve_options
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.rules.options import options_to_dict
 
@@ -233,7 +233,7 @@ def test_every_seats_rewards_add_up_to_its_money_for_the_hand():
     """Rollouts on the engine: each learner seat's samples of a finished hand carry rewards that add up to that
     seat's money for the hand (kong money and settlement), never another seat's; frozen seats give no samples."""
     pytest.importorskip("torch")
-    from agents.selfplay import SeatRollouts
+    from agents.training.ppo import SeatRollouts
 
     r = SeatRollouts(_seat_spec())
     batch = r.collect()
@@ -263,7 +263,7 @@ def test_sampled_actions_are_legal_and_follow_the_policy():
     """The rollouts' sampler (inverse CDF) never draws an action of probability 0, first and last columns included,
     and its frequencies match the probabilities."""
     torch = pytest.importorskip("torch")
-    from agents.selfplay import MASKED, sample_actions
+    from agents.training.ppo import MASKED, sample_actions
 
     logits = torch.tensor([[0.0, 1.0, MASKED, 2.0, MASKED], [MASKED, 0.5, 0.5, MASKED, MASKED],
                            [MASKED, MASKED, MASKED, MASKED, 3.0]]).repeat(4000, 1)
@@ -278,7 +278,7 @@ def test_sampled_actions_are_legal_and_follow_the_policy():
 def test_precision_auto_is_bf16_only_for_the_allseat_trainer_on_native_bfloat16(monkeypatch):
     """The default ``--precision auto`` resolves to bf16 for the all-seat trainer where the CPU computes bfloat16
     natively and to fp32 elsewhere and for the SB3 path; an explicit bf16 is refused without native bfloat16."""
-    import agents.selfplay as selfplay
+    import agents.training.ppo as selfplay
 
     assert train.Args().precision == "auto"
     args = train.Args(total_timesteps=64, num_envs=2, n_steps=32, batch_size=32)
@@ -300,8 +300,8 @@ def test_bf16_trunk_keeps_the_logits_and_the_advice_in_float32():
     of the float32 network's, and a weight-10 advice cannot be outvoted by rounding; the folded update path
     computes the same function."""
     torch = pytest.importorskip("torch")
-    from agents.advice import ADVICE_ROWS
-    from agents.selfplay import SeatNet
+    from agents.players.advice import ADVICE_ROWS
+    from agents.training.ppo import SeatNet
 
     torch.manual_seed(0)
     shape, advice_row = (6 + ADVICE_ROWS, 34), 6
@@ -325,7 +325,7 @@ def test_bf16_trunk_keeps_the_logits_and_the_advice_in_float32():
 def test_a_rollout_reuses_its_sample_buffer_only_when_no_batch_holds_it():
     """A batch the caller keeps is never overwritten by the next rollout; once dropped, its buffer is reused."""
     pytest.importorskip("torch")
-    from agents.selfplay import SeatRollouts
+    from agents.training.ppo import SeatRollouts
 
     r = SeatRollouts(_seat_spec(num_tables=3, n_steps=10, frozen_share=0.0, opponents=["random"]))
     first = r.collect()
@@ -342,7 +342,7 @@ def test_the_update_reads_worker_parts_as_their_concatenation():
     """ppo_update on a merged batch whose observations stay a list of per-worker arrays trains the same weights,
     bit for bit, as on those arrays concatenated (what one worker's batch of all the samples would give)."""
     torch = pytest.importorskip("torch")
-    from agents.selfplay import SeatNet, SeatRollouts, merge_batches, ppo_update
+    from agents.training.ppo import SeatNet, SeatRollouts, merge_batches, ppo_update
 
     spec = _seat_spec(num_tables=3, n_steps=30, frozen_share=0.0, opponents=["random"])
     parts = [SeatRollouts(spec, w).collect() for w in (0, 1)]
@@ -378,7 +378,7 @@ def test_allseat_smoke_run_trains_and_writes_a_playable_checkpoint(tmp_path):
     assert len(rows) == summary["iterations"] and all(np.isfinite(float(r["value_loss"])) for r in rows)
     agent = make_agent(str(folder / "final.pt"), "kawuxing3")
     assert agent.meta["algo"] == "allseat-ppo" and agent.meta["timesteps"] == summary["steps"]
-    from agents.selfplay import resolve_precision
+    from agents.training.ppo import resolve_precision
 
     used = resolve_precision("auto", "allseat")  # the default, as resolved on this CPU, is what the run records
     recorded = json.loads((folder / "args.json").read_text())
@@ -395,7 +395,7 @@ def test_one_ray_worker_gives_the_local_runs_result(tmp_path):
     import ray
     import torch
 
-    from agents.policy import load_checkpoint
+    from agents.players.policy import load_checkpoint
 
     common = dict(total_timesteps=500, num_envs=6, n_steps=50, batch_size=128, n_epochs=1, channels=4, hidden=8,
                   value_hidden=4, opponents=["random", "self"], opponent_weights=[0.5, 0.5], frozen_share=0.3,

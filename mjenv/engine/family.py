@@ -11,7 +11,7 @@ Each adapter subclasses its family's rules class (:mod:`mjenv.rules.families`: i
 fan table, the ``mjenv score`` text) and adds what the engine needs: scoring and settling a table's wins, kongs
 and drawn hands, sessions, the slices it sets in the compiled core's configuration vector
 (:meth:`Family.configure`), and the rule-based player's per-family parameters (:attr:`Family.heuristic`, read by
-:func:`agents.heuristic.family_params`).  :data:`FAMILIES` lists the adapters by name; adding a family is a
+:func:`agents.players.heuristic.family_params`).  :data:`FAMILIES` lists the adapters by name; adding a family is a
 rules class and an adapter, its scorer module, its options, its variants (:mod:`mjenv.rules.variants`), its rules
 files and its rule page.
 """
@@ -51,7 +51,7 @@ class Family(RuleFamily):
     """Engine defaults shared by every family; subclasses override what their rule book section changes."""
 
     heuristic: dict = {}
-    """The rule-based player's per-family parameters (:class:`agents.heuristic.HeuristicAgent`, measured in
+    """The rule-based player's per-family parameters (:class:`agents.players.heuristic.HeuristicAgent`, measured in
     docs/experiments/heuristic.md): ``flush_bonus`` (shanten steps a flush plan is worth; absent = no flush plan),
     ``triplets_bonus`` (likewise the all-triplets plan; 0 = none), ``exposure_weight`` (ukeire per b of expected
     deal-in cost), ``deal_in`` (what dealing into a visible flush / 风清 costs: class -> (discarder pays, each

@@ -1,6 +1,6 @@
 """Seeded uniform sampling of legal actions, compiled: one pass over the mask rows, no ``[B, 111]`` temporaries.
 
-This module owns the random legal action choice that the random agent (:class:`agents.simple.RandomAgent`)
+This module owns the random legal action choice that the random agent (:class:`agents.players.simple.RandomAgent`)
 and the benchmarks use.  :func:`random_legal_actions` is a numba kernel (``cache=True``): for every row of a
 bool mask it counts the legal actions ``c``, draws one 64-bit number from a SplitMix64 stream and takes the
 ``(x mod c)``-th legal action in id order (the bias of ``mod`` is below ``c / 2**64``).  A row with no legal

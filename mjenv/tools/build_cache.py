@@ -50,7 +50,7 @@ def exercise(variant: str, folder: str | None = None) -> None:
 
     import mjenv
     from agents import BUILTIN, make_agent, shipped_checkpoints
-    from agents.arena import play_duplicate
+    from agents.tournament.arena import play_duplicate
     from mjenv.encoding.compact import CompactEncoder
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.engine.core import Engine

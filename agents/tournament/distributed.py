@@ -1,11 +1,11 @@
 """Duplicate tournaments sharded over Ray tasks: a local Ray on this machine's cores, or a Ray cluster.
 
 This module owns ``evaluate.py --ray``: it splits each tournament's walls × seatings into shards
-(:func:`plan_shards`), plays every shard with :func:`agents.arena.play_duplicate` in a Ray task, and merges
-the shards back into one :class:`~agents.arena.TournamentResult` with the records in the order a single
+(:func:`plan_shards`), plays every shard with :func:`agents.tournament.arena.play_duplicate` in a Ray task, and merges
+the shards back into one :class:`~agents.tournament.arena.TournamentResult` with the records in the order a single
 local run gives.  The hands are the same as a local run's with the same seed, whatever the number of
 workers: walls are seeded by ``(seed, wall)`` and the agents' random draws by per-decision keys
-(:mod:`agents.keyrng`), so neither depends on which process plays which hand.
+(:mod:`agents.players.keyrng`), so neither depends on which process plays which hand.
 
 Several tournaments (``evaluate.py --compare``: one per rule configuration) are submitted at once and
 share the workers.  Checkpoint agents travel through Ray's object store: the driver ``ray.put``\\s each
@@ -28,13 +28,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from agents.arena import GameRecord, TournamentResult, play_duplicate, seatings
+from agents.tournament.arena import GameRecord, TournamentResult, play_duplicate, seatings
 from mjenv.engine.threads import THREADS_ENV
 from mjenv.rules.options import n_players
 
 __all__ = ["Job", "Shard", "RayUnavailable", "plan_shards", "play_shard", "merge_shards", "play_on_ray", "code_fingerprint"]
 
-_CODE_ROOT = Path(__file__).resolve().parent.parent  # the folder holding the agents and mjenv packages
+_CODE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding the agents and mjenv packages
 
 
 class RayUnavailable(RuntimeError):
@@ -43,7 +43,7 @@ class RayUnavailable(RuntimeError):
 
 @dataclass
 class Job:
-    """One duplicate tournament to play: the arguments of :func:`agents.arena.play_duplicate`."""
+    """One duplicate tournament to play: the arguments of :func:`agents.tournament.arena.play_duplicate`."""
 
     label: str
     agents: list
@@ -115,7 +115,7 @@ def code_fingerprint() -> str:
 def pack_agents(agents: Sequence[Any], put: Callable[[bytes], Any]) -> list[tuple]:
     """Agents in a form to send to workers: a checkpoint agent becomes ``("policy", put(bytes), settings, name)``
     (each distinct checkpoint is ``put`` once), any other agent is sent as itself (``("object", agent)``)."""
-    from agents.policy import PolicyAgent
+    from agents.players.policy import PolicyAgent
 
     packed: list[tuple] = []
     refs: dict[str, Any] = {}
@@ -140,7 +140,7 @@ def unpack_agents(packed: Sequence[tuple], get: Callable[[Any], bytes]) -> list[
     agents = []
     for item in packed:
         if item[0] == "policy":
-            from agents.policy import PolicyAgent, load_checkpoint
+            from agents.players.policy import PolicyAgent, load_checkpoint
 
             _, ref, settings, name = item
             agents.append(PolicyAgent(load_checkpoint(get(ref)), name=name, **settings))

@@ -1,7 +1,7 @@
 """Look-ahead features for learned policies: the heuristic's advice and per-tile discard facts.
 
 This module owns the feature sets ``heuristic-advice-v1`` and ``heuristic-advice-v2`` (:data:`FEATURE_SETS`;
-they differ only in the advising player: v1 :class:`~agents.heuristic.HeuristicAgent`, v2 the built-in
+they differ only in the advising player: v1 :class:`~agents.players.heuristic.HeuristicAgent`, v2 the built-in
 ``heuristic-flush``, which in Kawuxing also plays towards 清一色): rows of ``[rows, 34]`` planes that a policy
 reads *after* the observation (``mjenv-obs-v1``), computed from the observation and the action mask
 alone, so they use nothing a player could not know.  In the spirit of Suphx's look-ahead features
@@ -10,12 +10,12 @@ the results of searches it would otherwise have to learn to do itself:
 
 | block | rows | meaning |
 |---|---|---|
-| advice | 12 | the action :class:`agents.heuristic.HeuristicAgent` would take, one-hot over the 111 action ids: rows 0–2 the tile planes of ``discard:T``, ``liang:T``, ``kong:T``; rows 3–11 scalar rows (every column) for ids 102–110 (pong, kong, chi low/mid/high, win, pass, kongtile 0/1) |
-| danger | 1 | per tile, how many revealed (亮倒) opponents wait on it, or a 包牌 liability tile (the heuristic's :meth:`~agents.heuristic.HeuristicAgent.danger`), / 2 |
-| shanten_after | 1 | on one's own turn, for every tile held: (shanten after discarding it + 1) / 8, standard or seven pairs (:func:`agents.shanten.shanten`); 0 for tiles not held and outside one's own turn |
+| advice | 12 | the action :class:`agents.players.heuristic.HeuristicAgent` would take, one-hot over the 111 action ids: rows 0–2 the tile planes of ``discard:T``, ``liang:T``, ``kong:T``; rows 3–11 scalar rows (every column) for ids 102–110 (pong, kong, chi low/mid/high, win, pass, kongtile 0/1) |
+| danger | 1 | per tile, how many revealed (亮倒) opponents wait on it, or a 包牌 liability tile (the heuristic's :meth:`~agents.players.heuristic.HeuristicAgent.danger`), / 2 |
+| shanten_after | 1 | on one's own turn, for every tile held: (shanten after discarding it + 1) / 8, standard or seven pairs (:func:`agents.players.shanten.shanten`); 0 for tiles not held and outside one's own turn |
 
 A policy with advice (``train.py --advice``) adds the advice one-hot to its action logits with a learned
-weight (:func:`agents.policy.make_head`), so it starts as the heuristic and learns where to depart from it.
+weight (:func:`agents.players.policy.make_head`), so it starts as the heuristic and learns where to depart from it.
 The features cost one heuristic decision per observation (≈ 0.1 ms a row, batched).
 
 **The advisor's version.**  A checkpoint that reads these rows was trained on one advisor's behaviour, and a
@@ -25,7 +25,7 @@ and the SHA-256 of every feature row it computes on the way (advice, danger and 
 1,359 of them in Kawuxing, ≈ 1 CPU s) is the fingerprint.  It is computed, not declared, so a change cannot be
 forgotten: any change of the advisor's move, danger or shanten output on those positions changes it, and a change
 of a move also changes the positions that follow.  ``train.py`` records it in the checkpoint and
-:func:`agents.policy.check_payload` refuses a checkpoint whose fingerprint is not this code's.
+:func:`agents.players.policy.check_payload` refuses a checkpoint whose fingerprint is not this code's.
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.heuristic import HeuristicAgent
-from agents.shanten import shanten
+from agents.players.heuristic import HeuristicAgent
+from agents.players.shanten import shanten
 from mjenv.engine import state as S
 
 FEATURES_VERSION = "heuristic-advice-v1"
@@ -124,7 +124,7 @@ class AdviceFeatures:
 def advisor_fingerprint(variant: str, options: Any, version: str) -> str:
     """``"sha256:<hex>"`` of the advisor of feature set ``version`` under ``variant`` and ``options`` (a rule options
     value or the dict a checkpoint stores): see the module docstring.  Cached per process (≈ 1 CPU s to compute)."""
-    from agents.base import resolve_options
+    from agents.players.base import resolve_options
     from mjenv.rules.options import options_to_dict
 
     if version not in FEATURE_SETS:
@@ -136,7 +136,7 @@ def advisor_fingerprint(variant: str, options: Any, version: str) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _fingerprint(variant: str, options_key: str, version: str) -> str:
-    from agents.base import resolve_options
+    from agents.players.base import resolve_options
 
     opts = resolve_options(variant, json.loads(options_key))
     features = AdviceFeatures(variant, opts, version)

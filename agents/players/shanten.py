@@ -20,7 +20,7 @@ component into ``M`` sets and ``P`` heads (``NEG`` when impossible).  They are b
 programming over the tile total (a component's value comes from components with fewer tiles) in
 about a second and cached in module globals; combining the four components is a max-plus
 convolution over (head, sets), compiled per hand (numba, ``cache=True``).  :func:`block_tables` gives the same
-tables in the form the compiled rollout player (:mod:`agents.fastplay`) combines faster (entry [h, n]: the best
+tables in the form the compiled rollout player (:mod:`agents.players.fastplay`) combines faster (entry [h, n]: the best
 score with at most h heads and n blocks), derived from these at first use.
 """
 
@@ -133,7 +133,7 @@ def _blocks_form(val: np.ndarray) -> np.ndarray:
 
 
 def block_tables() -> dict[str, np.ndarray]:
-    """The tables of :func:`tables` in "blocks" form, for the compiled player (:mod:`agents.fastplay`):
+    """The tables of :func:`tables` in "blocks" form, for the compiled player (:mod:`agents.players.fastplay`):
     ``{"suit": int8 [5^9, 2, 5], "honor": int8 [5^7, 2, 5], "joint": both in one array, the honors' rows after
     the suits' (row 5^9 + code)}`` (20 MB, built on first call in about half a second).
 

@@ -28,9 +28,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from agents.base import agent_act
-from agents.external import BotError
-from agents.keyrng import decision_keys, seating_code, table_keys
+from agents.players.base import agent_act
+from agents.players.external import BotError
+from agents.players.keyrng import decision_keys, seating_code, table_keys
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine, IllegalActionError
 
@@ -145,15 +145,15 @@ def play_duplicate(
     """Play every wall ``first_wall .. first_wall + walls - 1`` under every seating; one record per hand.
 
     ``agents`` are objects with ``name`` and ``act(obs, mask)`` (an agent with ``uses_obs = False`` gets
-    ``obs=None``; one with ``takes_keys = True`` also gets ``keys=``, one :mod:`agents.keyrng` key per row naming
+    ``obs=None``; one with ``takes_keys = True`` also gets ``keys=``, one :mod:`agents.players.keyrng` key per row naming
     the seed, wall, seating and decision number, so its random draws — and the hands — do not depend on
     ``batch_size`` or on how the walls and seatings are split between calls or processes; one with ``uses_engine =
-    True`` also gets ``engine=`` and ``tables=``, see :func:`agents.base.agent_act`).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
+    True`` also gets ``engine=`` and ``tables=``, see :func:`agents.players.base.agent_act`).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
     played ``batch_size`` at a time.  ``progress(k)`` is called with the number of hands just finished.
     With ``n_replays > 0`` the first hands are written to ``replay_dir`` with :func:`mjenv.replay.write_replay`
     (each to a temporary name, then renamed: a replay file is whole or absent).  ``on_record(record)`` sees
     each hand as it finishes, so a caller keeps the finished hands when a later one fails (an outside bot's
-    :class:`~agents.external.BotError`, which leaves here naming the wall and seat of the failed decision).
+    :class:`~agents.players.external.BotError`, which leaves here naming the wall and seat of the failed decision).
     ``on_step(engine, tables, actions, games, steps, agents)`` sees every batch of decisions before it is played
     (the live tables, their actions, game numbers, decision numbers within the hand and deciding agents;
     :mod:`mjenv.dataset` records them).  ``scored=False`` keeps only each hand's money in its record (``deltas``;

@@ -3,7 +3,7 @@ intervals, in report.md and PNG plots.
 
 This module owns the report's measures and their intervals.  Every measure is first computed per wall (over the
 hands of that wall, every seating), then averaged over walls with a Student-t interval
-(:func:`agents.arena.mean_ci`): the wall is the independent unit, and the same walls are played under every
+(:func:`agents.tournament.arena.mean_ci`): the wall is the independent unit, and the same walls are played under every
 variant, so a difference between two variants is the mean over walls of the per-wall differences, with its own
 paired interval (the luck of the deal cancels).
 
@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from agents.arena import GameRecord, TournamentResult, mean_ci, t_quantile
+from agents.tournament.arena import GameRecord, TournamentResult, mean_ci, t_quantile
 
 # key -> (label, unit / note); computed per wall by per_wall_measures
 MEASURES: dict[str, tuple[str, str]] = {
@@ -75,7 +75,7 @@ def skill_margin(result: TournamentResult) -> dict:
     """Duplicate margin of agent 0 over agent 1 (money per hand, mean over walls of the per-wall difference), its
     interval, and the hands needed to tell them apart at 95 %: the walls ``n`` at which ``t · sd / √n`` equals the
     margin, times the hands per wall."""
-    from agents.arena import _per_wall_scores
+    from agents.tournament.arena import _per_wall_scores
 
     walls, per_wall = _per_wall_scores(result.records, 2)
     diff = per_wall[:, 0] - per_wall[:, 1]

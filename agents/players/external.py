@@ -10,7 +10,7 @@ JSON object on one line:
 * ``{"type": "decide", ...the seat's view...}`` (:func:`seat_view`) — answered with ``{"action": "discard:5p"}``
   (an action name of :mod:`mjenv.encoding.actions`, or its integer id).
 
-The view is decoded from the seat's ``mjenv-obs-v1`` observation (:class:`agents.base.ObsView`), so a bot sees
+The view is decoded from the seat's ``mjenv-obs-v1`` observation (:class:`agents.players.base.ObsView`), so a bot sees
 exactly what an in-process agent sees and never more.  A bot that exits, closes its output, answers something
 that is not such an object, names an illegal action, or takes longer than ``timeout`` seconds for any answer (the
 hello's included) raises
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import Decoded, ObsView, resolve_options
+from agents.players.base import Decoded, ObsView, resolve_options
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.rules.options import n_players, options_to_dict

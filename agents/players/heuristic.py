@@ -2,7 +2,7 @@
 liability-aware defence.
 
 This module owns :class:`HeuristicAgent`.  It reads its own hand, melds and every visible tile from the
-observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phase by phase:
+observation blocks (:class:`agents.players.base.ObsView`), then decides batch-wise, phase by phase:
 
 * **win** whenever the mask offers it.  The mask already applies the minimum value (Kawuxing ``kaikou``,
   Yangzhou's 15/20 fans) and the missed-win lock (docs/rules/kawuxing.md §3.9 L3/L4, Diedaohu/Yangzhou/Liuwei
@@ -11,14 +11,14 @@ observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phas
   improving tiles (ukeire); in Kawuxing, once ready, the waits are weighted by the hand value each would score
   (卡五星, 清一色, 七对 ... via the scoring library), so a 卡五星 wait beats a plain one of equal count;
   ties go to the least connected tile, then to the most visible one;
-* **plans** (:mod:`agents.plans`), chosen afresh at every decision: the plain hand (standard shape, seven pairs
+* **plans** (:mod:`agents.players.plans`), chosen afresh at every decision: the plain hand (standard shape, seven pairs
   where it wins, and in Gejiu the 烂牌 / 七星 shape, docs/rules/gejiu.md §6.6, whichever is shortest — 烂牌 counts
   its own improving draws), or a **flush** in one suit (that suit plus honors: 混一色 or 清一色) when its shanten,
   less a per-family credit, is lower.  The credit is what the flush classes are worth: Yangzhou 3 steps (a
   plain hand rarely reaches the 15/20-fan minimum, docs/rules/yangzhou.md §8.7, while 混一色 is 15/20 alone),
   Liuwei 1 (混一色 pays 3× a 屁胡 on a discard, §10.4), Diedaohu and Gejiu 1 (2×).  Under a flush plan the
   off-suit tiles go first.  The third kind is **all triplets** (对对胡 / 碰碰胡 / 大对子: triplets or kongs and a
-  pair, :func:`agents.plans.triplets_shanten`; any chi meld rules it out), credited ``triplets_bonus`` steps:
+  pair, :func:`agents.players.plans.triplets_shanten`; any chi meld rules it out), credited ``triplets_bonus`` steps:
   by default Yangzhou 3 (对对胡 is 15/20 fans alone) and Liuwei 1 (对对胡 pays 10/10/5 against a 屁胡's 6/4/2),
   none elsewhere, where duplicate tournaments found no gain (docs/training.md).  Under it pairs and triplets
   stay, the singles go (least live first), only kinds held once or twice count as improving draws, and a pong
@@ -53,12 +53,12 @@ observation blocks (:class:`agents.base.ObsView`), then decides batch-wise, phas
   breaks a flush plan and is then judged under what is left; any meld breaks 烂牌); pong before chi on a tie.
 
 :meth:`HeuristicAgent.candidates` ranks a short list of legal actions, the player's choice first, then the
-others by the compiled player's values (:meth:`agents.fastplay.FastPlayer.candidates`), from the same arrays
+others by the compiled player's values (:meth:`agents.players.fastplay.FastPlayer.candidates`), from the same arrays
 that make the choice.
 
 It always takes a legal win, including a small discard win that it could pass to fish for a self-draw (which
 every family pays more for, up to 3× in Diedaohu): passing measured −0.75 ± 0.31 (Diedaohu), −6.1 ± 0.9
-(Liuwei) and −2.6 ± 0.4 (Kawuxing) money per branch point (``python -m agents.rollouts --departures no_win``).
+(Liuwei) and −2.6 ± 0.4 (Kawuxing) money per branch point (``python -m agents.training.rollouts --departures no_win``).
 
 What the player does not model: all-triplet plans (对对胡) where the family's credit is 0 (Kawuxing, Gejiu,
 Diedaohu) unless ``triplets_bonus`` sets one, and session strategy under 园子 beyond its own cap
@@ -71,10 +71,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import MELD_LETTER_BY_ROW, Decoded, ObsView
-from agents.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten,
+from agents.players.base import MELD_LETTER_BY_ROW, Decoded, ObsView
+from agents.players.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten,
                           triplets_ukeire)
-from agents.shanten import shanten, shanten_seven_pairs, ukeire
+from agents.players.shanten import shanten, shanten_seven_pairs, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.engine.family import family_class
@@ -256,7 +256,7 @@ class HeuristicAgent:
         """``(actions int64 [B, k], count int64 [B])``: each row's legal actions ranked by the player, -1 padded.
 
         The first is :meth:`act`'s choice; the others follow by the values of the compiled player's ranking
-        (:meth:`agents.fastplay.FastPlayer.candidates`), computed from the observation and mask alone with the same
+        (:meth:`agents.players.fastplay.FastPlayer.candidates`), computed from the observation and mask alone with the same
         arrays that make the choice: on one's own turn every legal discard by its discard score (ukeire or the
         ready hand's value-weighted waits for every legal discard, not only the best ones), the discards of the
         best plan shanten 1e9 above the rest, the 亮倒 of the chosen tile before its plain discard (0.5 below the
@@ -441,7 +441,7 @@ class HeuristicAgent:
         return out
 
     def _flush_allowed(self, meld_tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`agents.plans.flush_allowed`, without the honors where a flush may not hold them (Kawuxing)."""
+        """:func:`agents.players.plans.flush_allowed`, without the honors where a flush may not hold them (Kawuxing)."""
         allowed, feasible = flush_allowed(meld_tiles)
         if self._flush_honors:
             return allowed, feasible

@@ -1,6 +1,6 @@
 """The uniform random agent: a seeded baseline that picks any legal action with equal probability.
 
-Called with ``keys`` (as the tournament arena does, :mod:`agents.keyrng`) its choice in each row depends only on
+Called with ``keys`` (as the tournament arena does, :mod:`agents.players.keyrng`) its choice in each row depends only on
 that row's key and the agent's seed, not on how the hands are batched; without keys it draws from its own
 compiled stream (:class:`mjenv.engine.sampling.ActionSampler`).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.keyrng import keyed_legal_actions, salt_of
+from agents.players.keyrng import keyed_legal_actions, salt_of
 from mjenv.engine.sampling import ActionSampler
 
 
@@ -17,11 +17,11 @@ class RandomAgent:
     """Uniform over the legal actions of each row; ``seed`` makes the choices reproducible.
 
     The choice is the compiled :class:`mjenv.engine.sampling.ActionSampler` (one pass over the mask, no
-    per-table numpy work), or, with ``keys``, the compiled keyed choice of :mod:`agents.keyrng`.
+    per-table numpy work), or, with ``keys``, the compiled keyed choice of :mod:`agents.players.keyrng`.
     """
 
     uses_obs = False  # lets the envs and the arena skip encoding observations for it
-    takes_keys = True  # the arena passes per-decision keys (agents.keyrng)
+    takes_keys = True  # the arena passes per-decision keys (agents.players.keyrng)
 
     def __init__(self, seed: int | None = 0, name: str = "random"):
         self.name = name

@@ -3,7 +3,7 @@ per-seat advantages, and the PPO update (CleanRL's ``ppo.py`` loop, on the batch
 
 This module owns
 
-* :class:`SeatNet` — the policy network of a checkpoint (:func:`agents.policy.make_trunk` + :func:`make_head`)
+* :class:`SeatNet` — the policy network of a checkpoint (:func:`agents.players.policy.make_trunk` + :func:`make_head`)
   with a value head on the trunk's features;
 * :class:`SeatRollouts` — ``B`` :class:`~mjenv.engine.core.Engine` tables played to a fixed number of engine
   steps per rollout.  At every step each table's acting seat decides: a **learner seat** samples the shared
@@ -32,8 +32,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from agents.base import agent_act
-from agents.policy import _torch, make_head, make_trunk
+from agents.players.base import agent_act
+from agents.players.policy import _torch, make_head, make_trunk
 from mjenv.encoding.actions import N_ACTIONS
 
 MASKED = -1e8
@@ -210,7 +210,7 @@ class SeatRollouts:
     def __init__(self, spec: dict, worker: int = 0):
         torch = _torch()
         from agents import make_agent
-        from agents.base import resolve_options
+        from agents.players.base import resolve_options
         from mjenv.encoding.observation import encoder_for
         from mjenv.engine.core import Engine
 
@@ -226,7 +226,7 @@ class SeatRollouts:
         self.features = None
         advice_row = None
         if spec.get("advice"):
-            from agents.advice import AdviceFeatures
+            from agents.players.advice import AdviceFeatures
 
             self.features = AdviceFeatures(variant, self.opts, spec["advice"])
             advice_row = int(spec["obs_shape"][0]) - self.features.rows
@@ -265,7 +265,7 @@ class SeatRollouts:
 
     def add_snapshot(self, payload: dict, keep: int) -> None:
         """Add a frozen learner (a checkpoint payload) to the ``self`` entry, keeping the newest ``keep``."""
-        from agents.policy import PolicyAgent
+        from agents.players.policy import PolicyAgent
 
         self.snapshots.append(PolicyAgent(payload, self.spec["variant"], self.opts, deterministic=False,
                                           seed=int(self.spec["seed"]) + len(self.snapshots)))

@@ -8,10 +8,10 @@ and plain values (so it loads with ``weights_only=True``)::
      "trunk": state_dict, "head": state_dict, "meta": {...training facts...},
      "features": "heuristic-advice-v1", "heuristic-advice-v2" or None,
      "advisor": {"agent": "heuristic-flush", "fingerprint": "sha256:..."} (only with features),
-     "departures": {...} (optional, agents.departures), "checksum": "sha256:..."}
+     "departures": {...} (optional, agents.players.departures), "checksum": "sha256:..."}
 
 ``features`` (optional; absent means none) names the extra input rows appended to the observation
-(:mod:`agents.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
+(:mod:`agents.players.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
 has ``"advice": 1`` (the head adds the advice one-hot with a learned weight, :func:`make_head`).
 
 ``arch`` may name its network: ``"net": "resnet1d"`` is the residual network of :mod:`agents.resnet`
@@ -22,7 +22,7 @@ advice features, no departure head, no hand-written player's code at play time (
 it from the payload; :func:`check_payload` refuses a true flag beside advice or a departure head).
 ``PolicyAgent(..., network_only=True)`` and the agent name ``network:PATH`` refuse any other checkpoint.
 
-``departures`` (optional; absent or None means none) is a departure head (:mod:`agents.departures`): a gain
+``departures`` (optional; absent or None means none) is a departure head (:mod:`agents.players.departures`): a gain
 model over ``heuristic-flush``'s ranked shortlist that makes the policy play an alternative where the network
 plays the advisor's choice and the model predicts a gain above its ``tau``.  It holds the feature set name
 (``candidate-features-v1``), ``candidates``, ``tau``, ``arch`` (``members``, ``hidden``), ``state`` (tensors), a
@@ -32,9 +32,9 @@ and ``meta``.
 **Integrity.**  ``checksum`` is the SHA-256 of every trunk and head tensor (name, dtype, shape and bytes,
 :func:`tensor_checksum`); :func:`check_payload` refuses, naming the file, a checkpoint whose tensors do not match
 it (a flipped bit, a truncated or edited file), one with a NaN or infinite weight, and one written before
-checksums existed (``python -m agents.policy stamp FILE`` stamps a file you trust, tensors unchanged).  A
+checksums existed (``python -m agents.players.policy stamp FILE`` stamps a file you trust, tensors unchanged).  A
 checkpoint whose network reads a hand-written player's advice records that player's version,
-:func:`agents.advice.advisor_fingerprint` (its outputs on fixed positions), and is refused when the player now
+:func:`agents.players.advice.advisor_fingerprint` (its outputs on fixed positions), and is refused when the player now
 plays differently: the network's inputs would have changed under it.
 
 A checkpoint only plays the variant, rule options and observation version it was trained on:
@@ -55,8 +55,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.base import resolve_options
-from agents.keyrng import uniforms
+from agents.players.base import resolve_options
+from agents.players.keyrng import uniforms
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
 from mjenv.rules.options import options_to_dict
@@ -66,7 +66,7 @@ DEFAULT_ARCH = {"channels": 32, "hidden": 128}
 
 
 KNOWN_FEATURES = (None, "heuristic-advice-v1", "heuristic-advice-v2")
-"""Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.advice`)."""
+"""Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.players.advice`)."""
 
 KNOWN_NETS = (None, "resnet1d")
 """Values of ``arch["net"]`` this version builds: None is :func:`make_trunk`'s network, ``resnet1d`` :mod:`agents.resnet`'s."""
@@ -98,7 +98,7 @@ def make_trunk(obs_shape: tuple[int, int], channels: int, hidden: int, advice_ro
 
     Tile ids are laid out suit by suit, so a width-3 kernel sees a tile with its two neighbours
     (sequences and partial sets); scalar rows are constant along the columns and reach every position.
-    With ``advice_row`` (the first row of the :mod:`agents.advice` block in the input), the output is the
+    With ``advice_row`` (the first row of the :mod:`agents.players.advice` block in the input), the output is the
     ``hidden`` features followed by the advice as a 111-wide one-hot, for :func:`make_head` to add.
     """
     torch = _torch()
@@ -167,7 +167,7 @@ def _advice_modules():
         return _ADVICE_CLASSES
     torch = _torch()
     nn = torch.nn
-    from agents.advice import ADVICE_ROWS
+    from agents.players.advice import ADVICE_ROWS
 
     class AdvisedTrunk(nn.Module):
         """The trunk's features, then the advice one-hot ``[N, 111]`` read from the input's advice rows."""
@@ -204,7 +204,7 @@ def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, ar
                        features: str | None = None, departures: dict | None = None) -> dict:
     """The dict :func:`save_checkpoint` writes (weights copied to CPU, checksummed); ``features`` names the extra
     input rows (and their advisor's fingerprint is recorded); ``departures`` is a departure head's entry
-    (:func:`agents.departures.head_payload`) or None.  ``network_only`` is set True exactly when neither is
+    (:func:`agents.players.departures.head_payload`) or None.  ``network_only`` is set True exactly when neither is
     given: the policy then reads only the observation through its network."""
     opts = resolve_options(variant, options)
     return stamp({
@@ -249,10 +249,10 @@ def _tensor_parts(ck: dict) -> list[tuple[str, dict]]:
 def stamp(ck: dict) -> dict:
     """``ck`` with its ``checksum`` and, when its network reads advice, its ``advisor`` record (and a departure
     head's ``fingerprint``) set from the weights and advisor as they are now (tensors untouched).  Returns ``ck``."""
-    from agents.advice import FEATURE_SETS, advisor_fingerprint
+    from agents.players.advice import FEATURE_SETS, advisor_fingerprint
 
     if isinstance(ck.get("departures"), dict):
-        from agents.departures import departure_fingerprint
+        from agents.players.departures import departure_fingerprint
 
         ck["departures"]["fingerprint"] = departure_fingerprint(ck["variant"], ck["options"])
     if ck.get("features") in FEATURE_SETS:  # (an unknown set is refused by check_payload)
@@ -354,7 +354,7 @@ def check_payload(ck: Any, where: str = "checkpoint") -> None:
     if ck.get("features"):
         check_advisor(ck, where)
     if ck.get("departures") is not None:
-        from agents.departures import check_part
+        from agents.players.departures import check_part
 
         problems = check_part(ck["departures"], ck["variant"], ck["options"], where)
         if problems:
@@ -368,7 +368,7 @@ def check_integrity(ck: dict, where: str = "checkpoint") -> None:
     recorded = ck.get("checksum")
     if not isinstance(recorded, str):
         raise CheckpointError(f"{where}: carries no tensor checksum (written before checksums were recorded); "
-                              f"`python -m agents.policy stamp {where}` stamps a file you trust")
+                              f"`python -m agents.players.policy stamp {where}` stamps a file you trust")
     if tensor_checksum(ck) != recorded:
         raise CheckpointError(f"{where}: damaged checkpoint: its tensors do not match their checksum {recorded[:19]}…")
     for part, tensors in _tensor_parts(ck):
@@ -379,8 +379,8 @@ def check_integrity(ck: dict, where: str = "checkpoint") -> None:
 
 def check_advisor(ck: dict, where: str = "checkpoint") -> None:
     """Raise :class:`CheckpointError` unless the advisor recorded in an advised checkpoint plays as it did when
-    the checkpoint was stamped (:func:`agents.advice.advisor_fingerprint` under the checkpoint's own rules)."""
-    from agents.advice import FEATURE_SETS, advisor_fingerprint
+    the checkpoint was stamped (:func:`agents.players.advice.advisor_fingerprint` under the checkpoint's own rules)."""
+    from agents.players.advice import FEATURE_SETS, advisor_fingerprint
 
     rec = ck.get("advisor")
     agent = FEATURE_SETS[ck["features"]]
@@ -417,7 +417,7 @@ def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bo
             problems.append("other rule options (" + "; ".join(diffs) + ")")
         shape = list(ObservationEncoder(variant, resolve_options(variant, options)).shape)
         if ck.get("features"):
-            from agents.advice import ROWS
+            from agents.players.advice import ROWS
 
             shape[0] += ROWS
         if list(ck.get("obs_shape", [])) != shape:
@@ -429,7 +429,7 @@ def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bo
 class PolicyAgent:
     """Plays a ``mjenv-policy-v1`` checkpoint: masked logits, greedy by default or sampled (seeded)."""
 
-    takes_keys = True  # the arena passes per-decision keys (agents.keyrng)
+    takes_keys = True  # the arena passes per-decision keys (agents.players.keyrng)
 
     def __init__(self, checkpoint, variant: str = "kawuxing3", options: Any = None, *, deterministic: bool = True,
                  seed: int | None = 0, strict_options: bool = True, name: str | None = None, device: str = "cpu",
@@ -452,7 +452,7 @@ class PolicyAgent:
         self.features = None
         advice_row = None
         if ck.get("features"):
-            from agents.advice import AdviceFeatures
+            from agents.players.advice import AdviceFeatures
 
             self.features = AdviceFeatures(variant, options, ck["features"])
             advice_row = int(ck["obs_shape"][0]) - self.features.rows
@@ -467,7 +467,7 @@ class PolicyAgent:
         self.head.to(self.device).eval()
         self.departures = None
         if ck.get("departures") is not None:
-            from agents.departures import Departures
+            from agents.players.departures import Departures
 
             try:
                 self.departures = Departures(ck["departures"], variant, options)
@@ -477,7 +477,7 @@ class PolicyAgent:
         self.deterministic = deterministic
         self.seed = 0 if seed is None else int(seed)
         self.generator = torch.Generator().manual_seed(self.seed)
-        self.checkpoint = ck  # kept so agents.distributed can ship it to Ray workers
+        self.checkpoint = ck  # kept so agents.tournament.distributed can ship it to Ray workers
         self.settings = {"variant": variant, "options": options, "deterministic": deterministic, "seed": seed,
                          "strict_options": strict_options, "device": str(device), "network_only": network_only}
         self.meta = ck.get("meta", {})
@@ -537,25 +537,25 @@ class PolicyAgent:
 
 
 def _stamp_main(argv: list[str]) -> int:
-    """``python -m agents.policy stamp FILE [OUT]``: write FILE (or OUT) with its checksum and advisor record set
+    """``python -m agents.players.policy stamp FILE [OUT]``: write FILE (or OUT) with its checksum and advisor record set
     from its tensors and today's advisor; the tensors are copied bit for bit (checked before writing)."""
     torch = _torch()
     if len(argv) not in (2, 3) or argv[0] != "stamp":
-        print("usage: python -m agents.policy stamp FILE [OUT]", file=sys.stderr)
+        print("usage: python -m agents.players.policy stamp FILE [OUT]", file=sys.stderr)
         return 2
     src = Path(argv[1])
     out = Path(argv[2]) if len(argv) == 3 else src
     try:
         ck = torch.load(src, map_location="cpu", weights_only=True)
     except Exception as exc:
-        print(f"agents.policy: error: {src}: not a readable checkpoint ({str(exc).splitlines()[0][:200]})", file=sys.stderr)
+        print(f"agents.players.policy: error: {src}: not a readable checkpoint ({str(exc).splitlines()[0][:200]})", file=sys.stderr)
         return 2
     before = {f"{p}.{k}": v.clone() for p, tensors in _tensor_parts(ck) for k, v in tensors.items()}
     stamp(ck)
     try:
         check_payload(ck, str(src))
     except CheckpointError as exc:  # e.g. a NaN weight: never stamp a damaged file
-        print(f"agents.policy: error: {exc}", file=sys.stderr)
+        print(f"agents.players.policy: error: {exc}", file=sys.stderr)
         return 2
     tmp = out.with_name(out.name + ".tmp")
     torch.save(ck, tmp)
@@ -565,7 +565,7 @@ def _stamp_main(argv: list[str]) -> int:
         len(tensors) for _, tensors in _tensor_parts(again))
     if not same:
         tmp.unlink()
-        print(f"agents.policy: error: {src}: tensors changed on the way; nothing written", file=sys.stderr)
+        print(f"agents.players.policy: error: {src}: tensors changed on the way; nothing written", file=sys.stderr)
         return 1
     tmp.replace(out)
     print(f"{out}: checksum {ck['checksum']}" + (f", advisor {ck['advisor']['agent']} {ck['advisor']['fingerprint']}"

@@ -4,18 +4,18 @@ and the fit of a policy network to those labels.
 This module owns the distillation stage of ``train.py`` (``distill_decisions > 0``):
 
 * :func:`label_states` plays self-play hands on ``tables`` engine tables with the compiled player
-  (:class:`agents.fastplay.FastPlayer`, ``heuristic-flush``'s core) in every seat.  At each decision that has at
+  (:class:`agents.players.fastplay.FastPlayer`, ``heuristic-flush``'s core) in every seat.  At each decision that has at
   least two candidates (:meth:`FastPlayer.candidates`: the player's ranked shortlist, its own choice first), with
   probability ``label_prob``, the decision is **labelled**: ``worlds`` worlds are sampled for the acting seat
   (:meth:`mjenv.engine.core.Engine.sample_worlds`), every candidate is played in the **same** worlds and rolled
-  out to the end of the hand (:class:`agents.search.SearchAgent`'s machinery), and the seat's money after each
+  out to the end of the hand (:class:`agents.players.search.SearchAgent`'s machinery), and the seat's money after each
   candidate in each world is summarised as its mean (the candidate's value, money from the decision on) and its
   mean gain over the player's own choice with the paired standard error.  The table then plays the player's own
   move, so the states are those of ``heuristic-flush``'s games — the states an advised policy reaches;
 * :func:`search_targets` turns the values into targets: a candidate other than the player's choice is the target
   only where its gain exceeds ``z`` paired standard errors and ``min_gain`` (the search agent's own rule, with a
   stricter ``z`` to keep noise out of the labels); elsewhere the target is the advice (``heuristic-flush``'s move);
-* :func:`fit_distill` fits a :class:`agents.selfplay.SeatNet` to those targets: masked cross-entropy to the target
+* :func:`fit_distill` fits a :class:`agents.training.ppo.SeatNet` to those targets: masked cross-entropy to the target
   action (the departures weighted by ``departure_weight``) plus ``vf_coef`` × the squared error of the value head to
   the target candidate's searched value × ``reward_scale``;
 * :func:`departure_table` counts, per decision kind (discard, 亮倒, kong, pong, chi …), how many labelled decisions
@@ -80,8 +80,8 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     unbiased estimate of the gain of the departures the screen proposes (the screen's own gains are not: they
     are the largest of noisy estimates).  ``screen_z = -inf`` verifies the best alternative of every decision.
     ``kinds`` (names of :data:`KINDS`): label only decisions of those kinds."""
-    from agents.keyrng import mix
-    from agents.search import SearchAgent
+    from agents.players.keyrng import mix
+    from agents.players.search import SearchAgent
     from mjenv.encoding.observation import encoder_for
     from mjenv.engine import state as S
     from mjenv.engine.core import Engine
@@ -477,7 +477,7 @@ def run_stage(net, variant: str, options: Any, *, features=None, decisions: int 
     """The distillation stage: label ``decisions`` decisions (in chunks of :data:`CHUNK`, chunk ``i`` with seed
     ``seed + i``; saved to ``folder/distill_labels.npz``) or read ``label_files``, build the targets (verified
     ones when the labels were verified, at ``z``), and fit ``net`` (:func:`fit_distill`).  ``features`` (an
-    :class:`agents.advice.AdviceFeatures`) extends the observations the network reads, and its advice is the
+    :class:`agents.players.advice.AdviceFeatures`) extends the observations the network reads, and its advice is the
     action kept where the search keeps the player's choice.  Returns a report (label facts, the departure table,
     the fit's losses and held-out figures, CPU seconds)."""
     cpu0 = time.process_time()
@@ -489,7 +489,7 @@ def run_stage(net, variant: str, options: Any, *, features=None, decisions: int 
     verified = bool(int(labels["meta"].get("verify_worlds", 0)))
     obs, mask = labels["obs"], labels["mask"]
     if features is not None:
-        from agents.advice import ADVICE_ROWS, advice_vector
+        from agents.players.advice import ADVICE_ROWS, advice_vector
 
         x = np.concatenate([features.extend(obs[i : i + 2048], mask[i : i + 2048]) for i in range(0, len(mask), 2048)])
         row = obs.shape[1]
@@ -571,7 +571,7 @@ def decision_plans(obs: np.ndarray, variant: str, options: Any = None, player: s
     """int8 [N]: the plan (:data:`PLANS`) the hand-written ``player`` (:func:`agents.make_agent` name) is on for the
     acting seat of each observation ``[N, C, 34]``: of the flush in each suit, the plain hand, seven pairs and all
     triplets, the one whose shanten less the player's credit is lowest, ties to the plain hand (the order of
-    :meth:`agents.heuristic.HeuristicAgent._choose_plan`), judged on the hand as held."""
+    :meth:`agents.players.heuristic.HeuristicAgent._choose_plan`), judged on the hand as held."""
     from agents import make_agent
 
     h = make_agent(player, variant, options)
@@ -586,7 +586,7 @@ def decision_plans(obs: np.ndarray, variant: str, options: Any = None, player: s
 def plan_table(labels: dict, player: str = "heuristic-flush") -> str:
     """Markdown: the verified gain of the screened alternatives (:func:`report_tables`) split by the plan ``player``
     is on at each decision (:func:`decision_plans`; by default ``heuristic-flush``, whose credits the labelling
-    player :class:`agents.fastplay.FastPlayer` uses), overall and for the commonest (player's move → alternative)
+    player :class:`agents.players.fastplay.FastPlayer` uses), overall and for the commonest (player's move → alternative)
     pairs."""
     if not int(labels["meta"].get("verify_worlds", 0)):
         raise ValueError("plan table: these labels were made without verify_worlds")
@@ -620,11 +620,11 @@ def plan_table(labels: dict, player: str = "heuristic-flush") -> str:
 
 
 def main(argv=None) -> int:
-    """``python -m agents.distill FILE ...``: the departure tables of verified label files (e.g. a run's
+    """``python -m agents.training.distill FILE ...``: the departure tables of verified label files (e.g. a run's
     ``distill_labels.npz``)."""
     import argparse
 
-    p = argparse.ArgumentParser(prog="python -m agents.distill", description=main.__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m agents.training.distill", description=main.__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", help="label files written by a distillation run")
     p.add_argument("--plans", action="store_true", help="also split the verified gains by the player's plan")
     p.add_argument("--plan_player", default="heuristic-flush",
@@ -638,7 +638,7 @@ def main(argv=None) -> int:
             print()
             print(plan_table(labels, a.plan_player))
     except ValueError as exc:
-        print(f"agents.distill: error: {exc}", file=__import__("sys").stderr)
+        print(f"agents.training.distill: error: {exc}", file=__import__("sys").stderr)
         return 2
     return 0
 

@@ -1,11 +1,11 @@
 """Learned departures from the advisor: a gain model over the advisor's own shortlist, fitted to search values.
 
 This module owns the feature set ``candidate-features-v1``, the departure head a checkpoint may carry
-(``"departures"`` in :mod:`agents.policy`'s format) and the training stage that fits it (``train.py
---departure_decisions N``, the ``long`` config).
+(``"departures"`` in :mod:`agents.players.policy`'s format) and its play; the training stage that fits it
+(``train.py --departure_decisions N``, the ``long`` config) is :mod:`agents.training.departures`.
 
 **What it decides.**  At a decision, the advisor (``heuristic-flush``, the player the advised network copies)
-ranks its candidates (:meth:`agents.heuristic.HeuristicAgent.candidates`: its choice first, then the
+ranks its candidates (:meth:`agents.players.heuristic.HeuristicAgent.candidates`: its choice first, then the
 alternatives it rates next; at most :data:`CANDIDATES`).  For each alternative the head predicts its **gain**
 over the advisor's choice: the seat's expected money from this decision to the end of the hand if it plays
 that alternative now and the advisor's moves afterwards, less the same after the advisor's choice.  The policy
@@ -13,8 +13,8 @@ plays the alternative of largest predicted gain where that gain exceeds ``tau``,
 elsewhere.  By the policy improvement theorem a departure whose true gain is positive makes the player better;
 ``tau`` keeps the departures to those the model is sure enough of.
 
-**What it learns from.**  :func:`agents.distill.label_states` without verification: self-play of the compiled
-player (:class:`agents.fastplay.FastPlayer`, ``heuristic-flush``'s core) in every seat; a decision is labelled
+**What it learns from.**  :func:`agents.training.distill.label_states` without verification: self-play of the compiled
+player (:class:`agents.players.fastplay.FastPlayer`, ``heuristic-flush``'s core) in every seat; a decision is labelled
 with probability ``label_prob``, each of its candidates played in the same 32 sampled worlds and rolled out to
 the end of the hand.  The mean paired difference of an alternative and the choice is an unbiased (noisy)
 estimate of that gain, whatever the model; the head is fitted to those differences by least squares, so it
@@ -41,15 +41,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import time
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
-from mjenv.rules.options import n_players
 
 FEATURES = "candidate-features-v1"
 CANDIDATES = 3
@@ -82,7 +79,7 @@ class CandidateFeatures:
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None):
         from agents import make_agent
-        from agents.heuristic import HeuristicAgent
+        from agents.players.heuristic import HeuristicAgent
 
         self.variant = variant
         self.advisor = make_agent("heuristic-flush", variant, options)
@@ -93,8 +90,8 @@ class CandidateFeatures:
 
     def _hand(self, h, nm, live, meld_tiles, danger) -> np.ndarray:
         """float32 [N, 10]: what a hand ``h`` with ``nm`` melds is worth as a start (module docstring)."""
-        from agents.plans import SUIT_OF, flush_allowed, plan_shanten, triplets_shanten
-        from agents.shanten import shanten, ukeire
+        from agents.players.plans import SUIT_OF, flush_allowed, plan_shanten, triplets_shanten
+        from agents.players.shanten import shanten, ukeire
 
         N = len(h)
         s = shanten(h, nm, self._sp)
@@ -193,7 +190,7 @@ class CandidateFeatures:
 
 
 def _torch():
-    from agents.policy import _torch as load
+    from agents.players.policy import _torch as load
 
     return load()
 
@@ -222,49 +219,6 @@ def make_head(members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden
     return DepartureHead()
 
 
-def fit_head(x: np.ndarray, gain: np.ndarray, valid: np.ndarray, *, members: int = DEFAULTS["members"],
-             hidden: int = DEFAULTS["hidden"], epochs: int = DEFAULTS["epochs"], lr: float = DEFAULTS["lr"],
-             weight_decay: float = DEFAULTS["weight_decay"], batch_size: int = DEFAULTS["batch_size"],
-             clip: float = DEFAULTS["clip"], seed: int = 0, log: Callable[[str], None] | None = None):
-    """Fit a :func:`make_head` ensemble by least squares: inputs ``x [N, K - 1, PAIR_FEATURES]``, targets ``gain
-    [N, K - 1]`` (the labels' paired gains over the choice, clipped to ±``clip``) where ``valid``.  Member ``i``
-    starts from torch seed ``seed + i`` and sees its own shuffles.  Returns the head (in eval mode)."""
-    torch = _torch()
-    valid = np.asarray(valid, bool)
-    xs = torch.as_tensor(np.asarray(x, np.float32)[valid])
-    ys = torch.as_tensor(np.clip(np.asarray(gain, np.float32)[valid], -clip, clip))
-    if len(xs) < 2:
-        raise ValueError(f"departure head: need at least 2 labelled alternatives, got {len(xs)}")
-    torch.manual_seed(seed)
-    head = make_head(members, hidden)
-    head.mean.copy_(xs.mean(0))
-    head.scale.copy_(xs.std(0) + 1e-3)
-    z = (xs - head.mean) / head.scale
-    for i, member in enumerate(head.members):
-        gen = torch.Generator().manual_seed(seed + i)
-        for layer in member:
-            if isinstance(layer, torch.nn.Linear):
-                bound = 1.0 / np.sqrt(layer.in_features)
-                with torch.no_grad():
-                    layer.weight.uniform_(-bound, bound, generator=gen)
-                    layer.bias.uniform_(-bound, bound, generator=gen)
-        opt = torch.optim.AdamW(member.parameters(), lr=lr, weight_decay=weight_decay)
-        for epoch in range(epochs):
-            order = torch.randperm(len(z), generator=gen)
-            total = 0.0
-            for lo in range(0, len(z), batch_size):
-                b = order[lo : lo + batch_size]
-                loss = ((member(z[b]).squeeze(-1) - ys[b]) ** 2).mean()
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                total += float(loss.detach()) * len(b)
-            if log and epoch == epochs - 1:
-                log(f"[departures] member {i + 1}/{members}: mean squared error {total / len(z):.3f} after {epochs} epochs")
-    head.eval()
-    return head
-
-
 def predict(head, x: np.ndarray) -> np.ndarray:
     """float64 [N, K - 1]: the head's predicted gains for inputs ``x`` (:meth:`CandidateFeatures.pairwise`)."""
     torch = _torch()
@@ -281,21 +235,6 @@ def choose(pred: np.ndarray, ncand: np.ndarray, tau: float) -> np.ndarray:
     col = p.argmax(1)
     best = p[np.arange(len(p)), col]
     return np.where(best > tau, col + 1, 0).astype(np.int64)
-
-
-def realized_gains(pred: np.ndarray, gain: np.ndarray, ncand: np.ndarray, taus, per_seat_hand: float) -> list[dict]:
-    """Per threshold: the share of decisions where :func:`choose` departs and the labelled gain of what it plays,
-    per decision and per seat-hand (``per_seat_hand`` labelled decisions per seat and hand), with 95 % CIs over
-    decisions.  On labels the head was not fitted on this is an unbiased estimate of what departing gains."""
-    out = []
-    for tau in taus:
-        col = choose(pred, ncand, float(tau))
-        got = np.where(col > 0, np.asarray(gain)[np.arange(len(col)), np.maximum(col - 1, 0)], 0.0)
-        ci = 1.96 * got.std(ddof=1) / np.sqrt(len(got)) if len(got) > 1 else float("nan")
-        out.append({"tau": float(tau), "departs": float((col > 0).mean()), "gain_per_decision": float(got.mean()),
-                    "ci95": float(ci), "gain_per_seat_hand": float(got.mean() * per_seat_hand),
-                    "ci95_per_seat_hand": float(ci * per_seat_hand)})
-    return out
 
 
 # ------------------------------------------------------------------------------------------ checkpoint part
@@ -377,7 +316,7 @@ def departure_fingerprint(variant: str, options: Any) -> str:
     """``"sha256:<hex>"`` of the advisor's shortlists and :class:`CandidateFeatures` on fixed positions: the deals
     ``0..FINGERPRINT_TABLES-1`` of :data:`FINGERPRINT_SEED`, played by ``heuristic-flush`` in every seat, every
     decision's shortlist and pairwise features hashed.  Cached per process."""
-    from agents.base import resolve_options
+    from agents.players.base import resolve_options
     from mjenv.rules.options import options_to_dict
 
     opts = resolve_options(variant, options)
@@ -386,8 +325,8 @@ def departure_fingerprint(variant: str, options: Any) -> str:
 
 @functools.lru_cache(maxsize=16)
 def _fingerprint(variant: str, options_key: str) -> str:
-    from agents.advice import play_fixed_deals
-    from agents.base import resolve_options
+    from agents.players.advice import play_fixed_deals
+    from agents.players.base import resolve_options
 
     opts = resolve_options(variant, json.loads(options_key))
     features = CandidateFeatures(variant, opts)
@@ -403,64 +342,3 @@ def _fingerprint(variant: str, options_key: str) -> str:
 
     play_fixed_deals(variant, opts, FINGERPRINT_TABLES, FINGERPRINT_SEED, decide)
     return "sha256:" + digest.hexdigest()
-
-
-# ------------------------------------------------------------------------------------------ training stage
-
-
-def label_gains(labels: dict, variant: str, options: Any = None, batch: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(x [N, K - 1, PAIR_FEATURES], gain [N, K - 1], valid [N, K - 1])`` of :func:`agents.distill.label_states`
-    labels (made with ``candidates = CANDIDATES``): the head's inputs for every labelled alternative, its paired gain
-    over the choice, and which columns hold an alternative."""
-    cand, ncand = np.asarray(labels["cand"]), np.asarray(labels["ncand"])
-    if cand.shape[1] != CANDIDATES:
-        raise ValueError(f"departure labels: {cand.shape[1]} candidates per decision, the head reads {CANDIDATES}")
-    feats = CandidateFeatures(variant, options)
-    x = np.concatenate([feats.pairwise(labels["obs"][i : i + batch], labels["mask"][i : i + batch],
-                                       cand[i : i + batch], ncand[i : i + batch]) for i in range(0, len(cand), batch)])
-    valid = np.arange(1, CANDIDATES)[None, :] < ncand[:, None]
-    return x, np.asarray(labels["gain"])[:, 1:], valid
-
-
-TAUS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
-"""Thresholds the stage reports held-out gains for."""
-
-
-def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_files=(), seed: int = 3000,
-              tables: int = 64, label_prob: float = 0.25, worlds: int = 32, holdout: float = 0.1,
-              tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
-              epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None,
-              log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
-    """Label ``decisions`` decisions (:func:`agents.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
-    ``seed + i``; saved to ``folder/departure_labels.npz``) or read ``label_files``; fit the head on all but the last
-    ``holdout`` share of them and report, on that share, what departing at each of :data:`TAUS` gains.
-    Returns ``(checkpoint part, report)``."""
-    from agents.distill import chunked_labels
-
-    cpu0 = time.process_time()
-    labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed, tables=tables,
-                            label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, verify_worlds=0,
-                            save_to=None if folder is None else Path(folder) / "departure_labels.npz",
-                            name="departure labels", log=log)
-    label_cpu = time.process_time() - cpu0
-    meta = labels["meta"]
-    n = len(labels["cand"])
-    per_seat_hand = n / (float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1))
-    x, gain, valid = label_gains(labels, variant, options)
-    cut = n - int(round(holdout * n)) if holdout > 0 else n
-    if cut < 2:
-        raise ValueError(f"departure stage: {n} labelled decisions leave nothing to fit after a {holdout} holdout")
-    head = fit_head(x[:cut], gain[:cut], valid[:cut], members=members, hidden=hidden, epochs=epochs, seed=fit_seed, log=log)
-    report = {"labels": meta, "decisions": n, "fitted": cut, "held_out": n - cut, "label_cpu_seconds": round(label_cpu, 1),
-              "labelled_decisions_per_seat_hand": round(per_seat_hand, 3), "tau": float(tau),
-              "settings": {"members": members, "hidden": hidden, "epochs": epochs, "fit_seed": fit_seed, "holdout": holdout}}
-    if cut < n:
-        report["held_out_gains"] = realized_gains(predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], TAUS,
-                                                  per_seat_hand)
-        if log:
-            for r in report["held_out_gains"]:
-                log(f"[departures] held out, tau {r['tau']:.2f}: departs {100 * r['departs']:.2f} %, gain "
-                    f"{r['gain_per_decision']:+.4f} ± {r['ci95']:.4f} per decision, {r['gain_per_seat_hand']:+.3f} ± "
-                    f"{r['ci95_per_seat_hand']:.3f} per seat-hand")
-    report["cpu_seconds"] = round(time.process_time() - cpu0, 1)
-    return head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]}), report

@@ -33,8 +33,8 @@ class Agent(Protocol):
 def agent_act(agent, obs, mask: np.ndarray, *, engine=None, tables=None, keys=None) -> np.ndarray:
     """``agent.act`` with what the agent declares it takes: ``keys=`` when ``takes_keys``, and ``engine=`` /
     ``tables=`` (the engine and the table of each row, whose acting seat decides) when ``uses_engine`` — the
-    players that read the engine's packed state or sample worlds from it (:mod:`agents.fastplay`,
-    :mod:`agents.search`)."""
+    players that read the engine's packed state or sample worlds from it (:mod:`agents.players.fastplay`,
+    :mod:`agents.players.search`)."""
     kw = {}
     if getattr(agent, "takes_keys", False):
         kw["keys"] = keys

@@ -3,7 +3,7 @@
 This module owns :class:`SearchAgent` (registered as ``search``).  At a decision with more than one sensible
 choice it
 
-1. lists the candidates: the compiled player's (:class:`agents.fastplay.FastPlayer`) ranked actions, at most
+1. lists the candidates: the compiled player's (:class:`agents.players.fastplay.FastPlayer`) ranked actions, at most
    ``candidates`` of them — on its own turn the discards of the lowest plan shanten (the heuristic's own
    shortlist, best first) plus a 亮倒 or kong alternative where the mask offers one; in a claim window pass and
    every legal pong / chi / kong; in Gejiu both face-up kong tiles.  A legal win is always taken, unsearched
@@ -17,7 +17,7 @@ choice it
 
 Everything is batched: the decisions of one ``act`` call (all the tables an ``evaluate.py`` run plays where
 this agent acts) share one rollout engine.  The worlds of a decision are drawn from a seed made of the agent's
-``seed`` and the arena's per-decision key (:mod:`agents.keyrng`), so a tournament is deterministic for a seed
+``seed`` and the arena's per-decision key (:mod:`agents.players.keyrng`), so a tournament is deterministic for a seed
 whatever its batch size; without keys (``mjenv play``) a per-agent decision counter takes the key's place.
 
 Parameters (defaults in :data:`DEFAULTS`): ``candidates`` (3), ``worlds`` per candidate (32), ``search`` — which
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.fastplay import FastPlayer
-from agents.keyrng import mix, salt_of
+from agents.players.fastplay import FastPlayer
+from agents.players.keyrng import mix, salt_of
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 

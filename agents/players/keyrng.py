@@ -1,10 +1,10 @@
 """Counter-based random numbers keyed by hand and decision, so a tournament does not depend on its batching.
 
-This module owns the keys the arena (:func:`agents.arena.play_duplicate`) hands to agents that draw random
+This module owns the keys the arena (:func:`agents.tournament.arena.play_duplicate`) hands to agents that draw random
 numbers (``takes_keys = True``), and the uniforms those agents draw from them.  A key names one decision:
 the tournament seed, the wall, the seating and the decision's number within its hand.  An agent mixes its
 own seed into the key, so its draws at that decision are the same whichever batch, shard, process or
-machine plays the hand: a tournament split over Ray workers (:mod:`agents.distributed`) gives the same
+machine plays the hand: a tournament split over Ray workers (:mod:`agents.tournament.distributed`) gives the same
 hands as one played in a single batch.
 
 The mixer is SplitMix64 (Steele, Lea and Flood 2014) on ``uint64`` arrays; uniforms keep its top 53 bits.

@@ -12,7 +12,7 @@ the teacher exactly where that advantage is positive is better than the teacher 
 theorem), so these numbers say where a learned policy can gain on the heuristic at all (docs/training.md has the
 measured tables).  Until a twin branches it is the same table as A, so the teacher is asked only once for both.
 
-Command line: ``python -m agents.rollouts --pairs 2000`` prints the mean advantage of each kind of departure
+Command line: ``python -m agents.training.rollouts --pairs 2000`` prints the mean advantage of each kind of departure
 with its 95 % CI; ``--departures discard2 fold safe_keep flush`` tries the discard departures (one twin each)
 and ``--by`` splits them by state features.
 
@@ -34,10 +34,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.base import Decoded
-from agents.heuristic import _suited_neighbours, wait_ways
-from agents.plans import SUIT_OF, plan_shanten
-from agents.shanten import shanten
+from agents.players.base import Decoded
+from agents.players.heuristic import _suited_neighbours, wait_ways
+from agents.players.plans import SUIT_OF, plan_shanten
+from agents.players.shanten import shanten
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine import state as S
@@ -94,7 +94,7 @@ def _take(d: Decoded, rows: np.ndarray) -> Decoded:
 
 
 def tile_danger(d: Decoded) -> np.ndarray:
-    """float [B, 34]: :func:`agents.heuristic.wait_ways` of what the observer sees (it reads the observation
+    """float [B, 34]: :func:`agents.players.heuristic.wait_ways` of what the observer sees (it reads the observation
     only, as a player could)."""
     return wait_ways(d.live())
 
@@ -113,7 +113,7 @@ def discard_alternative(kind: str, teacher, d: Decoded, mask: np.ndarray, advice
     """``(alt int64 [B], flush_gap int64 [B])``: the discard departure ``kind`` (one of :data:`DISCARD_KINDS`)
     from each advised action, ``-1`` where none applies (the advice is not a plain discard, or the departure is
     the advised tile itself); ``flush_gap`` is the 清一色 plan's shanten minus the advised discard's (99 where
-    not computed).  ``teacher`` is a :class:`~agents.heuristic.HeuristicAgent` (its ranking, danger and
+    not computed).  ``teacher`` is a :class:`~agents.players.heuristic.HeuristicAgent` (its ranking, danger and
     seven-pairs setting are used)."""
     if kind not in DISCARD_KINDS:
         raise ValueError(f"discard_alternative: kind {kind!r} is not one of {DISCARD_KINDS}")
@@ -226,7 +226,7 @@ class DepartureRule:
     Conditions (``None``: any): at most ``max_wall_left`` tiles in the wall, an opponent revealed or not
     (``opp_revealed``), shanten between ``min_shanten`` and ``max_shanten``, at least ``min_opp_melds`` melds shown
     by some opponent.  Deterministic like its teacher, so it can be played in duplicate tournaments
-    (:func:`agents.arena.play_duplicate`) to check a rule the rollouts suggest over whole hands."""
+    (:func:`agents.tournament.arena.play_duplicate`) to check a rule the rollouts suggest over whole hands."""
 
     def __init__(self, teacher, kind: str, *, max_wall_left: int | None = None, opp_revealed: bool | None = None,
                  min_shanten: int | None = None, max_shanten: int | None = None, min_opp_melds: int | None = None,
@@ -279,7 +279,7 @@ def counterfactual_pairs(variant: str, options: Any, teacher, pairs: int, *, see
 
     Each group is a reference table and one twin per entry of ``departures`` (:data:`DEPARTURES`).
     ``teacher`` must be deterministic (an ``act(obs, mask)`` whose move depends on the observation alone), so
-    that the tables of a group stay identical until they branch; a :class:`~agents.heuristic.HeuristicAgent`
+    that the tables of a group stay identical until they branch; a :class:`~agents.players.heuristic.HeuristicAgent`
     for the discard departures.  At each learner decision where a twin's departure applies, the unbranched twin
     branches with probability ``branch_prob`` (drawn from ``seed``).  Returns ``obs float32 [N, C, 34]`` (the
     learner's observation where it branched; only with ``keep_obs``), ``mask bool [N, 111]``, ``advice`` and
@@ -451,14 +451,14 @@ _DEFAULT_BINS = {"wall_left": (0, 8, 16, 24, 32, 40), "shanten": (-1, 1, 2), "op
 
 
 def main(argv=None) -> list[dict]:
-    """``python -m agents.rollouts``: the advantage of each departure from the heuristic, printed as tables."""
+    """``python -m agents.training.rollouts``: the advantage of each departure from the heuristic, printed as tables."""
     import argparse
     import time
 
     from agents import make_agent
-    from agents.base import resolve_options
+    from agents.players.base import resolve_options
 
-    ap = argparse.ArgumentParser(prog="python -m agents.rollouts", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m agents.training.rollouts", description=__doc__.split("\n\n")[0])
     ap.add_argument("--variant", default="kawuxing3")
     ap.add_argument("--pairs", type=int, default=2000, help="duplicate table groups (hands) to branch")
     ap.add_argument("--seed", type=int, default=0)

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.policy import _torch
+from agents.players.policy import _torch
 
 
 @dataclass
@@ -45,7 +45,7 @@ def collect(core, teacher, steps: int, *, learner=None, beta: float = 1.0, gamma
     ``ret float32 [N]`` (discounted return to the end of the hand, scaled) and ``has_ret bool [N]`` (False for
     decisions whose hand had not ended when collection stopped).  ``learner(obs, mask)`` plays the learner
     seat where a uniform draw exceeds ``beta``; the teacher plays it elsewhere.  With ``features`` (an object
-    whose ``extend(obs, mask, core)`` appends input rows, e.g. :class:`agents.advice.AdviceFeatures`), the stored
+    whose ``extend(obs, mask, core)`` appends input rows, e.g. :class:`agents.players.advice.AdviceFeatures`), the stored
     observations and the learner's input are the extended ones; the teacher always sees the plain observation.
     """
     rng = rng or np.random.default_rng(0)

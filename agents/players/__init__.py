@@ -1,0 +1,11 @@
+"""The players: everything an agent needs to choose moves at a table (built by :func:`agents.make_agent`).
+
+Modules: :mod:`~agents.players.base` (the batched protocol, observation decoding), :mod:`~agents.players.keyrng`
+(keyed random streams, the same draws whatever the batching), :mod:`~agents.players.simple` (random),
+:mod:`~agents.players.shanten` (batched shanten and ukeire), :mod:`~agents.players.plans` (烂牌, flush and
+all-triplets plans), :mod:`~agents.players.heuristic` (the rule-based player), :mod:`~agents.players.fastplay`
+(the compiled rollout player ``fast``) with its kernels :mod:`~agents.players.fastkernels`,
+:mod:`~agents.players.search` (the search agent), :mod:`~agents.players.external` (outside bots),
+:mod:`~agents.players.policy` (network and checkpoint format), :mod:`~agents.players.advice` (the advisor rows a
+network reads) and :mod:`~agents.players.departures` (the departure head a checkpoint may carry).
+"""
