@@ -10,8 +10,8 @@ Subcommands are registered in :data:`COMMANDS` (name -> (add-arguments function,
 module's two functions.  Today: ``score`` (one winning hand of any variant, the rules of docs/rules/: Kawuxing
 §3.7-§3.10, Gejiu §6, Diedaohu §7, Yangzhou §8-§9, Liuwei §10), ``replay`` (:mod:`mjenv.replay`), ``rules``
 (the option reference, :mod:`mjenv.rules.reference`), ``play`` (a hand against the bots, :mod:`mjenv.play`),
-``dataset`` (decisions for offline learning, :mod:`mjenv.dataset`) and ``review`` (a replay's decisions valued by
-search, :mod:`mjenv.review`).
+``dataset`` (decisions for offline learning: :mod:`mjenv.tools.dataset` runs it, :mod:`mjenv.dataset` holds the
+format) and ``review`` (a replay's decisions valued by search, :mod:`mjenv.review`).
 
 ``score`` reads each rule family from its class (:mod:`mjenv.rules.families`, ``VariantSpec.family``): how to
 score one hand in a situation (``score_situation``), the JSON object (``score_json``), the text notes on value and
@@ -34,8 +34,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mjenv.dataset import add_dataset_subcommand, dataset_main
 from mjenv.rules.families import RULE_FAMILIES, rule_family
+from mjenv.tools.dataset import add_dataset_subcommand, dataset_main
 from mjenv.play import add_play_subcommand, play_main
 from mjenv.tools.replay_command import add_replay_subcommand, replay_main
 from mjenv.review import add_review_subcommand, review_main

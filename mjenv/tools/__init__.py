@@ -1,2 +1,2 @@
 """Top-floor tools of mjenv: commands and builders that use every floor below (the ``mjenv replay`` command,
-the compiled-code store builder).  Nothing below imports them."""
+the ``mjenv dataset`` command, the compiled-code store builder).  Nothing below imports them."""
