@@ -27,10 +27,12 @@ Rooms, by role (each package's docstring lists its modules):
   :mod:`~agents.players.policy` (network and checkpoint format; imports torch on use only),
   :mod:`~agents.players.advice` and :mod:`~agents.players.departures` (the advisor rows and the departure head a
   checkpoint reads);
-* :mod:`agents.training`: the stages of ``train.py`` — :mod:`~agents.training.clone` (behaviour cloning, the
-  warm start), :mod:`~agents.training.ppo` (the all-seat PPO), :mod:`~agents.training.distill` (search labels,
-  distillation), :mod:`~agents.training.departures` (fitting the departure head), and
-  :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures);
+* :mod:`agents.training`: ``train.py``'s parts — :mod:`~agents.training.config` (its ``Args``, one config section
+  per stage), the stages :mod:`~agents.training.clone` (behaviour cloning, the warm start),
+  :mod:`~agents.training.distill` (search labels, distillation), :mod:`~agents.training.departures` (fitting the
+  departure head) and :mod:`~agents.training.ppo` (the all-seat PPO, top to bottom in one file),
+  :mod:`~agents.training.sb3` (the ``MaskablePPO`` trainer), :mod:`~agents.training.runlog` (evaluations and the
+  run folder), and :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures);
 * :mod:`agents.tournament`: :mod:`~agents.tournament.arena` (batched duplicate tournaments on the engine),
   :mod:`~agents.tournament.distributed` (the same over Ray workers), :mod:`~agents.tournament.report` (the
   rule-variant report of ``evaluate.py --report``);

@@ -130,8 +130,12 @@ def _convert(value: Any, tp: Any, name: str) -> Any:
         raise ArgsError(f"{name}: expected {getattr(elem, '__name__', elem)}, got {value!r}") from None
 
 
-def load_config(cls: type, spec: str, config_dir: Path | None) -> dict[str, Any]:
-    """Values of a TOML config file for ``cls`` (a flat table, or the ``[args]`` table)."""
+def load_config(cls: type, spec: str, config_dir: Path | None,
+                sections: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """Values of a TOML config file for ``cls``: a flat table, the ``[args]`` table, or, with ``sections`` (section
+    name -> the fields it holds; by default ``cls.config_sections`` when it has them), one table per section (keys
+    outside any table are also read).  A key in another
+    section than its own, an unknown section or a key given twice is an error naming it."""
     path = Path(spec)
     if not path.exists() and config_dir is not None:
         for cand in (config_dir / spec, config_dir / f"{spec}.toml"):
@@ -148,6 +152,9 @@ def load_config(cls: type, spec: str, config_dir: Path | None) -> dict[str, Any]
         raise ArgsError(f"--config: cannot read {path}: {exc}") from None
     data = data.get("args", data)
     names = {f.name for f in dataclasses.fields(cls)}
+    sections = sections if sections is not None else getattr(cls, "config_sections", None)
+    if sections is not None:
+        data = _flatten_sections(data, sections, names, path)
     unknown = sorted(set(data) - names)
     if unknown:
         raise ArgsError(f"{path}: unknown key(s) {', '.join(unknown)}; valid keys: {', '.join(sorted(names))}")
@@ -155,10 +162,30 @@ def load_config(cls: type, spec: str, config_dir: Path | None) -> dict[str, Any]
     return {k: _convert(v, hints[k], f"{path}: {k}") for k, v in data.items()}
 
 
+def _flatten_sections(data: dict, sections: Mapping[str, Sequence[str]], names: set[str], path: Path) -> dict:
+    """The keys of a sectioned config file in one flat table (see :func:`load_config`)."""
+    home = {k: sec for sec, keys in sections.items() for k in keys}
+    flat = {k: v for k, v in data.items() if not isinstance(v, dict)}
+    for sec, table in data.items():
+        if not isinstance(table, dict):
+            continue
+        if sec not in sections:
+            raise ArgsError(f"{path}: unknown section [{sec}]; sections: {', '.join(f'[{s}]' for s in sections)}")
+        for k, v in table.items():
+            if k in names and home.get(k) != sec:
+                raise ArgsError(f"{path}: [{sec}] {k}: this key belongs in [{home.get(k)}]")
+            if k in flat:
+                raise ArgsError(f"{path}: {k} is given twice")
+            flat[k] = v
+    return flat
+
+
 def parse_args(cls: type, argv: Sequence[str] | None = None, *, config_dir: Path | None = None,
-               default_config: str | None = None, description: str | None = None):
+               default_config: str | None = None, description: str | None = None,
+               sections: Mapping[str, Sequence[str]] | None = None):
     """``(args, config)``: ``cls`` built from defaults, the TOML config (if any) and the command line.
 
+    ``sections`` (section name -> its fields) lets the config files group their keys in tables (:func:`load_config`).
     Raises :class:`ArgsError` for an unknown flag, a value of the wrong type or a bad config file."""
     docs = field_docs(cls)
     hints = typing.get_type_hints(cls)
@@ -187,7 +214,7 @@ def parse_args(cls: type, argv: Sequence[str] | None = None, *, config_dir: Path
     values: dict[str, Any] = {}
     config = getattr(ns, "config", None)
     if config:
-        values.update(load_config(cls, config, config_dir))
+        values.update(load_config(cls, config, config_dir, sections))
     for f in dataclasses.fields(cls):
         v = getattr(ns, f.name)
         if v is not None:

@@ -45,7 +45,7 @@ def measure(counts: list[int], a: argparse.Namespace) -> dict[int, dict]:
 
     import train
     from agents.tournament.distributed import connect
-    from agents.training.ppo import SeatNet, merge_batches, remote_rollouts
+    from agents.training.ppo import SeatNet, merge_batches, remote_rollouts, seat_spec
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.rules.options import load_rules
 
@@ -53,7 +53,7 @@ def measure(counts: list[int], a: argparse.Namespace) -> dict[int, dict]:
     shape = ObservationEncoder("kawuxing3", opts).shape
     args = train.Args(num_envs=a.tables, n_steps=a.n_steps, opponents=["self"], opponent_weights=[1.0], threads=1,
                       seed=a.seed)
-    spec = train.seat_spec(args, opts, shape, None)
+    spec = seat_spec(args, opts, shape, None)
     net = SeatNet(shape, args.channels, args.hidden, args.value_hidden)
     ray = connect("local", max(counts))
     rows: dict[int, list[dict]] = {w: [] for w in counts}

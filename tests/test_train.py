@@ -15,6 +15,7 @@ import pytest
 import evaluate
 import train
 from agents import make_agent
+from agents.training import sb3
 from agents.script_args import ArgsError, parse_args
 from mjenv.envs.vector import LearnerTables
 
@@ -29,6 +30,35 @@ def test_configs_load_and_the_command_line_overrides_them():
     assert args.advice and args.advice_features == "heuristic-advice-v2" and args.bc_teacher == "heuristic-flush"
     selfplay, _ = parse_args(train.Args, ["--config", "selfplay"], config_dir=train.CONFIG_DIR)
     assert selfplay.total_timesteps >= 10 * 131_072 and selfplay.hidden >= args.hidden
+
+
+def test_configs_have_one_section_per_stage_and_a_misplaced_key_is_an_error(tmp_path):
+    """Every ``Args`` field belongs to exactly one section; the shipped configs keep every key in its section (a
+    flat file still loads); a key under another section, an unknown section or a key given twice is refused."""
+    import dataclasses
+    import tomllib
+
+    from agents.training.config import SECTIONS
+
+    homes = [k for keys in SECTIONS.values() for k in keys]
+    assert sorted(homes) == sorted(f.name for f in dataclasses.fields(train.Args))
+    for path in sorted(train.CONFIG_DIR.glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        assert set(data) <= set(SECTIONS) and all(isinstance(v, dict) for v in data.values()), path.name
+        for sec, table in data.items():
+            assert set(table) <= set(SECTIONS[sec]), (path.name, sec)
+        parse_args(train.Args, ["--config", path.stem], config_dir=train.CONFIG_DIR)
+    flat = tmp_path / "flat.toml"
+    flat.write_text("seed = 3\nbc_rounds = 1\n", encoding="utf-8")
+    args, _ = parse_args(train.Args, ["--config", str(flat)], config_dir=train.CONFIG_DIR)
+    assert args.seed == 3 and args.bc_rounds == 1
+    for text, message in (("[ppo]\nbc_rounds = 1\n", "\\[ppo\\] bc_rounds: this key belongs in \\[clone\\]"),
+                          ("[stage9]\nseed = 1\n", "unknown section \\[stage9\\]"),
+                          ("seed = 1\n[run]\nseed = 2\n", "seed is given twice")):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(ArgsError, match=message):
+            parse_args(train.Args, ["--config", str(bad)], config_dir=train.CONFIG_DIR)
 
 
 def test_config_file_errors_name_the_key(tmp_path):
@@ -46,7 +76,7 @@ def test_config_file_errors_name_the_key(tmp_path):
 
 def test_opponent_pool_draws_one_entry_per_hand_by_weight():
     agents = {"random": make_agent("random", seed=1), "heuristic": make_agent("heuristic")}
-    pool = train.OpponentPool(None, ["random", "heuristic"], [0.75, 0.25], agents, seed=5)
+    pool = sb3.OpponentPool(None, ["random", "heuristic"], [0.75, 0.25], agents, seed=5)
     which = pool.entry_of(np.arange(20_000))
     assert abs((which == 0).mean() - 0.75) < 0.02
     assert (pool.entry_of(np.arange(50)) == which[:50]).all()  # fixed per episode
@@ -72,7 +102,7 @@ def test_opponent_pool_draws_one_entry_per_hand_by_weight():
         core.step((rng.random(m.shape) * m).argmax(1))
     assert calls["random"] > calls["heuristic"] > 0
     with pytest.raises(ValueError, match="2 opponents but 1 weights"):
-        train.OpponentPool(core, ["random", "heuristic"], [1.0], agents, seed=0)
+        sb3.OpponentPool(core, ["random", "heuristic"], [1.0], agents, seed=0)
 
     # Each hand's opponent seats were all played by the entry drawn for it: heuristic hands are played as well
     # as the heuristic plays, random hands as badly as random (a learner that is itself random loses far more
@@ -138,7 +168,7 @@ def test_learner_inputs_append_advice_then_oracle_rows():
         core.step(heuristic.act(core.observe(), core.action_masks()))
     obs, mask = core.observe(), core.action_masks()
     opts = heuristic.opts
-    inputs = train.LearnerInputs("kawuxing3", opts, AdviceFeatures("kawuxing3", opts), oracle=True)
+    inputs = sb3.LearnerInputs("kawuxing3", opts, AdviceFeatures("kawuxing3", opts), oracle=True)
     x = inputs.extend(obs, mask, core)
     c = obs.shape[1]
     oracle = OracleEncoder("kawuxing3", opts).encode(core.engine.state, core.seat, engine=core.engine)
@@ -176,8 +206,8 @@ def test_learner_env_scales_rewards_like_the_cloning_targets():
 
     raw, scaled = (sb3_vec_env("kawuxing3", 8, seed=5, opponent=make_agent("heuristic")) for _ in range(2))
     opts = make_agent("heuristic").opts
-    inputs = train.LearnerInputs("kawuxing3", opts, AdviceFeatures("kawuxing3", opts), oracle=False)
-    wrapped = train.learner_vec_env(scaled, inputs, 0.1)
+    inputs = sb3.LearnerInputs("kawuxing3", opts, AdviceFeatures("kawuxing3", opts), oracle=False)
+    wrapped = sb3.learner_vec_env(scaled, inputs, 0.1)
     o_raw, o_wr = raw.reset(), wrapped.reset()
     assert o_wr.shape == (8, o_raw.shape[1] + 14 * 34) and (o_wr[:, : o_raw.shape[1]] == o_raw).all()
     policy = make_agent("heuristic")

@@ -1,8 +1,11 @@
-"""The training stages of ``train.py``, one module each, and the labelling they read.
+"""The parts of ``train.py``: its arguments, one module per training stage, and the run folder.
 
-Modules: :mod:`~agents.training.clone` (behaviour cloning, the warm start), :mod:`~agents.training.ppo` (the
-all-seat PPO stage, readable top to bottom), :mod:`~agents.training.distill` (search labels and the distillation
-stage), :mod:`~agents.training.departures` (fitting a departure head to search labels) and
-:mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures, ``python -m
+Modules: :mod:`~agents.training.config` (the ``Args`` of a run, their bounds and checks, one config section per
+stage), :mod:`~agents.training.clone` (behaviour cloning, the warm start), :mod:`~agents.training.distill` (search
+labels and the distillation stage), :mod:`~agents.training.departures` (fitting a departure head to search
+labels), :mod:`~agents.training.ppo` (the all-seat PPO stage, CleanRL-style, readable top to bottom),
+:mod:`~agents.training.sb3` (``--trainer sb3``: sb3-contrib ``MaskablePPO`` with an opponent pool),
+:mod:`~agents.training.runlog` (evaluations during training, the learning curve, the final checkpoint and summary)
+and :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures, ``python -m
 agents.training.rollouts``).
 """

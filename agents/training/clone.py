@@ -12,13 +12,15 @@ later rounds label the states the cloned policy itself reaches.  Nothing is kept
 held-out set (the first ``holdout`` states of a separate seed), so memory stays at one round of observations.
 
 :func:`agreement` is the share of states with at least two legal actions where a policy picks the teacher's
-action; it is what the tests and ``train.py`` report.  :func:`clone_from_dataset` fits the same losses to a
+action; it is what the tests and ``train.py`` report.  :func:`clone_stage` is the stage as ``train.py``'s all-seat trainer runs
+it (the ``bc_*`` arguments, ``clone.json``).  :func:`clone_from_dataset` fits the same losses to a
 recorded ``mjenv dataset`` folder instead of live play (offline learning, docs/dataset.md).  Torch is imported on use only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -181,6 +183,27 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
             f"({report.holdout_states} states with a choice), {report.states:,} states, {report.cpu_seconds:.0f} CPU s")
     return report
 
+
+
+def clone_stage(net, args: Any, opts, features, folder: Path) -> CloneReport:
+    """The cloning warm start of ``train.py``'s all-seat trainer: :func:`behaviour_clone` of ``args.bc_teacher``
+    into ``net`` (a :class:`agents.training.ppo.SeatNet`) with the ``bc_*`` arguments; writes ``clone.json`` in
+    the run folder and returns the report."""
+    import json
+    from dataclasses import asdict
+
+    from agents import make_agent
+
+    teacher = make_agent(args.bc_teacher, args.variant, opts, seed=args.seed + 3)
+    net.train()
+    report = behaviour_clone(
+        net, net.parameters(), args.variant, opts, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
+        steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
+        reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
+        log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)
+    net.eval()
+    (folder / "clone.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
+    return report
 
 
 def clone_from_dataset(forward: Callable, parameters, folder, *, epochs: int = 1, batch_size: int = 512,

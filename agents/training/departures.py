@@ -3,7 +3,8 @@
 The head, its features and its checkpoint entry are :mod:`agents.players.departures` (what a policy plays with);
 this module owns what only training needs: :func:`fit_head` (least squares over an ensemble), :func:`label_gains`
 (the head's inputs and targets from :func:`agents.training.distill.label_states` labels), :func:`realized_gains`
-(held-out gains per threshold) and :func:`run_stage` (``train.py --departure_decisions N``, the ``long`` config).
+(held-out gains per threshold) and :func:`run_stage`; :func:`departure_stage` is that stage with ``train.py``'s ``departure_*`` arguments
+(``train.py --departure_decisions N``, the ``long`` config; ``departures.json`` in the run folder).
 """
 
 from __future__ import annotations
@@ -132,3 +133,18 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
                     f"{r['ci95_per_seat_hand']:.3f} per seat-hand")
     report["cpu_seconds"] = round(time.process_time() - cpu0, 1)
     return head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]}), report
+
+
+def departure_stage(args: Any, opts, folder: Path) -> dict:
+    """The departure head (:func:`run_stage` with the ``departure_*`` arguments); writes
+    ``departures.json`` (and ``departure_labels.npz`` when it labels) in the run folder; returns the head's
+    checkpoint entry."""
+    from agents.tournament.arena import json_text
+
+    part, report = run_stage(
+        args.variant, opts, decisions=args.departure_decisions, label_files=args.departure_labels,
+        seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
+        members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
+        folder=folder, log=lambda m: print(m, flush=True))
+    (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
+    return part

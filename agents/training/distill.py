@@ -19,7 +19,9 @@ This module owns the distillation stage of ``train.py`` (``distill_decisions > 0
   action (the departures weighted by ``departure_weight``) plus ``vf_coef`` × the squared error of the value head to
   the target candidate's searched value × ``reward_scale``;
 * :func:`departure_table` counts, per decision kind (discard, 亮倒, kong, pong, chi …), how many labelled decisions
-  there were and how often and by how much the search departs from the player — what docs/training.md reports.
+  there were and how often and by how much the search departs from the player — what docs/training.md reports;
+* :func:`run_stage` labels (or reads labels) and fits; :func:`distill_stage` is that stage with ``train.py``'s
+  ``distill_*`` arguments (``distill.json`` in the run folder).
 
 Labels are deterministic for a seed (the worlds of decision ``i`` are drawn from ``mix(seed, i)``) and can be
 saved (:func:`save_labels`, a ``.npz`` with the observations bit-packed as :mod:`mjenv.dataset` packs them) and
@@ -516,6 +518,27 @@ def run_stage(net, variant: str, options: Any, *, features=None, decisions: int 
 
 
 # ------------------------------------------------------------------------------------------ report
+
+
+def distill_stage(net, args: Any, opts, features, folder: Path) -> dict:
+    """Search distillation of ``net`` (:func:`run_stage` with the ``distill_*`` arguments); writes
+    ``distill.json`` (and ``distill_labels.npz`` when it labels) in the run folder; returns the report."""
+    from agents.players.policy import _torch
+    from agents.tournament.arena import json_text
+
+    torch = _torch()
+    torch.manual_seed(args.seed)
+    report = run_stage(
+        net, args.variant, opts, features=features, decisions=args.distill_decisions, label_files=args.distill_labels,
+        seed=args.distill_seed, tables=args.distill_tables, label_prob=args.distill_label_prob,
+        worlds=args.distill_worlds, candidates=args.distill_candidates, verify_worlds=args.distill_verify_worlds,
+        screen_z=args.distill_screen_z, z=args.distill_z, min_gain=args.distill_min_gain, epochs=args.distill_epochs,
+        lr=args.distill_lr, departure_weight=args.distill_departure_weight, vf_coef=args.vf_coef,
+        reward_scale=args.reward_scale, folder=folder, fit_seed=args.seed, soft=args.distill_soft,
+        log=lambda m: print(m, flush=True))
+    net.eval()
+    (folder / "distill.json").write_text(json_text(report), encoding="utf-8")
+    return report
 
 
 def report_tables(labels: dict) -> str:

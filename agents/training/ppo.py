@@ -1,5 +1,7 @@
-"""All-seat self-play for ``train.py --trainer allseat``: rollouts where one shared policy plays every seat, the
-per-seat advantages, and the PPO update (CleanRL's ``ppo.py`` loop, on the batched engine).
+"""The all-seat PPO stage of ``train.py`` (``--trainer allseat``), CleanRL-style: one shared policy plays every seat
+of the batched engine's tables, and the file reads top to bottom as the loop runs — the workers' settings
+(:func:`seat_spec`, from ``Args``), the network, the rollout, the advantages, the update and the loop itself
+(:func:`run_stage`: set-up → rollout → advantages → update → log).
 
 This module owns
 
@@ -17,61 +19,50 @@ This module owns
   a seat add up to that seat's money for the hand; a hand's last decision is terminal; a sequence cut by the
   end of the rollout is bootstrapped with the value of the seat's observation at that moment;
 * :func:`ppo_update` — clipped PPO with advantage normalisation per minibatch, value loss, entropy bonus and
-  gradient clipping (the same loss as sb3-contrib's ``MaskablePPO``, so the two trainers are comparable).
+  gradient clipping (the same loss as sb3-contrib's ``MaskablePPO``, so the two trainers are comparable);
+* :func:`run_stage` — the loop: ``total_timesteps`` samples of rollouts and updates, with snapshots of the
+  learner for the ``self`` opponent, checkpoints, evaluations and ``progress.csv``.
 
 Everything a rollout worker needs is here, so ``train.py --ray`` can run :class:`SeatRollouts` as Ray actors
-(:func:`remote_rollouts`) with the learner in the driver.  Torch is imported on use.
-"""
+(:func:`remote_rollouts`) with the learner in the driver.  Torch is imported on use.  The stages before it
+(cloning, distillation, the departure head) are :mod:`agents.training.clone`, :mod:`agents.training.distill` and
+:mod:`agents.training.departures`; ``train.py`` wires them."""
 
 from __future__ import annotations
 
 import sys
 import time
 import warnings
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from agents.players.base import agent_act
 from agents.players.policy import _torch, make_head, make_trunk
 from mjenv.encoding.actions import N_ACTIONS
+from mjenv.encoding.observation import OBS_VERSION
+from mjenv.rules.options import options_to_dict
 
 MASKED = -1e8
 """Logit of an illegal action (finite, so the entropy of a masked distribution stays a number)."""
 
 
-def seat_advantages(reward: np.ndarray, value: np.ndarray, nxt: np.ndarray, terminal: np.ndarray,
-                    bootstrap: np.ndarray, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """GAE over per-seat decision sequences stored interleaved in one buffer; returns ``(advantages, returns)``.
-
-    Sample ``k``'s successor is ``nxt[k]`` (the same seat's next decision in the same hand, a later index) or
-    ``-1``; with no successor it is either ``terminal[k]`` (the hand ended: next value 0) or cut by the end of
-    the rollout (next value ``bootstrap[k]``).  ``reward[k]`` is the seat's money from decision ``k`` to its
-    successor (or the end).  Returns ``advantage + value`` as the value targets."""
-    n = len(reward)
-    adv = np.zeros(n, np.float64)
-    for k in range(n - 1, -1, -1):
-        j = int(nxt[k])
-        if j >= 0:
-            next_value, next_adv = value[j], adv[j]
-        else:
-            next_value, next_adv = (0.0 if terminal[k] else bootstrap[k]), 0.0
-        delta = reward[k] + gamma * next_value - value[k]
-        adv[k] = delta + gamma * lam * next_adv
-    return adv.astype(np.float32), (adv + value).astype(np.float32)
+# ------------------------------------------------------------------------------------------ the workers' settings
 
 
-def sample_actions(logp: Any, generator: Any) -> Any:
-    """One action per row of the masked log-probabilities ``logp [N, A]`` (a torch tensor), drawn with ``generator``
-    by inverting each row's cumulative distribution (``torch.multinomial`` costs about ten times as much on CPU for
-    the rollouts' small batches).  An action of probability 0 is never drawn: its cumulative value equals its
-    predecessor's and the uniform draw is in ``(0, total]``.  The probabilities are ``softmax(logp)`` (equal to
-    ``exp(logp)`` for normalised rows): ``exp`` of the masked actions' ≈ −1e8 takes a slow path on CPU, ~6× the
-    cost of the softmax kernel, which also gives them exactly 0."""
-    torch = _torch()
-    cdf = torch.softmax(logp, 1).cumsum_(1)
-    u = (1.0 - torch.rand(len(cdf), 1, generator=generator)) * cdf[:, -1:]
-    return torch.searchsorted(cdf, u)[:, 0].clamp_(max=cdf.shape[1] - 1)
+def seat_spec(args: Any, opts, obs_shape, features) -> dict:
+    """The plain-dict description of a rollout worker (:class:`agents.training.ppo.SeatRollouts`) for ``args``."""
+    return {"variant": args.variant, "options": options_to_dict(opts, args.variant), "obs_shape": list(obs_shape),
+            "channels": args.channels, "hidden": args.hidden, "value_hidden": args.value_hidden,
+            "advice": features.version if features is not None else None, "num_tables": args.num_envs,
+            "n_steps": args.n_steps, "seed": args.seed, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
+            "reward_scale": args.reward_scale, "opponents": list(args.opponents),
+            "opponent_weights": list(args.opponent_weights), "frozen_share": args.frozen_share, "threads": args.threads,
+            "precision": args.precision}
+
+
+# ------------------------------------------------------------------------------------------ the network
 
 
 def _net_classes():
@@ -185,7 +176,7 @@ def resolve_precision(precision: str, trainer: str = "allseat") -> str:
     """The arithmetic a run of ``trainer`` uses for the requested ``precision`` (``auto`` or one of
     :data:`PRECISIONS`): ``auto`` is bf16 for the all-seat trainer on a CPU with native bfloat16
     (:func:`bf16_native`) and fp32 elsewhere (the SB3 path always runs float32); an explicit value is returned
-    as it is (``train.check_args`` refuses bf16 where it cannot run)."""
+    as it is (:func:`agents.training.config.check_args` refuses bf16 where it cannot run)."""
     if precision != "auto":
         return precision
     return "bf16" if trainer == "allseat" and bf16_native() else "fp32"
@@ -195,6 +186,22 @@ def SeatNet(obs_shape, channels: int, hidden: int, value_hidden: int, advice_row
             advice_weight: float = 0.0, precision: str = "fp32"):
     """The all-seat trainer's network (see :func:`_net_classes`); torch is imported on first use."""
     return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight, precision)
+
+
+# ------------------------------------------------------------------------------------------ rollout
+
+
+def sample_actions(logp: Any, generator: Any) -> Any:
+    """One action per row of the masked log-probabilities ``logp [N, A]`` (a torch tensor), drawn with ``generator``
+    by inverting each row's cumulative distribution (``torch.multinomial`` costs about ten times as much on CPU for
+    the rollouts' small batches).  An action of probability 0 is never drawn: its cumulative value equals its
+    predecessor's and the uniform draw is in ``(0, total]``.  The probabilities are ``softmax(logp)`` (equal to
+    ``exp(logp)`` for normalised rows): ``exp`` of the masked actions' ≈ −1e8 takes a slow path on CPU, ~6× the
+    cost of the softmax kernel, which also gives them exactly 0."""
+    torch = _torch()
+    cdf = torch.softmax(logp, 1).cumsum_(1)
+    u = (1.0 - torch.rand(len(cdf), 1, generator=generator)) * cdf[:, -1:]
+    return torch.searchsorted(cdf, u)[:, 0].clamp_(max=cdf.shape[1] - 1)
 
 
 class SeatRollouts:
@@ -431,6 +438,39 @@ class SeatRollouts:
             self.finished.extend((int(self._episode[b]), int(s), float(st.money[b, s])) for s in seats)
 
 
+def remote_rollouts(ray, spec: dict, workers: int) -> list:
+    """``workers`` :class:`SeatRollouts` as Ray actors (one CPU each), worker ``i`` seeded with ``(seed, i)``."""
+    actor = ray.remote(num_cpus=1)(SeatRollouts)
+    return [actor.remote(spec, i) for i in range(workers)]
+
+
+# ------------------------------------------------------------------------------------------ advantages
+
+
+def seat_advantages(reward: np.ndarray, value: np.ndarray, nxt: np.ndarray, terminal: np.ndarray,
+                    bootstrap: np.ndarray, gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """GAE over per-seat decision sequences stored interleaved in one buffer; returns ``(advantages, returns)``.
+
+    Sample ``k``'s successor is ``nxt[k]`` (the same seat's next decision in the same hand, a later index) or
+    ``-1``; with no successor it is either ``terminal[k]`` (the hand ended: next value 0) or cut by the end of
+    the rollout (next value ``bootstrap[k]``).  ``reward[k]`` is the seat's money from decision ``k`` to its
+    successor (or the end).  Returns ``advantage + value`` as the value targets."""
+    n = len(reward)
+    adv = np.zeros(n, np.float64)
+    for k in range(n - 1, -1, -1):
+        j = int(nxt[k])
+        if j >= 0:
+            next_value, next_adv = value[j], adv[j]
+        else:
+            next_value, next_adv = (0.0 if terminal[k] else bootstrap[k]), 0.0
+        delta = reward[k] + gamma * next_value - value[k]
+        adv[k] = delta + gamma * lam * next_adv
+    return adv.astype(np.float32), (adv + value).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------------------ update
+
+
 def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, clip_range: float, ent_coef: float,
                vf_coef: float, max_grad_norm: float, lr: float, rng: np.random.Generator) -> dict:
     """``epochs`` passes of clipped PPO over ``batch`` (the samples of :meth:`SeatRollouts.collect`, possibly
@@ -533,7 +573,99 @@ def merge_batches(parts: Sequence[dict]) -> dict:
     return out
 
 
-def remote_rollouts(ray, spec: dict, workers: int) -> list:
-    """``workers`` :class:`SeatRollouts` as Ray actors (one CPU each), worker ``i`` seeded with ``(seed, i)``."""
-    actor = ray.remote(num_cpus=1)(SeatRollouts)
-    return [actor.remote(spec, i) for i in range(workers)]
+# ------------------------------------------------------------------------------------------ the loop
+
+
+def run_stage(net, args: Any, opts, obs_shape, features, *, payload: Callable[..., dict],
+              evaluate: Callable[[int, int, int], dict], folder: Path, warm: bool = False) -> dict:
+    """The PPO stage of ``train.py`` (``--trainer allseat``) on ``net`` (a :class:`SeatNet`, warm-started or not):
+    rollouts on ``num_envs`` tables (locally, or on ``ray_workers`` Ray actors with ``--ray``), their per-seat
+    advantages, then ``n_epochs`` of PPO on every learner-seat decision, ``total_timesteps`` samples in all;
+    snapshots of the learner for the ``self`` opponent, checkpoints and evaluations on the way; ``progress.csv``
+    at the end.  ``payload(step)`` is the learner's checkpoint now, ``evaluate(step, walls, first_wall)`` its
+    duplicate evaluation (run once before the first rollout when the network is ``warm``-started, so the curve
+    starts there).  Returns the counts and times of the stage."""
+    torch = _torch()
+    from agents.players.policy import save_checkpoint
+    from agents.training.runlog import write_progress
+
+    # set-up: SB3's Adam settings (the fused kernel takes a third of the time of the per-tensor loop on CPU), the
+    # minibatch shuffles, the rollout workers and the first snapshot of the learner in the opponent pool
+    optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
+    rng = np.random.default_rng(args.seed)
+    spec = seat_spec(args, opts, obs_shape, features)
+    ray = None
+    if args.ray is not None:
+        from agents.tournament.distributed import connect
+
+        ray = connect(args.ray, args.ray_workers)
+        workers = remote_rollouts(ray, spec, args.ray_workers)
+    else:
+        workers = [SeatRollouts(spec, 0)]
+        torch.set_num_threads(max(1, args.threads))
+
+    def on_workers(method: str, *a):
+        if ray is None:
+            return [getattr(w, method)(*a) for w in workers]
+        return ray.get([getattr(w, method).remote(*a) for w in workers])
+
+    if "self" in args.opponents and args.frozen_share > 0:
+        on_workers("add_snapshot", payload(0), args.pool_size)
+    if warm and args.eval_every > 0:
+        evaluate(0, args.eval_walls, 0)
+    progress_rows: list[dict] = []
+    steps = iteration = 0
+    next_eval = args.eval_every if args.eval_every > 0 else None
+    next_save, next_snap = args.save_every, args.snapshot_every
+    started, cpu0 = time.perf_counter(), time.process_time()
+    rollout_cpu = 0.0
+    print(f"run {folder.name}: {args.variant}, all-seat PPO ({args.precision}), {args.total_timesteps:,} samples, "
+          f"{len(workers)} worker(s) × {args.num_envs} tables × {args.n_steps} steps, frozen share {args.frozen_share} "
+          f"({dict(zip(args.opponents, args.opponent_weights))}), obs {OBS_VERSION} {tuple(obs_shape)}", flush=True)
+    while steps < args.total_timesteps:
+        # rollout (the advantages are computed in the workers: SeatRollouts.collect, seat_advantages)
+        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        if ray is None:
+            parts = [w.collect(state) for w in workers]
+            torch.set_num_threads(max(1, args.threads))
+        else:
+            ref = ray.put(state)
+            parts = ray.get([w.collect.remote(ref) for w in workers])
+        batch = merge_batches(parts)
+        rollout_cpu += batch["stats"]["cpu"]
+        # update, on the annealed learning rate and entropy bonus
+        frac = min(1.0, steps / args.total_timesteps)
+        lr = args.lr_final + (args.learning_rate - args.lr_final) * (1 - frac) if args.anneal_lr else args.learning_rate
+        ent = args.ent_coef if args.ent_coef_final is None else args.ent_coef + (args.ent_coef_final - args.ent_coef) * frac
+        logs = ppo_update(net, optimizer, batch, epochs=args.n_epochs, batch_size=args.batch_size,
+                          clip_range=args.clip_range, ent_coef=ent, vf_coef=args.vf_coef,
+                          max_grad_norm=args.max_grad_norm, lr=lr, rng=rng)
+        steps += batch["stats"]["samples"]
+        iteration += 1
+        # log: progress, snapshots, checkpoints, evaluations
+        money = {k: float(np.mean(v)) for k, v in batch["stats"]["money"].items() if v}
+        row = {"iteration": iteration, "samples": steps, "hands": batch["stats"]["hands"], "lr": lr, "ent_coef": ent,
+               **logs, "rollout_cpu": round(batch["stats"]["cpu"], 3), "cpu": round(time.process_time() - cpu0, 2),
+               "wall": round(time.perf_counter() - started, 2), **{f"money_{k}": v for k, v in money.items()}}
+        progress_rows.append(row)
+        del parts, batch  # the rollout's sample buffer is free again: the next rollout reuses it (SeatRollouts)
+        if args.progress:
+            print(f"[iter {iteration:>4}] {steps:>9,} samples  policy {logs['policy_loss']:+.4f}  value "
+                  f"{logs['value_loss']:.4f}  entropy {logs['entropy']:.3f}  kl {logs['approx_kl']:.4f}  "
+                  + " ".join(f"{k}:{v:+.2f}" for k, v in money.items()), flush=True)
+        if steps >= next_snap:
+            next_snap += args.snapshot_every
+            if "self" in args.opponents and args.frozen_share > 0:
+                on_workers("add_snapshot", payload(steps), args.pool_size)
+        if steps >= next_save:
+            next_save += args.save_every
+            save_checkpoint(folder / "checkpoints" / f"step_{steps:09d}.pt", payload(steps))
+        if next_eval is not None and steps >= next_eval:
+            next_eval += args.eval_every
+            evaluate(steps, args.eval_walls, 0)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu0
+    write_progress(progress_rows, folder / "progress.csv")
+    print(f"trained {steps:,} samples in {seconds:.0f} s ({cpu:.0f} CPU s here"
+          + (f", {rollout_cpu:.0f} CPU s in the rollout workers" if ray is not None else "") + ")", flush=True)
+    return {"steps": steps, "iterations": iteration, "seconds": seconds, "cpu_seconds": cpu,
+            "rollout_worker_cpu_seconds": round(rollout_cpu, 1) if ray is not None else None}

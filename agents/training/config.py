@@ -1,0 +1,328 @@
+"""The ``Args`` of a ``train.py`` run: every field is a command-line flag (``--field value``) and a key of the
+config files in ``configs/train/``, grouped there in one TOML section per stage (:data:`SECTIONS`); their bounds
+(:data:`BOUNDS`) and the checks a run passes before anything is written (:func:`check_args`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from agents import BUILTIN
+from agents.players.policy import DEFAULT_ARCH
+from agents.script_args import ArgsError, check_numbers
+from mjenv.rules.options import OptionError, load_rules, parse_option_assignments
+
+__all__ = ["Args", "SECTIONS", "BOUNDS", "check_args"]
+
+
+SECTIONS = {
+    "run": ("exp_name", "seed", "variant", "ruleset", "preset", "options", "trainer", "precision", "threads", "out",
+            "run_name", "export", "init_checkpoint", "ray", "ray_workers", "progress", "tensorboard", "curve"),
+    "network": ("channels", "hidden", "value_hidden", "advice", "advice_features", "advice_weight", "oracle_critic"),
+    "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
+              "bc_policy_weight"),
+    "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
+                "distill_worlds", "distill_candidates", "distill_verify_worlds", "distill_screen_z", "distill_z",
+                "distill_min_gain", "distill_epochs", "distill_lr", "distill_departure_weight", "distill_soft"),
+    "departures": ("departure_decisions", "departure_labels", "departure_seed", "departure_worlds",
+                   "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs"),
+    "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
+            "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef",
+            "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
+            "pool_size", "save_every"),
+    "eval": ("eval_every", "eval_walls", "final_eval_walls", "eval_opponents"),
+}
+"""The config files' sections (``[run]``, ``[network]``, one per stage, ``[eval]``) and the fields each holds; a key in
+another section than its own is an error."""
+
+
+@dataclass
+class Args:
+    """Self-play MaskablePPO training for mjenv (see the module docstring of train.py)."""
+
+    config_sections: ClassVar[dict[str, tuple[str, ...]]] = SECTIONS
+
+    # [run] the run: rules, trainer, threads, folders
+    exp_name: str = "ppo"
+    """experiment name, part of the run folder name"""
+    seed: int = 1
+    """seed of the walls, the network initialisation and the opponents"""
+    variant: str = "kawuxing3"
+    """game variant: kawuxing3, kawuxing4, gejiu, diedaohu, yangzhou, yangzhou_new or liuwei"""
+    ruleset: str | None = None
+    """ruleset name (when not given: the variant's default; `mjenv rules --variant V` lists them)"""
+    preset: str | None = None
+    """preset name applied on top of the ruleset"""
+    options: list[str] = field(default_factory=list)
+    """explicit rule options as name=value"""
+    trainer: str = "allseat"
+    """allseat: this file's PPO loop, one shared policy playing every seat of num_envs engine tables, each seat's
+    decisions a sample (agents/training/ppo.py); sb3: sb3-contrib MaskablePPO with one learner seat per table"""
+    precision: str = "auto"
+    """allseat: arithmetic of the policy network's trunk in rollouts and updates: fp32, bf16 (bfloat16 autocast
+    with float32 weights, heads and losses; needs a CPU with native bfloat16, AVX512-BF16 or AMX), or auto (bf16
+    where the CPU has it, else fp32; the sb3 trainer always runs fp32); args.json, summary.json and the checkpoint's
+    meta record the precision used"""
+    threads: int = 2
+    """torch CPU threads"""
+    out: str = "runs/train"
+    """output folder; each run writes into a subfolder"""
+    run_name: str | None = None
+    """subfolder name (default: <variant>__<exp_name>__<seed>__<unix time>)"""
+    export: str | None = None
+    """also copy the final checkpoint here (e.g. agents/checkpoints/kawuxing3-default.pt)"""
+    init_checkpoint: str | None = None
+    """start from this checkpoint's trunk and action head (same variant, options and architecture)"""
+    ray: str | None = field(default=None, metadata={"const": "local"})
+    """allseat: run the rollouts on Ray actors, the learner here (pip install -e .[ray]): bare --ray starts a
+    local Ray, --ray ADDRESS joins a cluster (auto, HOST:6379 or ray://HOST:10001)"""
+    ray_workers: int = 2
+    """with --ray: rollout workers (Ray actors, one CPU each), each with num_envs tables and a copy of the policy"""
+    progress: bool = True
+    """show a progress bar (needs tqdm)"""
+    tensorboard: bool = True
+    """write TensorBoard events (needs tensorboard)"""
+    curve: bool = True
+    """write learning_curve.png (eval margins against steps; needs matplotlib)"""
+
+    # [network] the network and what it reads
+    channels: int = DEFAULT_ARCH["channels"]
+    """convolution channels of the trunk"""
+    hidden: int = DEFAULT_ARCH["hidden"]
+    """width of the trunk's dense layer (the policy features)"""
+    value_hidden: int = 64
+    """hidden layer of the value head"""
+    advice: bool = False
+    """append the heuristic-advice-v1 look-ahead features (agents/players/advice.py) to the observation and add the
+    heuristic's advice to the action logits with a learned weight"""
+    advice_features: str = "heuristic-advice-v1"
+    """with advice: the feature set (agents/players/advice.py FEATURE_SETS: v1 advises the heuristic's move, v2 the
+    heuristic-flush player's)"""
+    advice_weight: float = 2.0
+    """with advice: the starting weight of the advice in the logits"""
+    oracle_critic: bool = False
+    """the value head reads, through its own trunk, the observation plus the oracle rows (every hand, the wall
+    order); the policy never sees them and checkpoints hold the policy alone"""
+
+    # [clone] stage 1: behaviour cloning (agents/training/clone.py)
+    bc_rounds: int = 0
+    """behaviour-cloning rounds before PPO (0: none; agents/training/clone.py), teacher = bc_teacher"""
+    bc_teacher: str = "heuristic"
+    """the agent cloned (a built-in name or a checkpoint path)"""
+    bc_tables: int = 128
+    """tables played per cloning round"""
+    bc_steps: int = 48
+    """learner decisions per table per cloning round"""
+    bc_epochs: int = 2
+    """passes over each round's states"""
+    bc_lr: float = 1e-3
+    """Adam learning rate of the cloning step"""
+    bc_teacher_fraction: float = 0.5
+    """DAgger: the teacher's share of the learner's moves falls from 1 to 0 over this fraction of the rounds"""
+    bc_policy_weight: float = 1.0
+    """weight of the cloning cross-entropy (0: the warm start fits the value head only, e.g. with --advice)"""
+
+    # [distill] stage 2a: search distillation (agents/training/distill.py)
+    distill_decisions: int = 0
+    """allseat: search distillation after cloning (agents/training/distill.py): decisions of heuristic-flush self-play
+    labelled by the search agent's action values (0: no distillation stage)"""
+    distill_labels: list[str] = field(default_factory=list)
+    """label files (agents.training.distill.save_labels, e.g. a run's distill_labels.npz) to fit instead of labelling afresh"""
+    distill_seed: int = 2000
+    """seed of the labelling self-play; chunk i of 5,000 decisions plays the walls of seed distill_seed + i"""
+    distill_tables: int = 64
+    """tables of the labelling self-play"""
+    distill_label_prob: float = 0.25
+    """probability that a decision with two or more candidates is labelled"""
+    distill_worlds: int = 32
+    """sampled worlds per candidate of the screening search (every candidate in the same worlds)"""
+    distill_candidates: int = 3
+    """candidates per labelled decision (the compiled player's shortlist, its own choice first)"""
+    distill_verify_worlds: int = 128
+    """fresh worlds in which the screen's best alternative is played again against the player's choice (0: none;
+    targets then come from the screen)"""
+    distill_screen_z: float = 0.5
+    """standard errors by which the screen's best alternative must lead to be verified"""
+    distill_z: float = 2.0
+    """a departure from the advice is a target where its (verified) gain exceeds this many standard errors"""
+    distill_min_gain: float = 0.0
+    """and exceeds this much money per decision"""
+    distill_epochs: int = 8
+    """passes of the distillation fit over the labelled decisions"""
+    distill_lr: float = 0.001
+    """Adam learning rate of the distillation fit"""
+    distill_departure_weight: float = 1.0
+    """weight of a departure target in the cross-entropy (keeping the advice weighs 1)"""
+    distill_soft: bool = False
+    """soft targets (agents.training.distill.soft_targets): each verified alternative gets the probability that it gains,
+    Φ(gain / standard error), instead of a hard departure at distill_z"""
+
+    # [departures] stage 2b: the departure head (agents/training/departures.py)
+    departure_decisions: int = 0
+    """allseat: fit a departure head (agents/players/departures.py) on this many decisions of heuristic-flush self-play, each
+    candidate of the player's shortlist valued by rollouts in shared sampled worlds (0: no departure head)"""
+    departure_labels: list[str] = field(default_factory=list)
+    """label files (e.g. a run's departure_labels.npz, or agents.training.distill.save_labels files made with 3 candidates)
+    to fit the departure head on instead of labelling afresh"""
+    departure_seed: int = 3000
+    """seed of the departure labelling; chunk i of 5,000 decisions plays the walls of seed departure_seed + i"""
+    departure_worlds: int = 32
+    """sampled worlds per candidate in the departure labels"""
+    departure_holdout: float = 0.1
+    """share of the labelled decisions (the last chunks) kept out of the fit, on which the run reports the gain"""
+    departure_tau: float = 0.1
+    """the policy departs where the head's predicted gain over the advisor's choice exceeds this (money per hand)"""
+    departure_members: int = 5
+    """MLPs in the departure head's ensemble (their mean is the prediction)"""
+    departure_hidden: int = 64
+    """units per hidden layer of each member"""
+    departure_epochs: int = 20
+    """passes of each member's least-squares fit over the labelled alternatives"""
+
+    # [ppo] stage 3: PPO (agents/training/ppo.py; --trainer sb3: agents/training/sb3.py)
+    total_timesteps: int = 320_000
+    """learner decisions to train for"""
+    num_envs: int = 64
+    """engine tables played at once (one learner seat each)"""
+    n_steps: int = 128
+    """steps per table per rollout (rollout size = n_steps * num_envs)"""
+    batch_size: int = 1024
+    """minibatch size of the PPO update"""
+    n_epochs: int = 4
+    """PPO epochs per rollout"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to zero"""
+    lr_final: float = 0.0
+    """with anneal_lr: the learning rate reached at the end (linear from learning_rate)"""
+    gamma: float = 0.995
+    """discount per learner decision (a hand is about 18 of them)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_range: float = 0.2
+    """PPO clip range"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    ent_coef_final: float | None = None
+    """entropy bonus reached at the end, linearly from ent_coef (none: constant ent_coef)"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient clipping"""
+    reward_scale: float = 0.1
+    """rewards are money in base stakes times this (a hand moves up to about ±16)"""
+    opponents: list[str] = field(default_factory=lambda: ["random", "heuristic", "self"])
+    """opponent pool: random, heuristic, self (past snapshots of the learner) or checkpoint paths"""
+    opponent_weights: list[float] = field(default_factory=lambda: [0.6, 0.2, 0.2])
+    """probability of each pool entry per hand"""
+    frozen_share: float = 0.0
+    """allseat: share of the seats, drawn per hand, played by the opponent pool instead of the learner"""
+    snapshot_every: int = 80_000
+    """steps between snapshots of the learner added to the 'self' pool"""
+    pool_size: int = 5
+    """snapshots kept in the 'self' pool"""
+    save_every: int = 80_000
+    """steps between checkpoints"""
+
+    # [eval] evaluations during and after training
+    eval_every: int = 80_000
+    """steps between evaluations (0: only at the end)"""
+    eval_walls: int = 40
+    """walls per evaluation opponent (each played under 6 seatings in 3p)"""
+    final_eval_walls: int = 100
+    """walls of the final evaluation"""
+    eval_opponents: list[str] = field(default_factory=lambda: ["heuristic", "random"])
+    """opponents of the periodic and final evaluations"""
+
+
+BOUNDS = {
+    "seed": (0, None), "total_timesteps": (0, None), "num_envs": (1, None), "n_steps": (1, None), "batch_size": (2, None),
+    "n_epochs": (1, None), "learning_rate": (0, None), "gamma": (0, 1), "gae_lambda": (0, 1), "clip_range": (0, None),
+    "ent_coef": (0, None), "vf_coef": (0, None), "max_grad_norm": (0, None), "reward_scale": (0, None),
+    "channels": (1, None), "hidden": (1, None), "value_hidden": (1, None), "opponent_weights": (0, None),
+    "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
+    "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
+    "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
+    "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "advice_weight": (0, None),
+    "frozen_share": (0, 1), "ray_workers": (1, None), "distill_decisions": (0, None), "distill_seed": (0, None),
+    "distill_tables": (1, None), "distill_label_prob": (0, 1), "distill_worlds": (2, None),
+    "distill_candidates": (2, None), "distill_verify_worlds": (0, None), "distill_screen_z": (0, None),
+    "distill_z": (0, None), "distill_min_gain": (0, None), "distill_epochs": (1, None), "distill_lr": (0, None),
+    "distill_departure_weight": (0, None), "departure_decisions": (0, None), "departure_seed": (0, None),
+    "departure_worlds": (2, None), "departure_holdout": (0, 0.9), "departure_tau": (None, None),
+    "departure_members": (1, None), "departure_hidden": (1, None), "departure_epochs": (1, None),
+}
+"""Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
+
+
+def check_args(args: Args):
+    """The rule options of ``args``; raises :class:`~agents.script_args.ArgsError` naming the field for any value
+    training cannot use (numbers out of range, unknown rules, opponent pool, checkpoint paths)."""
+    check_numbers(args, BOUNDS)
+    if args.trainer not in ("allseat", "sb3"):
+        raise ArgsError(f"--trainer: {args.trainer!r} is not allseat or sb3")
+    if args.trainer == "sb3" and args.ray is not None:
+        raise ArgsError("--ray: only the allseat trainer runs on Ray (--trainer allseat)")
+    if args.trainer == "allseat" and args.oracle_critic:
+        raise ArgsError("--oracle_critic: only with --trainer sb3")
+    if args.precision not in ("auto", "fp32", "bf16"):
+        raise ArgsError(f"--precision: {args.precision!r} is not auto, fp32 or bf16")
+    if args.precision == "bf16":
+        if args.trainer != "allseat":
+            raise ArgsError("--precision bf16: only with --trainer allseat")
+        from agents.training.ppo import bf16_native
+
+        if not bf16_native():
+            raise ArgsError("--precision bf16: this CPU has no native bfloat16 (AVX512-BF16 or AMX); use fp32")
+    if args.trainer == "sb3" and args.total_timesteps < 1:
+        raise ArgsError("--total_timesteps: the sb3 trainer needs at least 1 (0, no PPO stage, is for --trainer allseat)")
+    if args.trainer == "sb3" and (args.distill_decisions > 0 or args.distill_labels):
+        raise ArgsError("--distill_decisions: search distillation runs in the allseat trainer (--trainer allseat)")
+    if args.departure_decisions > 0 or args.departure_labels:
+        if args.trainer != "allseat":
+            raise ArgsError("--departure_decisions: the departure head is fitted in the allseat trainer (--trainer allseat)")
+        if not args.advice or args.advice_features != "heuristic-advice-v2":
+            raise ArgsError("--departure_decisions: needs --advice with --advice_features heuristic-advice-v2 (the head "
+                            "departs from heuristic-flush's choice, which that network plays)")
+    for path in args.departure_labels:
+        if not Path(path).is_file():
+            raise ArgsError(f"--departure_labels: {path!r} not found")
+    if args.distill_verify_worlds == 1:
+        raise ArgsError("--distill_verify_worlds: 0 (no verification) or at least 2 worlds")
+    for path in args.distill_labels:
+        if not Path(path).is_file():
+            raise ArgsError(f"--distill_labels: {path!r} not found")
+    if args.ray is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ArgsError('--ray: Ray is not installed; pip install -e ".[ray]"')
+    rollout = args.n_steps * args.num_envs
+    if args.batch_size > rollout:
+        raise ArgsError(f"--batch_size {args.batch_size} exceeds the rollout of --n_steps × --num_envs = {rollout}")
+    if len(args.opponents) != len(args.opponent_weights):
+        raise ArgsError(f"--opponent_weights: {len(args.opponent_weights)} weights for {len(args.opponents)} --opponents")
+    if not args.opponents or sum(args.opponent_weights) <= 0:
+        raise ArgsError("--opponent_weights: the pool needs at least one opponent with a positive weight")
+    try:
+        opts = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.options))
+    except OptionError as exc:
+        raise ArgsError(str(exc)) from None
+    for flag, names in (("--opponents", args.opponents), ("--eval_opponents", args.eval_opponents),
+                        ("--bc_teacher", [args.bc_teacher])):
+        for name in names:
+            if name in BUILTIN or (name == "self" and flag == "--opponents"):
+                continue
+            if not name.endswith(".pt") or not Path(name).is_file():
+                raise ArgsError(f"{flag}: {name!r} is neither {', '.join(BUILTIN)}{', self' if flag == '--opponents' else ''} "
+                                "nor an existing checkpoint file (*.pt)")
+    from agents.players.advice import FEATURE_SETS
+
+    if args.advice_features not in FEATURE_SETS:
+        raise ArgsError(f"--advice_features: {args.advice_features!r} is not one of {', '.join(FEATURE_SETS)}")
+    if args.init_checkpoint is not None and not Path(args.init_checkpoint).is_file():
+        raise ArgsError(f"--init_checkpoint: {args.init_checkpoint!r} not found")
+    return opts
