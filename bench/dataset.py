@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mjenv.tools.dataset import write_from_play
+from agents.tournament.recording import write_from_play
 
 
 def measure(agent: str, walls: int, folder: Path) -> tuple[int, float, float]:

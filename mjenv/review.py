@@ -3,15 +3,15 @@
 This module owns ``mjenv review FILE`` (:func:`add_review_subcommand`, :func:`review_main`), the review itself
 (:func:`review_hands`), the ``mjenv-review-v1`` JSON object it returns (specified in ``docs/review.md``), the
 terminal summary (:func:`summary_text`) and the viewer page with the review on it (:func:`review_html`).  It is a
-top-floor tool: it replays hands (:mod:`mjenv.replay`), plays agents and runs the search (:mod:`agents.search`).
+top-floor tool: it replays hands (:mod:`mjenv.replay`), plays agents and runs the search (:mod:`agents.players.search`).
 
 For every decision of the reviewed seats it rebuilds the table from the replay (the engine re-simulates the hand
 from its wall and its recorded decisions), and values a few legal candidates with
-:meth:`agents.search.SearchAgent.evaluate`: ``worlds`` worlds sampled from what the acting seat knows
+:meth:`agents.players.search.SearchAgent.evaluate`: ``worlds`` worlds sampled from what the acting seat knows
 (:meth:`mjenv.engine.core.Engine.sample_worlds`), the same worlds for every candidate, each rolled out to the end
 of the hand by the compiled player ``fast``.  The candidates are the action chosen in the replay, the compiled
 player's ranked shortlist (the search's own candidates), the top of ``heuristic-flush``'s shortlist from the
-observation (:meth:`agents.heuristic.HeuristicAgent.candidates`; the shipped checkpoints choose within it),
+observation (:meth:`agents.players.heuristic.HeuristicAgent.candidates`; the shipped checkpoints choose within it),
 ``--agent``'s choice, and in a claim window or a Gejiu kong-tile pick every legal action.  A decision's *value*
 of a candidate is the seat's mean hand money over the worlds; *best* is the candidate of the highest mean; the
 *loss* is best − chosen, with a 95 % Student-t interval over worlds of the per-world difference (paired: both on
@@ -65,14 +65,14 @@ def _kind(phase: int) -> str:
 
 def _seed_of(seed: int, hand: int, index: int) -> int:
     """The world seed of the ``index``-th decision (0-based) of hand ``hand`` (1-based) for a review ``seed``."""
-    from agents.keyrng import mix, salt_of
+    from agents.players.keyrng import mix, salt_of
 
     key = np.asarray([(int(hand) << 20) ^ int(index)], dtype=np.uint64) ^ salt_of(int(seed))
     return int(mix(key)[0] >> np.uint64(1))  # a non-negative int64
 
 
 def _t975(df: int) -> float:
-    from agents.arena import t_quantile
+    from agents.tournament.arena import t_quantile
 
     return t_quantile(df)
 
@@ -167,7 +167,7 @@ class _Reviewer:
 
     def agent_choice(self, eng, obs) -> int:
         """The ``--agent`` player's choice at table 0 (a legal action, or :class:`ReviewError`)."""
-        from agents.base import agent_act
+        from agents.players.base import agent_act
 
         rows = np.array([0])
         try:

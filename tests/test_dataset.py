@@ -11,7 +11,8 @@ from agents import make_agent
 from agents.tournament.arena import play_duplicate
 from mjenv.cli import main as cli_main
 from mjenv.dataset import DatasetError, DatasetReader, pack_planes, unpack_planes
-from mjenv.tools.dataset import write_from_play, write_from_replays
+from agents.tournament.recording import write_from_play
+from mjenv.dataset import write_from_replays
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine
 

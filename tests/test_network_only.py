@@ -1,5 +1,5 @@
 """Network-only policies: the ``network_only`` flag of checkpoints, the ``device`` argument, the residual
-network (agents/resnet.py) and its cloning stage (agents/netclone.py), on tiny networks and datasets."""
+network (agents/players/resnet.py) and its cloning stage (agents/training/netclone.py), on tiny networks and datasets."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from agents import make_agent, shipped_checkpoints
 
 torch = pytest.importorskip("torch")
 
-from agents.policy import (  # noqa: E402
+from agents.players.policy import (  # noqa: E402
     CheckpointError,
     PolicyAgent,
     checkpoint_payload,
@@ -20,7 +20,7 @@ from agents.policy import (  # noqa: E402
     resolve_device,
     save_checkpoint,
 )
-from agents.resnet import NET, make_resnet  # noqa: E402
+from agents.players.resnet import NET, make_resnet  # noqa: E402
 from mjenv.encoding.observation import ObservationEncoder, encode  # noqa: E402
 from mjenv.engine.core import Engine  # noqa: E402
 from mjenv.rules.options import load_rules  # noqa: E402
@@ -130,7 +130,7 @@ def test_the_tile_logits_score_each_tile_at_its_own_column():
 
 
 def test_netclone_learns_from_a_tiny_dataset(tmp_path):
-    from agents.netclone import CloneArgs, KINDS, decision_kinds, run
+    from agents.training.netclone import CloneArgs, KINDS, decision_kinds, run
 
     args = CloneArgs(exp_name="t", data_dir=str(tmp_path / "data"), train_walls=12, train_sets=1, holdout_walls=4,
                      channels=8, blocks=1, hidden=16, epochs=3, batch_size=64, lr=0.003, eval_every=100,

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.base import agent_act
-from agents.search import SearchAgent
+from agents.players.base import agent_act
+from agents.players.search import SearchAgent
 from mjenv.cli import main
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for

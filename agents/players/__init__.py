@@ -6,6 +6,7 @@ Modules: :mod:`~agents.players.base` (the batched protocol, observation decoding
 all-triplets plans), :mod:`~agents.players.heuristic` (the rule-based player), :mod:`~agents.players.fastplay`
 (the compiled rollout player ``fast``) with its kernels :mod:`~agents.players.fastkernels`,
 :mod:`~agents.players.search` (the search agent), :mod:`~agents.players.external` (outside bots),
-:mod:`~agents.players.policy` (network and checkpoint format), :mod:`~agents.players.advice` (the advisor rows a
+:mod:`~agents.players.policy` (network and checkpoint format), :mod:`~agents.players.resnet` (the 1-D residual
+network a checkpoint may name), :mod:`~agents.players.advice` (the advisor rows a
 network reads) and :mod:`~agents.players.departures` (the departure head a checkpoint may carry).
 """

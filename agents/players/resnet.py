@@ -1,7 +1,7 @@
 """The network-only policy network: a 1-D residual network over the 34 tile columns of the observation.
 
 This module owns the ``resnet1d`` architecture of ``mjenv-policy-v1`` checkpoints (``arch["net"] == "resnet1d"``;
-the older two-convolution network of :func:`agents.policy.make_trunk` has no ``net`` key).  It reads the
+the older two-convolution network of :func:`agents.players.policy.make_trunk` has no ``net`` key).  It reads the
 observation's ``C`` rows as ``C`` input channels along the 34 tile columns (tile ids run suit by suit, so a
 width-3 kernel sees a tile and its neighbours; rows constant along the columns, such as the wall count or the
 rule options, reach every column), in the manner of Suphx and Mortal (docs/training.md, "The network-only
@@ -17,7 +17,7 @@ policy"):
   all 111 logits (adding a whole-hand term to the tile logits, and the fixed actions pong … pass).
 
 :class:`ResTrunk` returns ``[features (hidden), tile logits (102)]`` side by side and :class:`ResHead` adds them
-up, so a value head reads the first ``hidden`` columns as it does on the older trunk (:class:`agents.selfplay.SeatNet`).
+up, so a value head reads the first ``hidden`` columns as it does on the older trunk (:class:`agents.training.ppo.SeatNet`).
 Torch is imported on use only.
 """
 

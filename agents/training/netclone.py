@@ -1,10 +1,10 @@
-"""Network-only behaviour cloning: fit the :mod:`agents.resnet` policy to a teacher's decisions recorded by
+"""Network-only behaviour cloning: fit the :mod:`agents.players.resnet` policy to a teacher's decisions recorded by
 ``mjenv dataset``, and write a network-only ``mjenv-policy-v1`` checkpoint.
 
-This module owns the cloning stage of the network-only policy (``python -m agents.netclone --config netclone``;
+This module owns the cloning stage of the network-only policy (``python -m agents.training.netclone --config netclone``;
 configs in ``configs/train/netclone*.toml``):
 
-* **data**: ``mjenv dataset`` folders of the teacher playing every seat (:func:`mjenv.dataset.write_from_play`;
+* **data**: ``mjenv dataset`` folders of the teacher playing every seat (:func:`agents.tournament.recording.write_from_play`;
   made here from their seeds when a folder is missing, so a config reproduces its data).  Only decisions with at
   least two legal actions are kept (a forced move teaches nothing); their shards stay packed in memory (about
   0.9 KB a decision, :class:`PackedDecisions`) and are unpacked per minibatch;
@@ -104,7 +104,7 @@ def ensure_dataset(folder: str | Path, *, teacher: str, variant: str, options: A
                    first_wall: int = 0, log: Callable[[str], None] | None = None) -> Path:
     """``folder``, written by ``teacher`` in every seat on walls ``first_wall ..`` of ``seed`` unless it already
     holds a finished dataset (``meta.json``) of that source; a finished folder of another source is an error."""
-    from mjenv.dataset import write_from_play
+    from agents.tournament.recording import write_from_play
 
     folder = Path(folder)
     meta_path = folder / "meta.json"
@@ -143,7 +143,7 @@ def agreement_by_kind(act: Callable[[np.ndarray, np.ndarray], np.ndarray], data:
 
 @dataclass
 class CloneArgs:
-    """One network-only cloning run (``python -m agents.netclone --config NAME``; every field overridable)."""
+    """One network-only cloning run (``python -m agents.training.netclone --config NAME``; every field overridable)."""
 
     exp_name: str = "netclone"
     """name of the run: its folder is ``runs/<exp_name>-<seed>``"""
@@ -198,9 +198,9 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
     returns the summary (also written to the run folder as ``summary.json``)."""
     import torch
 
-    from agents.base import resolve_options
-    from agents.policy import checkpoint_payload, resolve_device, save_checkpoint
-    from agents.resnet import NET, make_resnet, parameter_count
+    from agents.players.base import resolve_options
+    from agents.players.policy import checkpoint_payload, resolve_device, save_checkpoint
+    from agents.players.resnet import NET, make_resnet, parameter_count
 
     cpu0 = time.process_time()
     if args.threads > 0:
@@ -332,11 +332,11 @@ def plot_curve(curve: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs" / "train"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "train"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.netclone [--config NAME] [--field value ...]``."""
+    """``python -m agents.training.netclone [--config NAME] [--field value ...]``."""
     from agents.script_args import parse_args
 
     args, _ = parse_args(CloneArgs, argv, config_dir=CONFIG_DIR, default_config="netclone")
