@@ -25,17 +25,20 @@ Rooms, by role (each package's docstring lists its modules):
   :mod:`~agents.players.heuristic`, :mod:`~agents.players.fastplay` and :mod:`~agents.players.fastkernels` (the
   compiled rollout player), :mod:`~agents.players.search`, :mod:`~agents.players.external` (outside bots),
   :mod:`~agents.players.policy` (network and checkpoint format; imports torch on use only),
-  :mod:`~agents.players.advice` and :mod:`~agents.players.departures` (the advisor rows and the departure head a
+  :mod:`~agents.players.resnet` (the residual network a checkpoint may name), :mod:`~agents.players.advice` and :mod:`~agents.players.departures` (the advisor rows and the departure head a
   checkpoint reads);
 * :mod:`agents.training`: ``train.py``'s parts — :mod:`~agents.training.config` (its ``Args``, one config section
   per stage), the stages :mod:`~agents.training.clone` (behaviour cloning, the warm start),
   :mod:`~agents.training.distill` (search labels, distillation), :mod:`~agents.training.departures` (fitting the
   departure head) and :mod:`~agents.training.ppo` (the all-seat PPO, top to bottom in one file),
   :mod:`~agents.training.sb3` (the ``MaskablePPO`` trainer), :mod:`~agents.training.runlog` (evaluations and the
-  run folder), and :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures);
+  run folder), :mod:`~agents.training.netclone` (cloning a network-only policy from recorded decisions, ``python
+  -m agents.training.netclone``) and :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's
+  departures);
 * :mod:`agents.tournament`: :mod:`~agents.tournament.arena` (batched duplicate tournaments on the engine),
   :mod:`~agents.tournament.distributed` (the same over Ray workers), :mod:`~agents.tournament.report` (the
-  rule-variant report of ``evaluate.py --report``);
+  rule-variant report of ``evaluate.py --report``), :mod:`~agents.tournament.recording` (agents' play recorded as a
+  decision dataset, ``mjenv dataset``);
 * :mod:`agents.script_args`: the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``.
 
 Shipped checkpoints live in ``agents/checkpoints/``.
