@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from agents import make_agent
-from agents.base import agent_act
-from agents.search import SearchAgent
+from agents.players.base import agent_act
+from agents.players.search import SearchAgent
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine

@@ -141,7 +141,7 @@ def test_bad_input():
 
 def test_policy_reads_v2():
     pytest.importorskip("torch")
-    from agents.policy import PolicyAgent
+    from agents.players.policy import PolicyAgent
 
     pol = PolicyAgent("agents/checkpoints/kawuxing3-default.pt", "kawuxing3")
     for eng in _states("kawuxing3", 8, seed=2, hands=1, every=11):

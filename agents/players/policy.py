@@ -14,7 +14,7 @@ and plain values (so it loads with ``weights_only=True``)::
 (:mod:`agents.players.advice`); ``obs_shape`` is then the observation's shape plus those rows, and the architecture
 has ``"advice": 1`` (the head adds the advice one-hot with a learned weight, :func:`make_head`).
 
-``arch`` may name its network: ``"net": "resnet1d"`` is the residual network of :mod:`agents.resnet`
+``arch`` may name its network: ``"net": "resnet1d"`` is the residual network of :mod:`agents.players.resnet`
 (``channels``, ``blocks``, ``hidden``); without ``net`` it is :func:`make_trunk`'s two convolutions.
 
 ``network_only`` (absent means false) is true when the policy reads only the observation through its network: no
@@ -69,7 +69,7 @@ KNOWN_FEATURES = (None, "heuristic-advice-v1", "heuristic-advice-v2")
 """Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.players.advice`)."""
 
 KNOWN_NETS = (None, "resnet1d")
-"""Values of ``arch["net"]`` this version builds: None is :func:`make_trunk`'s network, ``resnet1d`` :mod:`agents.resnet`'s."""
+"""Values of ``arch["net"]`` this version builds: None is :func:`make_trunk`'s network, ``resnet1d`` :mod:`agents.players.resnet`'s."""
 
 REQUIRED_KEYS = ("format", "obs_version", "variant", "options", "obs_shape", "arch", "trunk", "head")
 """Keys every ``mjenv-policy-v1`` checkpoint has (``meta`` is optional)."""
@@ -120,10 +120,10 @@ def make_trunk(obs_shape: tuple[int, int], channels: int, hidden: int, advice_ro
 
 
 def make_network(obs_shape, arch: dict, advice_row: int | None = None, advice_weight: float = 0.0):
-    """``(trunk, head)`` of a checkpoint's architecture: :mod:`agents.resnet`'s network when ``arch["net"]`` is
+    """``(trunk, head)`` of a checkpoint's architecture: :mod:`agents.players.resnet`'s network when ``arch["net"]`` is
     ``resnet1d``, else :func:`make_trunk` and :func:`make_head` (with the advice rows from ``advice_row``)."""
     if arch.get("net"):
-        from agents.resnet import make_resnet
+        from agents.players.resnet import make_resnet
 
         return make_resnet(obs_shape, arch)
     return (make_trunk(tuple(obs_shape), arch["channels"], arch["hidden"], advice_row),
