@@ -58,13 +58,15 @@ for _threads_var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 import numpy as np  # noqa: E402
 
 from agents import make_agent, shipped_checkpoints
+from agents.players.base import resolve_rules
 from agents.players.external import BotError
 from agents.tournament.report import grouped_bars
 from agents.tournament.arena import (GameRecord, TournamentResult, json_text, pairwise, play_duplicate, seatings, summarize,
                           table_stats, warm_up)
 from agents.script_args import ArgsError, check_numbers, parse_args, usage_errors
+from mjenv.rules import load_rules
 from mjenv.rules.families import rule_family
-from mjenv.rules.options import OptionError, get_variant, load_rules, n_players, options_to_dict, parse_option_assignments
+from mjenv.rules.options import OptionError, get_variant, n_players, options_to_dict, parse_option_assignments
 
 
 # The skill pairs of --report: the strongest built-in agent with a measured margin over the heuristic
@@ -149,14 +151,15 @@ RESUME_OWN = ("batch_size", "progress", "quiet", "ray", "ray_workers", "bot_time
 
 
 def rule_options(variant: str, ruleset: str | None, preset: str | None, options: Sequence[str]):
-    """The rule options value of a variant / ruleset / preset / ``name=value`` list."""
-    return load_rules(variant, ruleset=ruleset, preset=preset, options=parse_option_assignments(options))
+    """The rule options value of a variant / ruleset / preset / ``name=value`` list, resolved once
+    (:func:`mjenv.rules.load_rules`: one resolution per rule configuration of a run)."""
+    return load_rules(variant, ruleset=ruleset, preset=preset, options=parse_option_assignments(options)).options
 
 
-def check_args(args: Args) -> None:
-    """Raise :class:`~agents.script_args.ArgsError` naming the field for a value :func:`run` cannot use
-    (counts, seed, variant, ruleset, preset, options, ``--compare`` entries, ``--ray``); agents are checked as they
-    are built."""
+def check_args(args: Args):
+    """The rule options value of the run (resolved here, once); raises :class:`~agents.script_args.ArgsError`
+    naming the field for a value :func:`run` cannot use (counts, seed, variant, ruleset, preset, options,
+    ``--compare`` entries, ``--ray``); agents are checked as they are built."""
     check_numbers(args, {"walls": (1, None), "seed": (0, None), "first_wall": (0, None), "batch_size": (1, None),
                          "replays": (0, None), "review": (0, None)})
     if args.review and args.compare:
@@ -164,7 +167,7 @@ def check_args(args: Args) -> None:
     if not (isinstance(args.bot_timeout, (int, float)) and math.isfinite(args.bot_timeout) and args.bot_timeout > 0):
         raise ArgsError(f"--bot_timeout must be a number of seconds > 0, got {args.bot_timeout}")
     try:
-        rule_options(args.variant, args.ruleset, args.preset, args.options)
+        opts = rule_options(args.variant, args.ruleset, args.preset, args.options)
     except OptionError as exc:
         raise ArgsError(str(exc)) from None
     for spec in args.compare:
@@ -176,6 +179,7 @@ def check_args(args: Args) -> None:
     problem = ray_problem(args)
     if problem:
         raise ArgsError(problem)
+    return opts
 
 
 def parse_compare(spec: str, variant: str) -> tuple[str, Any]:
@@ -233,7 +237,7 @@ def default_agents(variant: str, configs: Sequence[tuple[str | None, Any]]) -> l
         except ModuleNotFoundError:
             return names
         try:
-            payload = load_checkpoint(ck[0])
+            payload = load_checkpoint(ck[0], resolve_rules(variant, configs[0][1]))
             for label, opts in configs:
                 check_compatible(payload, variant, opts, where=ck[0].name if label is None else f"{ck[0].name} ({label})")
         except ModuleNotFoundError:
@@ -702,14 +706,14 @@ def run(args: Args) -> dict:
     folder, kept = None, {}
     if args.resume:
         args, folder, kept = _resume_args(args)
-    check_args(args)
+    opts = check_args(args)  # the rules, resolved once here and handed down
     args.replays = max(args.replays, args.review)  # the reviewed hands are read from their replays
     if args.agents:
         specs = list(args.agents)
     elif args.compare:  # the agents play every configuration: a checkpoint that cannot play one of them stays out
         specs = default_agents(args.variant, [parse_compare(c, args.variant) for c in args.compare])
     else:
-        specs = default_agents(args.variant, [(None, rule_options(args.variant, args.ruleset, args.preset, args.options))])
+        specs = default_agents(args.variant, [(None, opts)])
     args.agents = specs  # a resumed run plays the very agents this one chose
     if folder is None:
         run_name = args.run_name or f"{args.variant}__{args.seed}__{int(time.time())}"
@@ -750,7 +754,6 @@ def run(args: Args) -> dict:
         say(f"wrote {folder}")
         return {"rows": rows, "folder": str(folder)} | ({"report": out["report"]} if args.report else {})
 
-    opts = rule_options(args.variant, args.ruleset, args.preset, args.options)
     agents = build_agents(specs, args.variant, opts, args)
     _start_folder(folder, args)
     plan = seatings(len(agents), n_players(args.variant))

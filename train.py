@@ -47,7 +47,6 @@ from agents.training.config import SECTIONS, Args, check_args
 from agents.training.ppo import resolve_precision
 from agents.training.runlog import duplicate_eval, final_meta, finish_run
 from mjenv.encoding.observation import ObservationEncoder
-from mjenv.rules.options import options_to_dict
 
 __all__ = ["Args", "CONFIG_DIR", "check_args", "main", "train"]
 
@@ -67,7 +66,7 @@ def train(args: Args, config: str | None = None) -> dict:
     """Run one training job (see the module docstring); returns the final evaluation summary.
 
     Bad arguments raise :class:`~agents.script_args.ArgsError` (:func:`check_args`) before anything is written."""
-    opts = check_args(args)  # the rules, resolved once for the whole run
+    rules = check_args(args)  # the rules, resolved once for the whole run and handed down
     requested = args.precision
     args = replace(args, precision=resolve_precision(args.precision, args.trainer))
     try:
@@ -82,27 +81,27 @@ def train(args: Args, config: str | None = None) -> dict:
     # set-up: the network's input (observation, plus the advisor's rows with --advice), the opponents, the folder
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(args.seed)
-    obs_shape = ObservationEncoder(args.variant, opts).shape
+    obs_shape = ObservationEncoder(rules).shape
     features = advice_row = None
     if args.advice:
         from agents.players.advice import AdviceFeatures
 
-        features = AdviceFeatures(args.variant, opts, args.advice_features)
+        features = AdviceFeatures(args.variant, rules.options, args.advice_features)
         advice_row = obs_shape[0]
         obs_shape = (obs_shape[0] + features.rows, obs_shape[1])
     arch = {"channels": args.channels, "hidden": args.hidden}
     run_name = args.run_name or f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
     folder = Path(args.out) / run_name
-    fixed = {"random": make_agent("random", args.variant, opts, seed=args.seed + 1)}
+    fixed = {"random": make_agent("random", rules, seed=args.seed + 1)}
     init = None
     try:
         for name in args.opponents:
             if name not in ("random", "self") and name not in fixed:
-                fixed[name] = make_agent(name, args.variant, opts, seed=args.seed + 2)
-        eval_agents = {name: make_agent(name, args.variant, opts, seed=args.seed + 7) for name in args.eval_opponents}
+                fixed[name] = make_agent(name, rules, seed=args.seed + 2)
+        eval_agents = {name: make_agent(name, rules, seed=args.seed + 7) for name in args.eval_opponents}
         if args.init_checkpoint:
-            init = load_checkpoint(args.init_checkpoint)
-            check_compatible(init, args.variant, opts, where=args.init_checkpoint)
+            init = load_checkpoint(args.init_checkpoint, rules)
+            check_compatible(init, args.variant, rules.options, where=args.init_checkpoint)
     except ValueError as exc:  # a checkpoint that is unreadable or was trained on other rules
         raise ArgsError(str(exc)) from None
     if init is not None and {k: int(v) for k, v in init["arch"].items()} != arch:
@@ -116,11 +115,11 @@ def train(args: Args, config: str | None = None) -> dict:
     if args.trainer == "sb3":
         from agents.training.sb3 import train_sb3
 
-        return train_sb3(args, config, opts, folder, run_name, obs_shape, features, advice_row, fixed, eval_agents, init)
-    return train_allseat(args, config, opts, folder, run_name, obs_shape, features, eval_agents, init)
+        return train_sb3(args, config, rules, folder, run_name, obs_shape, features, advice_row, fixed, eval_agents, init)
+    return train_allseat(args, config, rules, folder, run_name, obs_shape, features, eval_agents, init)
 
 
-def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: str, obs_shape, features,
+def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name: str, obs_shape, features,
                   eval_agents: dict, init: dict | None) -> dict:
     """The all-seat trainer: a :class:`~agents.training.ppo.SeatNet` (from ``init`` when given) through the stages
     the arguments ask for — cloning, distillation, the departure head, PPO — then the final evaluation, the
@@ -141,21 +140,21 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
     if args.bc_rounds > 0:
         from agents.training.clone import clone_stage
 
-        clone_report = clone_stage(net, args, opts, features, folder)
+        clone_report = clone_stage(net, args, rules, features, folder)
     if args.distill_decisions > 0 or args.distill_labels:
         from agents.training.distill import distill_stage
 
-        distilled = distill_stage(net, args, opts, features, folder)
+        distilled = distill_stage(net, args, rules, features, folder)
     if args.departure_decisions > 0 or args.departure_labels:
         from agents.training.departures import departure_stage
 
-        departures = departure_stage(args, opts, folder)
+        departures = departure_stage(args, rules, folder)
 
     def payload(step: int, extra: dict | None = None) -> dict:
         """The learner's checkpoint at ``step`` (its network, the departure head when fitted)."""
         meta = {"algo": "allseat-ppo", "run": run_name, "timesteps": int(step), "seed": args.seed,
                 "config": config or "", "precision": args.precision, **(extra or {})}
-        return checkpoint_payload(net.trunk, net.head, variant=args.variant, options=opts, obs_shape=obs_shape,
+        return checkpoint_payload(net.trunk, net.head, variant=rules.variant, options=rules.options, obs_shape=obs_shape,
                                   arch={"channels": args.channels, "hidden": args.hidden}, meta=meta,
                                   features=features.version if features is not None else None, departures=departures)
 
@@ -164,10 +163,10 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
 
     def evaluate(step: int, walls: int, first_wall: int) -> dict:
         """The greedy learner's duplicate evaluation against each of ``eval_opponents``."""
-        learner = PolicyAgent(payload(step), args.variant, opts, deterministic=True, name="learner")
-        return duplicate_eval(learner, eval_agents, args, opts, step, walls, first_wall, eval_rows, folder, title)
+        learner = PolicyAgent(payload(step), rules, deterministic=True, name="learner")
+        return duplicate_eval(learner, eval_agents, args, rules, step, walls, first_wall, eval_rows, folder, title)
 
-    ppo = run_stage(net, args, opts, obs_shape, features, payload=payload, evaluate=evaluate, folder=folder,
+    ppo = run_stage(net, args, rules, obs_shape, features, payload=payload, evaluate=evaluate, folder=folder,
                     warm=clone_report is not None or distilled is not None or departures is not None)
     final = evaluate(ppo["steps"], args.final_eval_walls, 1_000_000)
     worker_cpu = ppo["rollout_worker_cpu_seconds"]
@@ -177,7 +176,7 @@ def train_allseat(args: Args, config: str | None, opts, folder: Path, run_name: 
         "run": run_name, "folder": str(folder), "trainer": "allseat", "precision": args.precision,
         "steps": ppo["steps"], "seconds": ppo["seconds"], "cpu_seconds": ppo["cpu_seconds"],
         "rollout_worker_cpu_seconds": worker_cpu, "iterations": ppo["iterations"], "final_eval": final,
-        "options": options_to_dict(opts, args.variant)})
+        "options": rules.options_dict()})
 
 
 if __name__ == "__main__":

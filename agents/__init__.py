@@ -49,7 +49,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.players.base import Agent, ObsView, resolve_options
+from agents.players.base import Agent, ObsView, resolve_rules
+from mjenv.rules import Rules
 
 __all__ = ["Agent", "ObsView", "BUILTIN", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
 
@@ -64,15 +65,18 @@ def shipped_checkpoints(variant: str | None = None) -> list[Path]:
     return sorted(p for p in CHECKPOINT_DIR.glob("*.pt") if variant is None or p.name.startswith(variant))
 
 
-def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = None, *, seed: int | None = 0, **kwargs) -> Agent:
+def make_agent(name_or_path: str, variant: str | Rules = "kawuxing3", options: Any = None, *, seed: int | None = 0,
+               **kwargs) -> Agent:
     """Build an agent from a built-in name or a checkpoint path (see the module docstring).
 
-    ``options`` is a rule options value, a mapping of option overrides, or ``None`` (the variant's default
-    ruleset).  Extra keyword arguments go to the agent's constructor (e.g. ``deterministic=False`` for a
-    policy, ``liang_min_live=3`` for the heuristic).  An unknown name raises ``ValueError`` listing the
+    ``variant`` is a variant name or the :class:`mjenv.rules.Rules` of the table (resolved once at the door:
+    ``mjenv.rules.load_rules``); with a name, ``options`` is a rule options value, a mapping of option overrides,
+    or ``None`` (the variant's default ruleset).  The agent plays under those rules (``agent.rules`` for the
+    players that read them).  Extra keyword arguments go to the agent's constructor (e.g. ``deterministic=False``
+    for a policy, ``liang_min_live=3`` for the heuristic).  An unknown name raises ``ValueError`` listing the
     choices.
     """
-    opts = resolve_options(variant, options)
+    rules = resolve_rules(variant, options)
     spec = str(name_or_path)
     if spec == "random":
         from agents.players.simple import RandomAgent
@@ -81,23 +85,23 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
     if spec == "heuristic":
         from agents.players.heuristic import HeuristicAgent
 
-        return HeuristicAgent(variant, opts, **kwargs)
+        return HeuristicAgent(rules, **kwargs)
     if spec == "heuristic-flush":
         from agents.players.heuristic import HeuristicAgent, flush_variant_kwargs
 
-        return HeuristicAgent(variant, opts, **{**flush_variant_kwargs(variant), "name": spec, **kwargs})
+        return HeuristicAgent(rules, **{**flush_variant_kwargs(rules.variant), "name": spec, **kwargs})
     if spec.startswith("cmd:"):
         from agents.players.external import ExternalAgent
 
-        return ExternalAgent(spec[len("cmd:"):], variant, opts, **kwargs)
+        return ExternalAgent(spec[len("cmd:"):], rules, **kwargs)
     if spec == "fast":
         from agents.players.fastplay import FastAgent
 
-        return FastAgent(variant, opts, **kwargs)
+        return FastAgent(rules, **kwargs)
     if spec == "search" or spec.startswith("search:"):
         from agents.players.search import SearchAgent, parse_spec
 
-        return SearchAgent(variant, opts, seed=seed, name=spec, **{**parse_spec(spec), **kwargs})
+        return SearchAgent(rules, seed=seed, name=spec, **{**parse_spec(spec), **kwargs})
     network_only = spec.startswith("network:")
     path_text = spec.split(":", 1)[1] if spec.startswith(("policy:", "network:")) else spec
     path = Path(path_text)
@@ -110,5 +114,5 @@ def make_agent(name_or_path: str, variant: str = "kawuxing3", options: Any = Non
 
         if network_only:
             kwargs = {**kwargs, "network_only": True}
-        return PolicyAgent(path, variant, opts, seed=seed, **kwargs)
+        return PolicyAgent(path, rules, seed=seed, **kwargs)
     raise ValueError(f"unknown agent {spec!r}; use one of {', '.join(BUILTIN)}, a checkpoint path (*.pt) or cmd:COMMAND (an outside bot)")

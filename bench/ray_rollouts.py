@@ -47,13 +47,13 @@ def measure(counts: list[int], a: argparse.Namespace) -> dict[int, dict]:
     from agents.tournament.distributed import connect
     from agents.training.ppo import SeatNet, merge_batches, remote_rollouts, seat_spec
     from mjenv.encoding.observation import ObservationEncoder
-    from mjenv.rules.options import load_rules
+    from mjenv.rules import load_rules
 
-    opts = load_rules("kawuxing3")
-    shape = ObservationEncoder("kawuxing3", opts).shape
+    rules = load_rules("kawuxing3")
+    shape = ObservationEncoder(rules).shape
     args = train.Args(num_envs=a.tables, n_steps=a.n_steps, opponents=["self"], opponent_weights=[1.0], threads=1,
                       seed=a.seed)
-    spec = seat_spec(args, opts, shape, None)
+    spec = seat_spec(args, rules, shape, None)
     net = SeatNet(shape, args.channels, args.hidden, args.value_hidden)
     ray = connect("local", max(counts))
     rows: dict[int, list[dict]] = {w: [] for w in counts}

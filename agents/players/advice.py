@@ -124,21 +124,17 @@ class AdviceFeatures:
 def advisor_fingerprint(variant: str, options: Any, version: str) -> str:
     """``"sha256:<hex>"`` of the advisor of feature set ``version`` under ``variant`` and ``options`` (a rule options
     value or the dict a checkpoint stores): see the module docstring.  Cached per process (≈ 1 CPU s to compute)."""
-    from agents.players.base import resolve_options
-    from mjenv.rules.options import options_to_dict
+    from agents.players.base import resolve_rules
 
     if version not in FEATURE_SETS:
         raise ValueError(f"unknown feature set {version!r}; use one of {', '.join(FEATURE_SETS)}")
-    opts = resolve_options(variant, options)
-    key = json.dumps(options_to_dict(opts, variant), sort_keys=True, default=str)
-    return _fingerprint(variant, key, version)
+    return _fingerprint(resolve_rules(variant, options), version)
 
 
 @functools.lru_cache(maxsize=16)
-def _fingerprint(variant: str, options_key: str, version: str) -> str:
-    from agents.players.base import resolve_options
-
-    opts = resolve_options(variant, json.loads(options_key))
+def _fingerprint(rules, version: str) -> str:
+    variant, opts = rules.variant, rules.options
+    options_key = json.dumps(rules.options_dict(), sort_keys=True, default=str)
     features = AdviceFeatures(variant, opts, version)
     digest = hashlib.sha256(f"{version}|{variant}|{options_key}".encode())
 

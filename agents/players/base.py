@@ -9,6 +9,7 @@ face-up kong tiles and the 园子 balances.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, runtime_checkable
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
 from mjenv.engine import state as S
-from mjenv.rules.options import load_rules
+from mjenv.rules import Rules, load_rules
 
 
 @runtime_checkable
@@ -46,11 +47,42 @@ def agent_act(agent, obs, mask: np.ndarray, *, engine=None, tables=None, keys=No
     return np.asarray(agent.act(obs, mask, **kw)).reshape(-1)
 
 
-def resolve_options(variant: str, options: Any = None):
-    """A rule options value from ``None`` (the variant's default ruleset), a mapping, or an options value."""
-    if options is None or isinstance(options, Mapping):
-        return load_rules(variant, options=options)
-    return options
+_KNOWN_RULES: dict[tuple[str, str], Rules] = {}
+"""The rule configurations this process holds, by variant and complete options record (see :func:`resolve_rules`)."""
+
+
+def _record_key(variant: str, options: Mapping) -> tuple[str, str]:
+    return variant, json.dumps(dict(options), sort_keys=True, default=str)
+
+
+def resolve_rules(variant: str | Rules = "kawuxing3", options: Any = None) -> Rules:
+    """The :class:`mjenv.rules.Rules` an agent plays under: ``variant`` given as a :class:`Rules` is taken as it is
+    (``options``, if given, must be its options); an options value is wrapped without resolving anything; ``None``
+    (the variant's default ruleset) or a mapping of option values is resolved by :func:`mjenv.rules.load_rules` —
+    except a complete options record (what a checkpoint stores) of a configuration this process already holds,
+    which is that :class:`Rules` again: one resolution per rule configuration, however many layers read it."""
+    if isinstance(variant, Rules):
+        if options is not None and options != variant.options and not (
+                isinstance(options, Mapping) and _record_key(variant.variant, options) == _record_key(
+                    variant.variant, variant.options_dict())):
+            raise ValueError(f"options {options!r} differ from the rules given ({variant!r}); give one or the other")
+        rules = variant
+    elif isinstance(options, Rules):
+        if options.variant != variant:
+            raise ValueError(f"variant {variant!r} differs from the rules' variant {options.variant!r}")
+        rules = options
+    elif isinstance(options, Mapping) and _record_key(variant, options) in _KNOWN_RULES:
+        return _KNOWN_RULES[_record_key(variant, options)]
+    else:
+        rules = load_rules(variant, options=options)
+    _KNOWN_RULES.setdefault(_record_key(rules.variant, rules.options_dict()), rules)
+    return rules
+
+
+def resolve_options(variant: str | Rules, options: Any = None):
+    """A rule options value from ``None`` (the variant's default ruleset), a mapping, an options value or a
+    :class:`mjenv.rules.Rules` (:func:`resolve_rules`)."""
+    return resolve_rules(variant, options).options
 
 
 # The meld letter of each row inside one seat's 5-row block of ``melds`` (pong, chi, direct kong, added kong,
@@ -95,10 +127,11 @@ class Decoded:
 class ObsView:
     """Reads ``mjenv-obs-v1`` observations of one variant and option set by block name."""
 
-    def __init__(self, variant: str, options: Any = None):
-        self.variant = variant
-        self.opts = resolve_options(variant, options)
-        self.encoder = ObservationEncoder(variant, self.opts)
+    def __init__(self, variant: str | Rules, options: Any = None):
+        self.rules = resolve_rules(variant, options)
+        self.variant = self.rules.variant
+        self.opts = self.rules.options
+        self.encoder = ObservationEncoder(rules=self.rules)
         if self.encoder.version != OBS_VERSION:
             raise ValueError(f"ObsView reads {OBS_VERSION}, the encoder is {self.encoder.version}")
         self.n = self.encoder.n

@@ -316,19 +316,17 @@ def departure_fingerprint(variant: str, options: Any) -> str:
     """``"sha256:<hex>"`` of the advisor's shortlists and :class:`CandidateFeatures` on fixed positions: the deals
     ``0..FINGERPRINT_TABLES-1`` of :data:`FINGERPRINT_SEED`, played by ``heuristic-flush`` in every seat, every
     decision's shortlist and pairwise features hashed.  Cached per process."""
-    from agents.players.base import resolve_options
-    from mjenv.rules.options import options_to_dict
+    from agents.players.base import resolve_rules
 
-    opts = resolve_options(variant, options)
-    return _fingerprint(variant, json.dumps(options_to_dict(opts, variant), sort_keys=True, default=str))
+    return _fingerprint(resolve_rules(variant, options))
 
 
 @functools.lru_cache(maxsize=16)
-def _fingerprint(variant: str, options_key: str) -> str:
+def _fingerprint(rules) -> str:
     from agents.players.advice import play_fixed_deals
-    from agents.players.base import resolve_options
 
-    opts = resolve_options(variant, json.loads(options_key))
+    variant, opts = rules.variant, rules.options
+    options_key = json.dumps(rules.options_dict(), sort_keys=True, default=str)
     features = CandidateFeatures(variant, opts)
     digest = hashlib.sha256(f"{FEATURES}|{variant}|{options_key}".encode())
 

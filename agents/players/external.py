@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.players.base import Decoded, ObsView, resolve_options
+from agents.players.base import Decoded, ObsView, resolve_rules
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.rules.options import n_players, options_to_dict
@@ -127,10 +127,10 @@ class ExternalAgent:
         for value in (timeout, start_timeout):
             if not (isinstance(value, (int, float)) and value > 0):
                 raise ValueError(f"bot timeout must be > 0 seconds, got {value}")
-        self.variant = variant
-        self.opts = resolve_options(variant, options)
+        self.rules = resolve_rules(variant, options)  # variant: a name, or a mjenv.rules.Rules
+        self.variant, self.opts = self.rules.variant, self.rules.options
         self.timeout, self.start_timeout = float(timeout), float(start_timeout)
-        self.view = ObsView(variant, self.opts)
+        self.view = ObsView(self.rules)
         self.name = name or _default_name(self.argv)
         self._named = name is not None
         self.decisions = 0

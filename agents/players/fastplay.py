@@ -651,10 +651,11 @@ class FastPlayer:
     tables of an :class:`~mjenv.engine.core.Engine` (see the module docstring)."""
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None, **settings):
-        from agents.players.base import resolve_options
+        from agents.players.base import resolve_rules
 
-        self.variant = variant
-        self.opts = resolve_options(variant, options)
+        self.rules = resolve_rules(variant, options)  # variant: a name, or a mjenv.rules.Rules
+        self.variant = variant = self.rules.variant
+        self.opts = self.rules.options
         self.cfg = player_config(variant, self.opts, **settings)
         # Kawuxing's compiled win valuing reads its options here (waits weighted by hand value)
         self.kc = kwscore.config(self.opts) if self.cfg[PC_LIANG] else np.zeros(kwscore.N_KW, np.int64)
@@ -744,7 +745,8 @@ class FastAgent:
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None, *, name: str = "fast", **settings):
         self.name = name
-        self.player = FastPlayer(variant, options, **settings)
+        self.player = FastPlayer(variant, options, **settings)  # variant: a name, or a mjenv.rules.Rules
+        self.rules = self.player.rules
 
     def act(self, obs, mask, *, engine=None, tables=None) -> np.ndarray:
         """One action per row: the acting seats of ``engine``'s ``tables`` (``mask`` is their legal mask)."""

@@ -200,8 +200,9 @@ class HeuristicAgent:
                  liang_min_wall: int = 4, flush_bonus: int | None = None, qidui_bonus: int = 0,
                  exposure_weight: float | None = None, triplets_bonus: int | None = None, name: str = "heuristic"):
         self.name = name
-        self.view = ObsView(variant, options)
-        self.variant = variant
+        self.view = ObsView(variant, options)  # variant: a name, or a mjenv.rules.Rules (then options stays None)
+        self.rules = self.view.rules
+        self.variant = variant = self.rules.variant
         self.opts = self.view.opts
         self.n = self.view.n
         self.kinds = self.view.kinds

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.players.base import resolve_options
+from agents.players.base import resolve_options, resolve_rules
 from agents.players.keyrng import uniforms
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
@@ -290,9 +290,11 @@ def save_checkpoint(path, payload: dict) -> Path:
     return path
 
 
-def load_checkpoint(path) -> dict:
+def load_checkpoint(path, rules=None) -> dict:
     """Read and check a checkpoint (:func:`check_payload`) from a path or from the file's bytes; raises
-    :class:`CheckpointError` for a missing file or one that is not a complete ``mjenv-policy-v1`` checkpoint."""
+    :class:`CheckpointError` for a missing file or one that is not a complete ``mjenv-policy-v1`` checkpoint.
+    ``rules`` (a :class:`mjenv.rules.Rules`, optional) are the rules the caller plays: a checkpoint recorded under
+    them is checked under them, without resolving its record again."""
     torch = _torch()
     if isinstance(path, (bytes, bytearray, memoryview)):
         source, path = io.BytesIO(bytes(path)), "checkpoint bytes"
@@ -310,13 +312,22 @@ def load_checkpoint(path) -> dict:
             else first[:200]
         )
         raise CheckpointError(f"{path}: not a readable {CHECKPOINT_FORMAT} checkpoint ({reason})") from None
-    check_payload(ck, str(path))
+    check_payload(ck, str(path), rules)
     return ck
 
 
-def check_payload(ck: Any, where: str = "checkpoint") -> None:
+def record_rules(ck: dict, rules=None):
+    """The :class:`mjenv.rules.Rules` a checkpoint records (``variant`` and ``options``): ``rules`` themselves when
+    the record is theirs, else the record resolved (:func:`agents.players.base.resolve_rules`)."""
+    if rules is not None and ck.get("variant") == rules.variant and ck.get("options") == _plain(rules.options_dict()):
+        return rules
+    return resolve_rules(ck["variant"], ck["options"])
+
+
+def check_payload(ck: Any, where: str = "checkpoint", rules=None) -> None:
     """Raise :class:`CheckpointError` unless ``ck`` has the format tag and every key of :data:`REQUIRED_KEYS`
-    with the right kind of value (the message lists what is missing or wrong)."""
+    with the right kind of value (the message lists what is missing or wrong); the advisor and departure head
+    are checked under the checkpoint's own rules (:func:`record_rules`, ``rules`` when they are those)."""
     if not isinstance(ck, dict):
         raise CheckpointError(f"{where}: not a {CHECKPOINT_FORMAT} checkpoint (a {type(ck).__name__}, not a dict)")
     if ck.get("format") != CHECKPOINT_FORMAT:
@@ -352,11 +363,11 @@ def check_payload(ck: Any, where: str = "checkpoint") -> None:
         raise CheckpointError(f"{where}: bad {CHECKPOINT_FORMAT} checkpoint: " + "; ".join(problems))
     check_integrity(ck, where)
     if ck.get("features"):
-        check_advisor(ck, where)
+        check_advisor(ck, where, rules)
     if ck.get("departures") is not None:
         from agents.players.departures import check_part
 
-        problems = check_part(ck["departures"], ck["variant"], ck["options"], where)
+        problems = check_part(ck["departures"], record_rules(ck, rules), None, where)
         if problems:
             raise CheckpointError(f"{where}: bad departure head: " + "; ".join(problems))
 
@@ -377,7 +388,7 @@ def check_integrity(ck: dict, where: str = "checkpoint") -> None:
                 raise CheckpointError(f"{where}: damaged checkpoint: tensor {part}.{name} holds NaN or infinite values")
 
 
-def check_advisor(ck: dict, where: str = "checkpoint") -> None:
+def check_advisor(ck: dict, where: str = "checkpoint", rules=None) -> None:
     """Raise :class:`CheckpointError` unless the advisor recorded in an advised checkpoint plays as it did when
     the checkpoint was stamped (:func:`agents.players.advice.advisor_fingerprint` under the checkpoint's own rules)."""
     from agents.players.advice import FEATURE_SETS, advisor_fingerprint
@@ -388,7 +399,7 @@ def check_advisor(ck: dict, where: str = "checkpoint") -> None:
         raise CheckpointError(f"{where}: its network reads {agent}'s advice ({ck['features']}) but the checkpoint "
                               f"records no version of {agent}; retrain it, or stamp it if you know the player is unchanged")
     try:
-        now = advisor_fingerprint(ck["variant"], ck["options"], ck["features"])
+        now = advisor_fingerprint(record_rules(ck, rules), None, ck["features"])
     except Exception as exc:  # options this mjenv cannot load: reported by check_compatible, stated here too
         raise CheckpointError(f"{where}: cannot compute {agent}'s version under the checkpoint's rules ({exc})") from None
     if rec.get("agent") != agent or rec["fingerprint"] != now:
@@ -437,10 +448,12 @@ class PolicyAgent:
         """``device``: where the network runs (:func:`resolve_device`: ``auto``, ``cpu``, ``cuda``, ``cuda:N``);
         ``network_only``: refuse (:class:`CheckpointError`) a checkpoint not recorded as network-only."""
         torch = _torch()
+        self.rules = resolve_rules(variant, options)  # variant: a name, or a mjenv.rules.Rules
+        variant, options = self.rules.variant, self.rules.options
         self.device = resolve_device(device)
-        ck = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint)
+        ck = checkpoint if isinstance(checkpoint, dict) else load_checkpoint(checkpoint, self.rules)
         where = "checkpoint" if isinstance(checkpoint, dict) else str(checkpoint)
-        check_payload(ck, where)
+        check_payload(ck, where, self.rules)
         if network_only and ck.get("network_only") is not True:
             why = ("it reads heuristic advice features" if ck.get("features") else
                    "it records no network_only flag (written before the flag existed)" if "network_only" not in ck

@@ -121,8 +121,9 @@ class SearchAgent:
         if budget_ms is not None and not float(budget_ms) > 0:
             raise ValueError(f"budget_ms: a positive number of milliseconds or None, got {budget_ms}")
         self.name = name
-        self.variant = variant
-        self.player = FastPlayer(variant, options, **player_settings)
+        self.player = FastPlayer(variant, options, **player_settings)  # variant: a name or a mjenv.rules.Rules
+        self.rules = self.player.rules
+        self.variant = variant = self.rules.variant
         self.opts = self.player.opts
         self.candidates = int(candidates)
         self.worlds = int(worlds)

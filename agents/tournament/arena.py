@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from agents.players.base import agent_act
+from agents.players.base import agent_act, resolve_rules
 from agents.players.external import BotError
 from agents.players.keyrng import decision_keys, seating_code, table_keys
 from mjenv.encoding.observation import encoder_for
@@ -148,7 +148,9 @@ def play_duplicate(
     ``obs=None``; one with ``takes_keys = True`` also gets ``keys=``, one :mod:`agents.players.keyrng` key per row naming
     the seed, wall, seating and decision number, so its random draws — and the hands — do not depend on
     ``batch_size`` or on how the walls and seatings are split between calls or processes; one with ``uses_engine =
-    True`` also gets ``engine=`` and ``tables=``, see :func:`agents.players.base.agent_act`).  ``options`` is a rule options value (or ``None`` for the variant's defaults).  Games are
+    True`` also gets ``engine=`` and ``tables=``, see :func:`agents.players.base.agent_act`).  ``variant`` is a variant name
+    or the table's :class:`mjenv.rules.Rules`; with a name, ``options`` is a rule options value (or ``None`` for the
+    variant's defaults).  Games are
     played ``batch_size`` at a time.  ``progress(k)`` is called with the number of hands just finished.
     With ``n_replays > 0`` the first hands are written to ``replay_dir`` with :func:`mjenv.replay.write_replay`
     (each to a temporary name, then renamed: a replay file is whole or absent).  ``on_record(record)`` sees
@@ -160,7 +162,9 @@ def play_duplicate(
     ``how`` empty, no winners, values or fans): the engine's result, whose fans and values are worked out only
     when read, is then never read.
     """
-    probe = Engine(variant, 1, options=options, record_events=False)
+    rules = resolve_rules(variant, options)  # resolved at the door when handed in as Rules
+    variant = rules.variant
+    probe = Engine(rules, 1, record_events=False)
     n = probe.n
     plan = list(seat_plan) if seat_plan is not None else seatings(len(agents), n)
     for s in plan:
@@ -169,7 +173,7 @@ def play_duplicate(
     games = [(first_wall + w, s) for w in range(walls) for s in plan]
     record_events = n_replays > 0
     B = max(1, min(batch_size, len(games)))
-    eng = Engine(variant, B, options=probe.opts, record_events=record_events)
+    eng = Engine(rules, B, record_events=record_events)
     enc = encoder_for(eng)
     st = eng.state
     names = [a.name for a in agents]
@@ -299,8 +303,8 @@ def warm_up(agents: Sequence[Any], variant: str = "kawuxing3", options: Any = No
         copies = copy.deepcopy(list(agents))
     except Exception:  # an agent that cannot be copied: its compiled code is built inside the run instead
         return
-    n = Engine(variant, 1, options=options, record_events=False).n
-    play_duplicate(copies, variant, options, walls=1, batch_size=1, seat_plan=seatings(len(copies), n)[:1])
+    rules = resolve_rules(variant, options)
+    play_duplicate(copies, rules, walls=1, batch_size=1, seat_plan=seatings(len(copies), rules.n_players)[:1])
 
 
 # ------------------------------------------------------------------------------------------ statistics

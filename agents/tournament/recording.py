@@ -16,7 +16,7 @@ from mjenv.dataset import DatasetError, open_writer
 __all__ = ["write_from_play"]
 
 
-def write_from_play(out: str | Path, agent_specs: Sequence[str], variant: str = "kawuxing3", options: Any = None, *,
+def write_from_play(out: str | Path, agent_specs: Sequence[str], variant: Any = "kawuxing3", options: Any = None, *,
                     walls: int = 100, seed: int = 0, first_wall: int = 0, all_seatings: bool = False,
                     oracle: bool = False, shard_size: int = 16384, batch_size: int = 256, progress=None) -> dict:
     """Play ``walls`` seeded walls with the agents and write every decision (see :mod:`mjenv.dataset` for the format).
@@ -26,18 +26,17 @@ def write_from_play(out: str | Path, agent_specs: Sequence[str], variant: str = 
     instead.  Returns the meta.json content."""
     from agents import make_agent
     from agents.tournament.arena import play_duplicate, seatings
-    from agents.players.base import resolve_options
-    from mjenv.rules.options import n_players
+    from agents.players.base import resolve_rules
 
-    n = n_players(variant)
+    rules = resolve_rules(variant, options)  # variant: a name, or the Rules resolved at the door
+    variant, opts, n = rules.variant, rules.options, rules.n_players
     if walls < 1:
         raise DatasetError(f"--walls must be >= 1, got {walls}")
     if not agent_specs:
         raise DatasetError("--agents: name at least one agent")
-    opts = resolve_options(variant, options)
     distinct = list(dict.fromkeys(agent_specs))  # one agent object per distinct name, deciding for all its seats
     try:
-        agents = [make_agent(s, variant, opts, seed=seed * 1000 + i) for i, s in enumerate(distinct)]
+        agents = [make_agent(s, rules, seed=seed * 1000 + i) for i, s in enumerate(distinct)]
     except ValueError as exc:
         raise DatasetError(f"--agents: {exc}") from None
     if all_seatings:
@@ -49,7 +48,7 @@ def write_from_play(out: str | Path, agent_specs: Sequence[str], variant: str = 
     rec = open_writer(out, shard_size, variant, opts, oracle, source, tables=min(batch_size, walls * len(plan)))
     cpu, start = time.process_time(), time.perf_counter()
     try:
-        res = play_duplicate(agents, variant, opts, walls=walls, seed=seed, first_wall=first_wall, batch_size=batch_size,
+        res = play_duplicate(agents, rules, walls=walls, seed=seed, first_wall=first_wall, batch_size=batch_size,
                              seat_plan=plan, on_record=rec.on_record, on_step=rec.on_step, progress=progress,
                              scored=False)
     finally:

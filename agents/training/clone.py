@@ -185,19 +185,19 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
 
 
 
-def clone_stage(net, args: Any, opts, features, folder: Path) -> CloneReport:
+def clone_stage(net, args: Any, rules, features, folder: Path) -> CloneReport:
     """The cloning warm start of ``train.py``'s all-seat trainer: :func:`behaviour_clone` of ``args.bc_teacher``
     into ``net`` (a :class:`agents.training.ppo.SeatNet`) with the ``bc_*`` arguments; writes ``clone.json`` in
-    the run folder and returns the report."""
+    the run folder and returns the report.  ``rules``: the run's :class:`mjenv.rules.Rules`."""
     import json
     from dataclasses import asdict
 
     from agents import make_agent
 
-    teacher = make_agent(args.bc_teacher, args.variant, opts, seed=args.seed + 3)
+    teacher = make_agent(args.bc_teacher, rules, seed=args.seed + 3)
     net.train()
     report = behaviour_clone(
-        net, net.parameters(), args.variant, opts, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
+        net, net.parameters(), rules.variant, rules.options, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
         steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
         reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
         log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)

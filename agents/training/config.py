@@ -12,7 +12,8 @@ from typing import ClassVar
 from agents import BUILTIN
 from agents.players.policy import DEFAULT_ARCH
 from agents.script_args import ArgsError, check_numbers
-from mjenv.rules.options import OptionError, load_rules, parse_option_assignments
+from mjenv.rules import load_rules
+from mjenv.rules.options import OptionError, parse_option_assignments
 
 __all__ = ["Args", "SECTIONS", "BOUNDS", "check_args"]
 
@@ -259,8 +260,9 @@ BOUNDS = {
 
 
 def check_args(args: Args):
-    """The rule options of ``args``; raises :class:`~agents.script_args.ArgsError` naming the field for any value
-    training cannot use (numbers out of range, unknown rules, opponent pool, checkpoint paths)."""
+    """The :class:`mjenv.rules.Rules` of ``args``, resolved here once for the whole run; raises
+    :class:`~agents.script_args.ArgsError` naming the field for any value training cannot use (numbers out of range,
+    unknown rules, opponent pool, checkpoint paths)."""
     check_numbers(args, BOUNDS)
     if args.trainer not in ("allseat", "sb3"):
         raise ArgsError(f"--trainer: {args.trainer!r} is not allseat or sb3")
@@ -308,7 +310,7 @@ def check_args(args: Args):
     if not args.opponents or sum(args.opponent_weights) <= 0:
         raise ArgsError("--opponent_weights: the pool needs at least one opponent with a positive weight")
     try:
-        opts = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.options))
+        rules = load_rules(args.variant, ruleset=args.ruleset, preset=args.preset, options=parse_option_assignments(args.options))
     except OptionError as exc:
         raise ArgsError(str(exc)) from None
     for flag, names in (("--opponents", args.opponents), ("--eval_opponents", args.eval_opponents),
@@ -325,4 +327,4 @@ def check_args(args: Args):
         raise ArgsError(f"--advice_features: {args.advice_features!r} is not one of {', '.join(FEATURE_SETS)}")
     if args.init_checkpoint is not None and not Path(args.init_checkpoint).is_file():
         raise ArgsError(f"--init_checkpoint: {args.init_checkpoint!r} not found")
-    return opts
+    return rules

@@ -135,14 +135,14 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
     return head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]}), report
 
 
-def departure_stage(args: Any, opts, folder: Path) -> dict:
+def departure_stage(args: Any, rules, folder: Path) -> dict:
     """The departure head (:func:`run_stage` with the ``departure_*`` arguments); writes
     ``departures.json`` (and ``departure_labels.npz`` when it labels) in the run folder; returns the head's
     checkpoint entry."""
     from agents.tournament.arena import json_text
 
     part, report = run_stage(
-        args.variant, opts, decisions=args.departure_decisions, label_files=args.departure_labels,
+        rules.variant, rules.options, decisions=args.departure_decisions, label_files=args.departure_labels,
         seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
         members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
         folder=folder, log=lambda m: print(m, flush=True))

@@ -520,7 +520,7 @@ def run_stage(net, variant: str, options: Any, *, features=None, decisions: int 
 # ------------------------------------------------------------------------------------------ report
 
 
-def distill_stage(net, args: Any, opts, features, folder: Path) -> dict:
+def distill_stage(net, args: Any, rules, features, folder: Path) -> dict:
     """Search distillation of ``net`` (:func:`run_stage` with the ``distill_*`` arguments); writes
     ``distill.json`` (and ``distill_labels.npz`` when it labels) in the run folder; returns the report."""
     from agents.players.policy import _torch
@@ -529,7 +529,7 @@ def distill_stage(net, args: Any, opts, features, folder: Path) -> dict:
     torch = _torch()
     torch.manual_seed(args.seed)
     report = run_stage(
-        net, args.variant, opts, features=features, decisions=args.distill_decisions, label_files=args.distill_labels,
+        net, rules.variant, rules.options, features=features, decisions=args.distill_decisions, label_files=args.distill_labels,
         seed=args.distill_seed, tables=args.distill_tables, label_prob=args.distill_label_prob,
         worlds=args.distill_worlds, candidates=args.distill_candidates, verify_worlds=args.distill_verify_worlds,
         screen_z=args.distill_screen_z, z=args.distill_z, min_gain=args.distill_min_gain, epochs=args.distill_epochs,

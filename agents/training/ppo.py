@@ -42,7 +42,6 @@ from agents.players.base import agent_act
 from agents.players.policy import _torch, make_head, make_trunk
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import OBS_VERSION
-from mjenv.rules.options import options_to_dict
 
 MASKED = -1e8
 """Logit of an illegal action (finite, so the entropy of a masked distribution stays a number)."""
@@ -51,9 +50,9 @@ MASKED = -1e8
 # ------------------------------------------------------------------------------------------ the workers' settings
 
 
-def seat_spec(args: Any, opts, obs_shape, features) -> dict:
+def seat_spec(args: Any, rules, obs_shape, features) -> dict:
     """The plain-dict description of a rollout worker (:class:`agents.training.ppo.SeatRollouts`) for ``args``."""
-    return {"variant": args.variant, "options": options_to_dict(opts, args.variant), "obs_shape": list(obs_shape),
+    return {"variant": rules.variant, "options": rules.options_dict(), "obs_shape": list(obs_shape),
             "channels": args.channels, "hidden": args.hidden, "value_hidden": args.value_hidden,
             "advice": features.version if features is not None else None, "num_tables": args.num_envs,
             "n_steps": args.n_steps, "seed": args.seed, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
@@ -217,7 +216,7 @@ class SeatRollouts:
     def __init__(self, spec: dict, worker: int = 0):
         torch = _torch()
         from agents import make_agent
-        from agents.players.base import resolve_options
+        from agents.players.base import resolve_rules
         from mjenv.encoding.observation import encoder_for
         from mjenv.engine.core import Engine
 
@@ -225,9 +224,11 @@ class SeatRollouts:
         self.torch = torch
         torch.set_num_threads(max(1, int(spec.get("threads", 1))))
         variant = spec["variant"]
-        self.opts = resolve_options(variant, spec["options"])
+        # the options record of the driver's rules: the same Rules value here (resolved once on a Ray worker)
+        self.rules = resolve_rules(variant, spec["options"])
+        self.opts = self.rules.options
         B = self.B = int(spec["num_tables"])
-        self.engine = Engine(variant, B, options=self.opts, record_events=False)
+        self.engine = Engine(self.rules, B, record_events=False)
         self.n = self.engine.n
         self.encoder = encoder_for(self.engine)
         self.features = None
@@ -244,9 +245,9 @@ class SeatRollouts:
         self.entries = list(spec["opponents"])
         w = np.asarray(spec["opponent_weights"], np.float64)
         self.cum = np.cumsum(w / w.sum())
-        self.pool = {name: make_agent(name, variant, self.opts, seed=int(spec["seed"]) + 2 + worker)
+        self.pool = {name: make_agent(name, self.rules, seed=int(spec["seed"]) + 2 + worker)
                      for name in self.entries if name != "self"}
-        self.pool.setdefault("random", make_agent("random", variant, self.opts, seed=int(spec["seed"]) + 1 + worker))
+        self.pool.setdefault("random", make_agent("random", self.rules, seed=int(spec["seed"]) + 1 + worker))
         self.rng = np.random.default_rng([int(spec["seed"]), worker])
         self.gen = torch.Generator().manual_seed(int(spec["seed"]) * 7919 + worker)
         self.next_episode = worker * 2**40
@@ -274,7 +275,7 @@ class SeatRollouts:
         """Add a frozen learner (a checkpoint payload) to the ``self`` entry, keeping the newest ``keep``."""
         from agents.players.policy import PolicyAgent
 
-        self.snapshots.append(PolicyAgent(payload, self.spec["variant"], self.opts, deterministic=False,
+        self.snapshots.append(PolicyAgent(payload, self.rules, deterministic=False,
                                           seed=int(self.spec["seed"]) + len(self.snapshots)))
         del self.snapshots[:-keep]
 
@@ -576,7 +577,7 @@ def merge_batches(parts: Sequence[dict]) -> dict:
 # ------------------------------------------------------------------------------------------ the loop
 
 
-def run_stage(net, args: Any, opts, obs_shape, features, *, payload: Callable[..., dict],
+def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[..., dict],
               evaluate: Callable[[int, int, int], dict], folder: Path, warm: bool = False) -> dict:
     """The PPO stage of ``train.py`` (``--trainer allseat``) on ``net`` (a :class:`SeatNet`, warm-started or not):
     rollouts on ``num_envs`` tables (locally, or on ``ray_workers`` Ray actors with ``--ray``), their per-seat
@@ -593,7 +594,7 @@ def run_stage(net, args: Any, opts, obs_shape, features, *, payload: Callable[..
     # minibatch shuffles, the rollout workers and the first snapshot of the learner in the opponent pool
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
     rng = np.random.default_rng(args.seed)
-    spec = seat_spec(args, opts, obs_shape, features)
+    spec = seat_spec(args, rules, obs_shape, features)
     ray = None
     if args.ray is not None:
         from agents.tournament.distributed import connect

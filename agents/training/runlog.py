@@ -52,14 +52,14 @@ def write_curve(rows: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def duplicate_eval(learner, eval_agents: dict, args: Any, opts, step: int, walls: int, first_wall: int,
+def duplicate_eval(learner, eval_agents: dict, args: Any, rules, step: int, walls: int, first_wall: int,
                    rows: list[dict], folder: Path, title: str) -> dict:
     """The greedy ``learner`` against each evaluation opponent in a duplicate tournament (``walls`` walls from
     ``first_wall``); prints one line per opponent, appends the rows to ``rows`` and rewrites ``eval.csv`` (and
     the learning curve).  Returns ``{opponent: row}``."""
     out = {}
     for name, opp in eval_agents.items():
-        res = play_duplicate([learner, opp], args.variant, opts, walls=walls, seed=10_000 + args.seed,
+        res = play_duplicate([learner, opp], rules, walls=walls, seed=10_000 + args.seed,
                              first_wall=first_wall, batch_size=min(256, walls * 6))
         st = {s["agent"]: s for s in summarize(res)}["learner"]
         margin = next(p for p in pairwise(res))

@@ -27,7 +27,6 @@ from agents.players.policy import PolicyAgent, checkpoint_payload, make_head, ma
 from agents.training.runlog import duplicate_eval, final_meta, finish_run
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder, OracleEncoder, encoder_for
-from mjenv.rules.options import options_to_dict
 
 
 class OpponentPool:
@@ -161,7 +160,7 @@ def learner_vec_env(venv, inputs: LearnerInputs, reward_scale: float):
     return LearnerVecEnv()
 
 
-def warm_start(model, args: Any, opts, folder: Path, features=None):
+def warm_start(model, args: Any, rules, folder: Path, features=None):
     """Behaviour-clone ``args.bc_teacher`` into the PPO policy (trunk, action head and value head); writes
     ``clone.json`` in the run folder and returns the :class:`agents.training.clone.CloneReport`."""
     import torch
@@ -178,10 +177,10 @@ def warm_start(model, args: Any, opts, folder: Path, features=None):
             latent_pi, latent_vf = pol.mlp_extractor.forward_actor(feats[0]), pol.mlp_extractor.forward_critic(feats[1])
         return pol.action_net(latent_pi), pol.value_net(latent_vf)
 
-    teacher = make_agent(args.bc_teacher, args.variant, opts, seed=args.seed + 3)
+    teacher = make_agent(args.bc_teacher, rules, seed=args.seed + 3)
     pol.set_training_mode(True)
     report = behaviour_clone(
-        forward, pol.parameters(), args.variant, opts, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
+        forward, pol.parameters(), rules.variant, rules.options, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
         steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
         reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
         log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)
@@ -192,7 +191,7 @@ def warm_start(model, args: Any, opts, folder: Path, features=None):
     return report
 
 
-def train_sb3(args: Any, config: str | None, opts, folder: Path, run_name: str, obs_shape, features, advice_row,
+def train_sb3(args: Any, config: str | None, rules, folder: Path, run_name: str, obs_shape, features, advice_row,
               fixed: dict, eval_agents: dict, init: dict | None) -> dict:
     """Train with ``MaskablePPO`` (the module docstring): cloning warm start, PPO with the opponent pool, snapshots,
     checkpoints and evaluations; returns the summary.  ``obs_shape`` is the policy's input (observation plus
@@ -205,6 +204,7 @@ def train_sb3(args: Any, config: str | None, opts, folder: Path, run_name: str, 
 
     from mjenv.envs.vector import sb3_vec_env
 
+    opts = rules.options
     inputs = LearnerInputs(args.variant, opts, features, args.oracle_critic)
     input_rows = obs_shape[0] + inputs.oracle_rows  # what the env gives; the policy reads the first obs_shape[0]
     arch = {"channels": args.channels, "hidden": args.hidden}
@@ -223,7 +223,7 @@ def train_sb3(args: Any, config: str | None, opts, folder: Path, run_name: str, 
     # The pool is handed to the env at construction (an opponent set afterwards may be replaced by the env's
     # default at reset) and learns the env core, which it reads to route rows, right after.
     pool = OpponentPool(None, args.opponents, args.opponent_weights, fixed, args.seed)
-    venv = sb3_vec_env(args.variant, args.num_envs, options=opts, seed=args.seed, opponent=pool)
+    venv = sb3_vec_env(rules, args.num_envs, seed=args.seed, opponent=pool)
     pool.core = venv.core
     venv = learner_vec_env(venv, inputs, args.reward_scale)
 
@@ -261,7 +261,7 @@ def train_sb3(args: Any, config: str | None, opts, folder: Path, run_name: str, 
         except ModuleNotFoundError:
             print("note: tensorboard not installed; logging CSV only", file=sys.stderr)
     model.set_logger(configure(str(folder), formats))
-    clone_report = warm_start(model, args, opts, folder, inputs if inputs.active else None) if args.bc_rounds > 0 else None
+    clone_report = warm_start(model, args, rules, folder, inputs if inputs.active else None) if args.bc_rounds > 0 else None
 
     def payload(step: int, extra: dict | None = None) -> dict:
         trunk = model.policy.features_extractor.trunk
@@ -272,12 +272,12 @@ def train_sb3(args: Any, config: str | None, opts, folder: Path, run_name: str, 
                                   features=features.version if features is not None else None)
 
     def frozen(step: int, deterministic: bool, name: str) -> PolicyAgent:
-        return PolicyAgent(payload(step), args.variant, opts, deterministic=deterministic, seed=args.seed + step, name=name)
+        return PolicyAgent(payload(step), rules, deterministic=deterministic, seed=args.seed + step, name=name)
 
     eval_rows: list[dict] = []
 
     def evaluate(step: int, walls: int, first_wall: int) -> dict:
-        out = duplicate_eval(frozen(step, True, "learner"), eval_agents, args, opts, step, walls, first_wall, eval_rows,
+        out = duplicate_eval(frozen(step, True, "learner"), eval_agents, args, rules, step, walls, first_wall, eval_rows,
                              folder, f"{run_name} ({config or 'args'})")
         for name, row in out.items():
             model.logger.record(f"eval/score_vs_{name}", row["score"])
@@ -361,7 +361,7 @@ def train_sb3(args: Any, config: str | None, opts, folder: Path, run_name: str, 
         summary = finish_run(args, folder, payload(steps, final_meta(final, train_seconds, train_cpu)), {
             "run": run_name, "folder": str(folder), "trainer": "sb3", "precision": args.precision, "steps": steps,
             "seconds": train_seconds, "cpu_seconds": train_cpu, "final_eval": final,
-            "options": options_to_dict(opts, args.variant)})
+            "options": rules.options_dict()})
     finally:  # progress.csv and the TensorBoard files are open until the logger is closed
         model.logger.close()
         venv.close()

@@ -41,7 +41,8 @@ def add_dataset_subcommand(subparsers) -> argparse.ArgumentParser:
 
 def dataset_main(args: argparse.Namespace) -> int:
     """Run ``mjenv dataset``; bad arguments raise ``ValueError`` naming the flag (exit 2 in the CLI)."""
-    from mjenv.rules.options import load_rules, parse_option_assignments
+    from mjenv.rules import load_rules
+    from mjenv.rules.options import parse_option_assignments
 
     for flag, value, low in (("--walls", args.walls, 1), ("--seed", args.seed, 0), ("--first-wall", args.first_wall, 0),
                              ("--shard-size", args.shard_size, 1), ("--batch-size", args.batch_size, 1)):
@@ -51,11 +52,11 @@ def dataset_main(args: argparse.Namespace) -> int:
     if args.from_replays:
         meta = write_from_replays(args.out, args.from_replays, oracle=args.oracle, shard_size=args.shard_size)
     else:
-        opts = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))
+        rules = load_rules(args.variant, args.ruleset, args.preset, parse_option_assignments(args.option))  # once
         try:
             from agents.tournament.recording import write_from_play
 
-            meta = write_from_play(args.out, args.agents, args.variant, opts, walls=args.walls, seed=args.seed,
+            meta = write_from_play(args.out, args.agents, rules, walls=args.walls, seed=args.seed,
                                    first_wall=args.first_wall, all_seatings=args.all_seatings, oracle=args.oracle,
                                    shard_size=args.shard_size, batch_size=args.batch_size)
         except ModuleNotFoundError as exc:
