@@ -82,14 +82,10 @@ def make_agent(name_or_path: str, variant: str | Rules = "kawuxing3", options: A
         from agents.players.simple import RandomAgent
 
         return RandomAgent(seed=seed, **kwargs)
-    if spec == "heuristic":
-        from agents.players.heuristic import HeuristicAgent
+    if spec in ("heuristic", "heuristic-flush"):
+        from agents.players.heuristic import heuristic_player
 
-        return HeuristicAgent(rules, **kwargs)
-    if spec == "heuristic-flush":
-        from agents.players.heuristic import HeuristicAgent, flush_variant_kwargs
-
-        return HeuristicAgent(rules, **{**flush_variant_kwargs(rules.variant), "name": spec, **kwargs})
+        return heuristic_player(spec, rules, **kwargs)
     if spec.startswith("cmd:"):
         from agents.players.external import ExternalAgent
 

@@ -79,10 +79,10 @@ class AdviceFeatures:
     def __init__(self, variant: str = "kawuxing3", options: Any = None, version: str = FEATURES_VERSION):
         if version not in FEATURE_SETS:
             raise ValueError(f"unknown feature set {version!r}; use one of {', '.join(FEATURE_SETS)}")
-        from agents import make_agent
+        from agents.players.heuristic import heuristic_player
 
         self.version = version
-        self.heuristic = make_agent(FEATURE_SETS[version], variant, options)
+        self.heuristic = heuristic_player(FEATURE_SETS[version], variant, options)
         assert isinstance(self.heuristic, HeuristicAgent)
         self.view = self.heuristic.view
         self._sp = self.heuristic._sp

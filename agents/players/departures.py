@@ -78,11 +78,10 @@ class CandidateFeatures:
     version = FEATURES
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None):
-        from agents import make_agent
-        from agents.players.heuristic import HeuristicAgent
+        from agents.players.heuristic import HeuristicAgent, heuristic_player
 
-        self.variant = variant
-        self.advisor = make_agent("heuristic-flush", variant, options)
+        self.advisor = heuristic_player("heuristic-flush", variant, options)
+        self.variant = self.advisor.variant
         assert isinstance(self.advisor, HeuristicAgent)
         self.view = self.advisor.view
         self.kinds = self.view.kinds
@@ -190,9 +189,12 @@ class CandidateFeatures:
 
 
 def _torch():
-    from agents.players.policy import _torch as load
-
-    return load()
+    try:
+        import torch
+    except ModuleNotFoundError as exc:  # as agents.players.policy says it: only the policy and its head need torch
+        raise ModuleNotFoundError(
+            "the policy agent needs torch: pip install torch==2.13.0 (or the project's 'train' extra)") from exc
+    return torch
 
 
 def make_head(members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"]):

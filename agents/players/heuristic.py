@@ -71,7 +71,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.players.base import MELD_LETTER_BY_ROW, Decoded, ObsView
+from agents.players.base import MELD_LETTER_BY_ROW, Decoded, ObsView, resolve_rules
 from agents.players.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten,
                           triplets_ukeire)
 from agents.players.shanten import shanten, shanten_seven_pairs, ukeire
@@ -727,3 +727,14 @@ class HeuristicAgent:
             return out, None
         cat = [np.concatenate(e) if e else np.zeros(0) for e in (ent_r, ent_a, ent_v)]
         return out, (cat[0].astype(np.int64), cat[1].astype(np.int64), cat[2])
+
+
+def heuristic_player(name: str, variant: Any = "kawuxing3", options: Any = None, **kwargs) -> HeuristicAgent:
+    """The built-in ``heuristic`` or ``heuristic-flush`` (:func:`flush_variant_kwargs`) under ``variant`` (a name or a
+    :class:`mjenv.rules.Rules`) and ``options``: what :func:`agents.make_agent` builds for those names, and the
+    advisor the advice rows and the departure head read."""
+    if name not in ("heuristic", "heuristic-flush"):
+        raise ValueError(f"heuristic_player: {name!r} is not heuristic or heuristic-flush")
+    rules = resolve_rules(variant, options)
+    extra = flush_variant_kwargs(rules.variant) if name == "heuristic-flush" else {}
+    return HeuristicAgent(rules, **{**extra, "name": name, **kwargs})
