@@ -157,7 +157,8 @@ def rule_options(variant: str, ruleset: str | None, preset: str | None, options:
 
 
 def check_args(args: Args):
-    """The rule options value of the run (resolved here, once); raises :class:`~agents.script_args.ArgsError`
+    """``(options, configs)``: the rule options value of the run and its ``--compare`` configurations (``(label,
+    options)`` each, :func:`parse_compare`), each resolved here once; raises :class:`~agents.script_args.ArgsError`
     naming the field for a value :func:`run` cannot use (counts, seed, variant, ruleset, preset, options,
     ``--compare`` entries, ``--ray``); agents are checked as they are built."""
     check_numbers(args, {"walls": (1, None), "seed": (0, None), "first_wall": (0, None), "batch_size": (1, None),
@@ -170,8 +171,7 @@ def check_args(args: Args):
         opts = rule_options(args.variant, args.ruleset, args.preset, args.options)
     except OptionError as exc:
         raise ArgsError(str(exc)) from None
-    for spec in args.compare:
-        parse_compare(spec, args.variant)
+    configs = [parse_compare(spec, args.variant) for spec in args.compare]
     if args.report and not args.compare:
         raise ArgsError("--report needs --compare with one or more rule configurations")
     for spec in args.skill:
@@ -179,7 +179,7 @@ def check_args(args: Args):
     problem = ray_problem(args)
     if problem:
         raise ArgsError(problem)
-    return opts
+    return opts, configs
 
 
 def parse_compare(spec: str, variant: str) -> tuple[str, Any]:
@@ -706,12 +706,12 @@ def run(args: Args) -> dict:
     folder, kept = None, {}
     if args.resume:
         args, folder, kept = _resume_args(args)
-    opts = check_args(args)  # the rules, resolved once here and handed down
+    opts, configs = check_args(args)  # the rules, resolved once here and handed down
     args.replays = max(args.replays, args.review)  # the reviewed hands are read from their replays
     if args.agents:
         specs = list(args.agents)
     elif args.compare:  # the agents play every configuration: a checkpoint that cannot play one of them stays out
-        specs = default_agents(args.variant, [parse_compare(c, args.variant) for c in args.compare])
+        specs = default_agents(args.variant, configs)
     else:
         specs = default_agents(args.variant, [(None, opts)])
     args.agents = specs  # a resumed run plays the very agents this one chose
@@ -724,7 +724,6 @@ def run(args: Args) -> dict:
     say = (lambda *a: None) if args.quiet else print
 
     if args.compare:
-        configs = [parse_compare(c, args.variant) for c in args.compare]
         teams = [(label, build_agents(specs, args.variant, opts, args), opts, None) for label, opts in configs]
         pairs = [parse_skill(p) for p in args.skill] if args.report else []
         for label, opts in configs:  # --report: the skill tournaments, on the same walls

@@ -38,6 +38,15 @@ def test_evaluate_with_a_ruleset_and_options_resolves_once(tmp_path):
     assert _resolutions(lambda: evaluate.main(args)) == 1
 
 
+def test_evaluate_compare_resolves_each_configuration_once(tmp_path):
+    """``--compare A B``: the run's own rules and each compared configuration, one resolution each."""
+    import evaluate
+
+    args = ["--compare", "kwx004", "suizhou000", "--agents", "heuristic", "random", "--walls", "1", "--out",
+            str(tmp_path), "--no-plots", "--no-progress", "--run_name", "cmp"]
+    assert _resolutions(lambda: evaluate.main(args)) == 3
+
+
 def test_train_resolves_the_rules_once(tmp_path):
     """A tiny run of every all-seat stage the default config has (cloning with the advisor's rows, PPO with
     rollouts, evaluations, the final checkpoint): one resolution."""
