@@ -1,9 +1,9 @@
 """The compiled player's own hand arithmetic equals the Python one on random hands of every variant.
 
-The compiled player (agents/fastplay.py) keeps its own copies of
+The compiled player (agents/players/fastplay.py) keeps its own copies of
 shanten, ukeire and the plan shanten (blocks-form tables and prepared "evaluation slots", not the Python functions).
-:meth:`~agents.fastplay.FastPlayer.hand_numbers` returns what those copies compute, and this property test
-(hypothesis, derandomized in the suite) holds them to :mod:`agents.shanten` and :mod:`agents.plans`
+:meth:`~agents.players.fastplay.FastPlayer.hand_numbers` returns what those copies compute, and this property test
+(hypothesis, derandomized in the suite) holds them to :mod:`agents.players.shanten` and :mod:`agents.players.plans`
 on random hands of each variant's tiles: mostly near-complete (sets and a pair, then a few tiles swapped), with
 0-4 melds, ready or about to discard, and live counts below 4.  Equal must be:
 
@@ -21,9 +21,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.fastplay import PC_FLUSH_HONORS, PC_LANPAI, PC_SP, FastPlayer
-from agents.plans import lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten, triplets_ukeire
-from agents.shanten import shanten, shanten_standard, ukeire
+from agents.players.fastplay import PC_FLUSH_HONORS, PC_LANPAI, PC_SP, FastPlayer
+from agents.players.plans import lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten, triplets_ukeire
+from agents.players.shanten import shanten, shanten_standard, ukeire
 from mjenv.rules.options import VARIANTS, tile_kinds
 
 SUIT = np.arange(34) // 9

@@ -1,4 +1,4 @@
-"""The compiled player (``fast``, agents/fastplay.py) against its Python twin ``heuristic-flush``, in all 7 variants.
+"""The compiled player (``fast``, agents/players/fastplay.py) against its Python twin ``heuristic-flush``, in all 7 variants.
 
 ``heuristic-flush`` plays every seat of self-play hands; at each decision with two or more legal actions the
 compiled player decides the same engine state, and the two actions are compared.  The agreement must reach the
@@ -9,7 +9,7 @@ variant's floor (``FLOORS``, set a little under what these fixed walls give: ``b
   live improving tiles, then the least connected tile, then the most visible one; e.g. a lone 5z and a lone 1p
   with 2 and 3 live copies: -0.01 x connection - 0.001 x live is 0.002 - 0.002 against 0.003 - 0.003).  The
   compiled player keeps the lowest tile id; the Python choice breaks the tie in float32, whose rounding picks
-  either (its ranking, :meth:`~agents.heuristic.HeuristicAgent.candidates`, is float64 like the compiled one).
+  either (its ranking, :meth:`~agents.players.heuristic.HeuristicAgent.candidates`, is float64 like the compiled one).
   Found in every variant, 0.1-0.4 % of the decisions.
 * **exposure** (Diedaohu only) — the Python player weighs a discard's deal-in exposure to an opponent's visible
   flush or 风清 against ukeire at equal shanten (``exposure_weight`` 3; Liuwei's is 0); the compiled player leaves
@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.fastplay import FastPlayer
-from agents.heuristic import HeuristicAgent, flush_variant_kwargs
+from agents.players.fastplay import FastPlayer
+from agents.players.heuristic import HeuristicAgent, flush_variant_kwargs
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine

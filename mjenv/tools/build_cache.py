@@ -117,7 +117,7 @@ def exercise(variant: str, folder: str | None = None) -> None:
             group += agents[: n - len(group)]
             play_duplicate(group, variant, walls=1, batch_size=1, replay_dir=replays, n_replays=1,
                            seat_plan=[tuple(range(n))])
-    from agents.fastplay import FastPlayer  # its hand arithmetic door (tests/test_fastplay_hands.py)
+    from agents.players.fastplay import FastPlayer  # its hand arithmetic door (tests/test_fastplay_hands.py)
     from mjenv.tiles import parse_tiles
 
     hand = np.bincount(parse_tiles("11123456789999p"), minlength=34)[None]  # 14 tiles: every path of the door
