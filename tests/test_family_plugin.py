@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.players.heuristic import family_params
+from agents.players.heuristic import FAMILY_PARAMS, family_params
 from mjenv.cli import _FLAGS
 from mjenv.engine.family import FAMILIES, family_class
 from mjenv.rules.families import RULE_FAMILIES, rule_family
@@ -29,7 +29,7 @@ def test_every_registered_family_is_a_complete_plugin(family):
     assert fans and all(len(row) >= 3 and isinstance(row[0], str) for row in fans.values())
     header, rows = cls.fan_table()
     assert rows and all(len(r) == len(header) for r in rows)
-    assert set(cls.heuristic) <= _HEURISTIC_KEYS, set(cls.heuristic) - _HEURISTIC_KEYS
+    assert set(FAMILY_PARAMS[family]) <= _HEURISTIC_KEYS, set(FAMILY_PARAMS[family]) - _HEURISTIC_KEYS
     # the readers take the family's own table, not a copy
     assert fan_names(family) == {k: f"{v[0]} {v[1]}" for k, v in fans.items()}
     assert reference.BLOCKS[f"fans {family}"]() == reference.fans_markdown(family)
@@ -39,8 +39,8 @@ def test_every_registered_family_is_a_complete_plugin(family):
     assert set(cls.situation) <= set(flags) and all(family in flags[d].families for d in cls.situation)
 
 
-def test_heuristic_parameters_come_from_the_family(monkeypatch):
-    monkeypatch.setattr(FAMILIES["gejiu"], "heuristic", {"flush_bonus": 5, "triplets_bonus": 2})
+def test_heuristic_parameters_come_from_the_players_table(monkeypatch):
+    monkeypatch.setitem(FAMILY_PARAMS, "gejiu", {"flush_bonus": 5, "triplets_bonus": 2})
     p = family_params("gejiu")
     assert (p["flush_bonus"], p["triplets_bonus"], p["exposure_weight"], p["deal_in"]) == (5, 2, 0.0, None)
 

@@ -139,13 +139,12 @@ def test_fast_agent_plays_in_the_arena():
 def test_fast_player_reads_the_family_parameters(monkeypatch):
     """The flush credit is the family's (agents.players.heuristic.family_params), not a copy: changing it changes the
     player's settings and its moves."""
-    from mjenv.engine.family import family_class
+    from agents.players.heuristic import FAMILY_PARAMS
 
     eng = Engine("kawuxing3", 16, record_events=False)
     eng.reset(seed=4)
     before = FastPlayer("kawuxing3", eng.opts)
-    cls = family_class("kawuxing")
-    monkeypatch.setattr(cls, "heuristic", {**cls.heuristic, "flush_variant": {"flush_bonus": 6}})
+    monkeypatch.setitem(FAMILY_PARAMS, "kawuxing", {**FAMILY_PARAMS["kawuxing"], "flush_variant": {"flush_bonus": 6}})
     after = FastPlayer("kawuxing3", eng.opts)
     assert before.cfg[PC_FLUSH] == 2 and after.cfg[PC_FLUSH] == 6
     differ = 0

@@ -77,7 +77,7 @@ from agents.players.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai
 from agents.players.shanten import shanten, shanten_seven_pairs, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
-from mjenv.engine.family import family_class
+from mjenv.rules.families import rule_family
 from mjenv.rules.hand import wait_mask
 from mjenv.rules.options import get_variant
 from mjenv.tiles import Meld
@@ -85,8 +85,8 @@ from mjenv.tiles import Meld
 _BIG = 1e6  # weight of "feeds a revealed player" in the discard score
 _SHANTEN_W = 1e4  # weight of one step of shanten: far above any ukeire or hand-value term
 _OFF_PLAN_W = 100.0  # bonus for throwing a tile the chosen flush plan does not keep: above ukeire, below shanten
-# The per-family parameters (flush and all-triplets credits, deal-in costs, exposure weight) are the family
-# classes' ``heuristic`` dicts (mjenv.engine.family), read through :func:`family_params`.
+# The per-family parameters (flush and all-triplets credits, deal-in costs, exposure weight) are
+# :data:`FAMILY_PARAMS`, read through :func:`family_params`.
 #
 # Flush credit: how many steps of shanten a flush (混一色 / 清一色) is worth; the plan is chosen when its shanten,
 # minus this, is below the plain hand's.  Deal-in cost: what a discard that an opponent's visible big hand wins
@@ -98,12 +98,42 @@ _OFF_PLAN_W = 100.0  # bonus for throwing a tile the chosen flush plan does not 
 _READY_BY_MELDS = np.array([0.0, 0.0, 0.3, 0.6, 0.9])
 _WAITS_PER_HAND = 2.0
 
+FAMILY_PARAMS: dict[str, dict] = {
+    # no flush credit by default (a flush is 清一色 alone, ×4); heuristic-flush plays a 清一色 plan worth 2 steps
+    "kawuxing": {"triplets_bonus": 0, "flush_variant": {"flush_bonus": 2}},
+    "gejiu": {"flush_bonus": 1, "triplets_bonus": 0},  # a flush is 2x a plain hand
+    "diedaohu": {
+        "flush_bonus": 1,  # a flush is 2x a plain hand
+        "triplets_bonus": 0,
+        "exposure_weight": 3.0,
+        # the discarder alone pays V (docs/rules/diedaohu.md §7.4-7.5); ``flush``: 混一色 or 清一色, their mean
+        "deal_in": {"hun": (2.0, 0.0), "flush": (3.0, 0.0), "fengqing": (16.0, 0.0)},
+    },
+    # 混一色 (15 / 20) and 对对胡 (15 / 20) are legal alone, a plain hand rarely reaches the minimum;
+    # heuristic-flush credits both plans more (5 and 4): it beat these credits by +3.2 per hand over 800
+    # duplicate walls (docs/experiments/four-player.md)
+    "yangzhou": {"flush_bonus": 3, "triplets_bonus": 3, "flush_variant": {"flush_bonus": 5, "triplets_bonus": 4}},
+    "liuwei": {
+        "flush_bonus": 1,  # a 混一色 is paid 3x a 屁胡 on a discard
+        "triplets_bonus": 1,
+        "exposure_weight": 0.0,  # under 陪冲 a deal-in costs little more than the self-draw it would prevent
+        # the §10.4 table at the 50-scale: everyone pays, the discarder more; 风清 takes the discarder's balance
+        "deal_in": {"hun": (12.0, 6.0), "flush": (14.0, 7.0), "fengqing": (None, 16.0)},
+    },
+}
+"""The rule-based player's parameters per rule family (measured in docs/experiments/heuristic.md): ``flush_bonus`` (shanten
+steps a flush plan is worth; absent = no flush plan), ``triplets_bonus`` (likewise the all-triplets plan; 0 =
+none), ``exposure_weight`` (ukeire per b of expected deal-in cost), ``deal_in`` (what dealing into a visible flush /
+风清 costs: class -> (discarder pays, each other payer pays), ``None`` = the whole balance) and ``flush_variant``
+(the keywords of the built-in ``heuristic-flush``).  Read through :func:`family_params`."""
+
+
 def family_params(family: str) -> dict:
-    """The player's parameters for rule family ``family`` (its class's ``heuristic``, mjenv.engine.family):
+    """The player's parameters for rule family ``family`` (:data:`FAMILY_PARAMS`; an unknown family: ValueError):
     ``flush_bonus`` (None = no flush plan), ``triplets_bonus``, ``exposure_weight`` (ukeire per b of expected
     deal-in cost; docs/training.md: in Liuwei the tie-break lost 0.02-0.04 per hand at weights 1 and 3, so 0),
     ``deal_in`` (None = not modelled) and ``flush_variant`` (the keywords of ``heuristic-flush``)."""
-    p = family_class(family).heuristic
+    p = FAMILY_PARAMS[rule_family(family).name]
     return {
         "flush_bonus": p.get("flush_bonus"),
         "triplets_bonus": int(p.get("triplets_bonus", 0)),
@@ -237,7 +267,7 @@ class HeuristicAgent:
             self._pay_scale = float(self.opts.base) * (
                 float(self.opts.bankroll) / 50.0 if family == "liuwei" and self.opts.bankroll is not None else 1.0)
         # seven pairs is a winning shape only where the family says so (Kawuxing, Gejiu; docs/rules/common.md §1.4)
-        self._sp = family_class(family).seven_pairs
+        self._sp = rule_family(family).seven_pairs
         self._value_cache: dict = {}
 
     def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

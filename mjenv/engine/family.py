@@ -10,8 +10,8 @@ the engine.
 Each adapter subclasses its family's rules class (:mod:`mjenv.rules.families`: id, variants, rule page, scorer,
 fan table, the ``mjenv score`` text) and adds what the engine needs: scoring and settling a table's wins, kongs
 and drawn hands, sessions, the slices it sets in the compiled core's configuration vector
-(:meth:`Family.configure`), and the rule-based player's per-family parameters (:attr:`Family.heuristic`, read by
-:func:`agents.players.heuristic.family_params`).  :data:`FAMILIES` lists the adapters by name; adding a family is a
+(:meth:`Family.configure`).  The rule-based player's per-family parameters live with it
+(:data:`agents.players.heuristic.FAMILY_PARAMS`).  :data:`FAMILIES` lists the adapters by name; adding a family is a
 rules class and an adapter, its scorer module, its options, its variants (:mod:`mjenv.rules.variants`), its rules
 files and its rule page.
 """
@@ -49,14 +49,6 @@ def settled_reading(concealed: np.ndarray, w: int, code: int) -> Reading | None:
 
 class Family(RuleFamily):
     """Engine defaults shared by every family; subclasses override what their rule book section changes."""
-
-    heuristic: dict = {}
-    """The rule-based player's per-family parameters (:class:`agents.players.heuristic.HeuristicAgent`, measured in
-    docs/experiments/heuristic.md): ``flush_bonus`` (shanten steps a flush plan is worth; absent = no flush plan),
-    ``triplets_bonus`` (likewise the all-triplets plan; 0 = none), ``exposure_weight`` (ukeire per b of expected
-    deal-in cost), ``deal_in`` (what dealing into a visible flush / 风清 costs: class -> (discarder pays, each
-    other payer pays), ``None`` = the whole balance) and ``flush_variant`` (the keywords of the built-in
-    ``heuristic-flush``)."""
 
     rob_added_kong = True  # an added kong opens a rob window
     rob_replacement = False  # a kong's replacement tile may be robbed (Gejiu ``gejiu_qianggang: replacement_tile``)
@@ -145,8 +137,6 @@ class Family(RuleFamily):
 class KawuxingFamily(Family, KawuxingRules):
     """Kawuxing 3p/4p and its rulesets (docs/rules/kawuxing.md §3–§5)."""
 
-    # no flush credit by default (a flush is 清一色 alone, ×4); heuristic-flush plays a 清一色 plan worth 2 steps
-    heuristic = {"triplets_bonus": 0, "flush_variant": {"flush_bonus": 2}}
     draw_pays_nothing = False  # §3.11 penalties and 讲听头 (compiled in kwend._kw_end)
 
     @property
@@ -237,7 +227,6 @@ class KawuxingFamily(Family, KawuxingRules):
 class GejiuFamily(Family, GejiuRules):
     """Gejiu (docs/rules/gejiu.md §6): chi, seven pairs and 烂牌, face-up kong tiles, no kong money, no lock."""
 
-    heuristic = {"flush_bonus": 1, "triplets_bonus": 0}  # a flush is 2x a plain hand
     win_on_shape = True  # §6.8: no minimum, no missed-win rule; a rob is of the kind gejiu_qianggang allows
 
     @property
@@ -300,14 +289,6 @@ class DiedaohuFamily(Family, DiedaohuRules):
 
     Yangzhou and Liuwei share its missed-win rule, sessions and (Liuwei) bankroll.
     """
-
-    heuristic = {
-        "flush_bonus": 1,  # a flush is 2x a plain hand
-        "triplets_bonus": 0,
-        "exposure_weight": 3.0,
-        # the discarder alone pays V (docs/rules/diedaohu.md §7.4-7.5); ``flush``: 混一色 or 清一色, their mean
-        "deal_in": {"hun": (2.0, 0.0), "flush": (3.0, 0.0), "fengqing": (16.0, 0.0)},
-    }
 
     @property
     def louhu_window(self) -> int:  # type: ignore[override]
@@ -447,10 +428,6 @@ class DiedaohuFamily(Family, DiedaohuRules):
 class YangzhouFamily(DiedaohuFamily, YangzhouRules):
     """Yangzhou standard and new (docs/rules/yangzhou.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
 
-    # 混一色 (15 / 20) and 对对胡 (15 / 20) are legal alone, a plain hand rarely reaches the minimum;
-    # heuristic-flush credits both plans more (5 and 4): it beat these credits by +3.2 per hand over 800
-    # duplicate walls (docs/experiments/four-player.md)
-    heuristic = {"flush_bonus": 3, "triplets_bonus": 3, "flush_variant": {"flush_bonus": 5, "triplets_bonus": 4}}
     louhu_window = 0  # its windows are judged by mjenv.engine.yzscore (fan minimum and lock)
 
     def configure(self, cfg):
@@ -492,14 +469,6 @@ class YangzhouFamily(DiedaohuFamily, YangzhouRules):
 
 class LiuweiFamily(DiedaohuFamily, LiuweiRules):
     """Liuwei (docs/rules/liuwei.md §10): one winner per discard, 陪冲 payments, kong money, 园子 50, 8 rounds."""
-
-    heuristic = {
-        "flush_bonus": 1,  # a 混一色 is paid 3x a 屁胡 on a discard
-        "triplets_bonus": 1,
-        "exposure_weight": 0.0,  # under 陪冲 a deal-in costs little more than the self-draw it would prevent
-        # the §10.4 table at the 50-scale: everyone pays, the discarder more; 风清 takes the discarder's balance
-        "deal_in": {"hun": (12.0, 6.0), "flush": (14.0, 7.0), "fengqing": (None, 16.0)},
-    }
 
     @property
     def single_winner(self) -> bool:  # type: ignore[override]
