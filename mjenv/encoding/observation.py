@@ -73,7 +73,6 @@ import weakref
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from types import SimpleNamespace
-from typing import Any
 
 import numpy as np
 
@@ -109,26 +108,18 @@ from mjenv.engine.state import (
 from mjenv.engine import threads as TH
 from mjenv.engine.family import family_for
 from mjenv.engine.jit import njit
-from mjenv.rules.options import (
-    Choice,
-    NonNegativeInteger,
-    OptionalPositiveNumber,
-    PositiveNumber,
-    option_info,
-    options_to_dict,
+from mjenv.encoding.option_block import (  # noqa: F401  (re-exported: the options block is part of this encoding)
+    MATCH_LEVEL_OPTIONS,
+    NUMBER_SCALES,
+    OptionSlot,
+    option_slots,
+    option_values,
 )
 from mjenv.rules.value import Rules, door_rules, load_rules
 from mjenv.tiles import WINDS
 
 OBS_VERSION = "mjenv-obs-v1"
 ORACLE_VERSION = "mjenv-oracle-v1"
-
-MATCH_LEVEL_OPTIONS = frozenset({"seat_rotation", "escape_penalty"})
-"""Options a single hand ignores (docs/rules/kawuxing.md §3.12): left out of the options block."""
-
-NUMBER_SCALES = {"base": 1.0, "bankroll": 100.0, "min_fan": 20.0}
-"""Divisor of each number-valued option in the options block, so that usual values land near 0.5–1
-(``base`` 1; ``bankroll`` 50–200 b; ``min_fan`` 10–20).  A new number option needs an entry here."""
 
 LOCK_SCALE = 16.0
 MONEY_SCALE = 8.0  # times the base stake
@@ -151,63 +142,6 @@ class Block:
     meaning: str
     low: float = 0.0
     high: float = 1.0
-
-
-@dataclass(frozen=True)
-class OptionSlot:
-    """One column of the options block.
-
-    A flag column is 1 when option ``name`` has ``value``; a ``numeric`` column holds the option's value
-    divided by ``scale`` (0 while an optional number is ``none``).
-    """
-
-    name: str
-    value: Any
-    numeric: bool = False
-    scale: float = 1.0
-
-
-def _number_scale(name: str) -> float:
-    if name not in NUMBER_SCALES:  # a new number option must be given a scale, not an arbitrary magnitude
-        raise TypeError(f"option {name!r}: no observation scale for a number option; add it to NUMBER_SCALES")
-    return NUMBER_SCALES[name]
-
-
-def option_slots(variant: str, opts) -> tuple[OptionSlot, ...]:
-    """The options block layout of ``variant``: its columns, options in declaration order.
-
-    A choice takes one flag column per allowed value; a number (``base``, ``min_fan``) one numeric column;
-    an optional number (``bankroll``) a flag column for ``none`` and a numeric column.  Options the variant
-    lacks and match-level options (:data:`MATCH_LEVEL_OPTIONS`) are left out.
-    """
-    present = options_to_dict(opts, variant)
-    slots: list[OptionSlot] = []
-    for info in option_info(type(opts)):
-        if info.name not in present or info.name in MATCH_LEVEL_OPTIONS:
-            continue
-        dom = info.domain
-        if isinstance(dom, Choice):
-            slots.extend(OptionSlot(info.name, v) for v in dom.values)
-        elif isinstance(dom, (PositiveNumber, NonNegativeInteger)):
-            slots.append(OptionSlot(info.name, None, numeric=True, scale=_number_scale(info.name)))
-        elif isinstance(dom, OptionalPositiveNumber):
-            slots.append(OptionSlot(info.name, None))
-            slots.append(OptionSlot(info.name, None, numeric=True, scale=_number_scale(info.name)))
-        else:  # a new domain kind must be given an encoding here, not silently dropped
-            raise TypeError(f"option {info.name!r}: no observation encoding for domain {dom!r}")
-    return tuple(slots)
-
-
-def option_values(slots: tuple[OptionSlot, ...], opts) -> np.ndarray:
-    """``float32 [len(slots)]``: the options block's columns for the options value ``opts``."""
-    vec = np.zeros(len(slots), np.float32)
-    for i, sl in enumerate(slots):
-        v = getattr(opts, sl.name)
-        if sl.numeric:
-            vec[i] = 0.0 if v is None else float(v) / sl.scale
-        else:  # type check: ``8 == 8.0`` and ``True == 1`` must not switch on another value's column
-            vec[i] = float(v == sl.value and type(v) is type(sl.value))
-    return vec
 
 
 class ObservationEncoder:
