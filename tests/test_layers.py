@@ -16,7 +16,8 @@ The floors, from the ground up:
 Every import counts: module-level and inside functions, ``from . import x`` (relative), and string literals passed
 to ``importlib.import_module`` / ``__import__``.  Imports under ``if TYPE_CHECKING:`` count too (they name a
 dependency all the same).  A module may import its own floor and any floor below; modules of one floor must not
-import each other in a cycle.  Run as a script (``python tests/test_layers.py``) to print every upward import and
+import each other in a cycle.  No module of ``mjenv/`` or ``agents/`` (nor ``train.py``, ``evaluate.py``) is over
+900 lines.  Run as a script (``python tests/test_layers.py``) to print every upward import and
 cycle.
 """
 
@@ -223,6 +224,27 @@ def test_no_upward_imports():
 def test_no_import_cycles():
     cycles = import_cycles(project_graph())
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+MAX_LINES = 900
+"""No module of ``mjenv/`` or ``agents/`` (nor the two scripts) is longer than this (issue 28: split by concern)."""
+
+
+def long_modules(files: list[Path], limit: int = MAX_LINES) -> list[str]:
+    """``"path: N lines"`` for each file of ``files`` over ``limit`` lines."""
+    out = []
+    for f in files:
+        n = len(f.read_text(encoding="utf-8").splitlines())
+        if n > limit:
+            out.append(f"{f.relative_to(ROOT) if f.is_relative_to(ROOT) else f}: {n} lines")
+    return out
+
+
+def test_no_module_over_900_lines(tmp_path):
+    assert not long_modules(project_files()), "split these by concern:\n" + "\n".join(long_modules(project_files()))
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * (MAX_LINES + 1))
+    assert long_modules([big]) == [f"{big}: {MAX_LINES + 1} lines"]  # the check can fail
 
 
 def test_the_checks_can_fail():
