@@ -20,7 +20,7 @@ observation blocks (:class:`agents.players.base.ObsView`), then decides batch-wi
   off-suit tiles go first.  The third kind is **all triplets** (对对胡 / 碰碰胡 / 大对子: triplets or kongs and a
   pair, :func:`agents.players.plans.triplets_shanten`; any chi meld rules it out), credited ``triplets_bonus`` steps:
   by default Yangzhou 3 (对对胡 is 15/20 fans alone) and Liuwei 1 (对对胡 pays 10/10/5 against a 屁胡's 6/4/2),
-  none elsewhere, where duplicate tournaments found no gain (docs/training.md).  Under it pairs and triplets
+  none elsewhere, where duplicate tournaments found no gain (docs/experiments/heuristic.md).  Under it pairs and triplets
   stay, the singles go (least live first), only kinds held once or twice count as improving draws, and a pong
   of a pair tile lowers its shanten, so the player pongs what the plain hand would pass;
 * **never feed a revealed player**: the waits of every opponent who declared 亮倒 are computed from its
@@ -36,7 +36,7 @@ observation blocks (:class:`agents.players.base.ObsView`), then decides batch-wi
   in Diedaohu (only the discarder pays), the discarder's amount less the 陪冲 amount in Liuwei (everyone pays on a
   discard win, so dealing in a 屁胡 costs only 2 more, a 混一色 6).  In Diedaohu that cost is weighed against
   ukeire among the discards of equal shanten (``exposure_weight``: 3 live tiles per b); it never breaks the hand
-  for safety, since in the Kawuxing measurements (docs/training.md) folding and even trading ukeire for safety
+  for safety, since in the Kawuxing measurements (docs/experiments/heuristic.md) folding and even trading ukeire for safety
   lost.  In Liuwei the weight is 0: the tie-break lost 0.02–0.04 per hand there (a deal-in under 陪冲 costs little
   more than the self-draw it would prevent), so the Liuwei player computes its exposure but plays for speed;
 * **园子 balances** (Diedaohu ``bankroll``, Liuwei): the player reads every balance from the observation; what it
@@ -131,7 +131,7 @@ none), ``exposure_weight`` (ukeire per b of expected deal-in cost), ``deal_in`` 
 def family_params(family: str) -> dict:
     """The player's parameters for rule family ``family`` (:data:`FAMILY_PARAMS`; an unknown family: ValueError):
     ``flush_bonus`` (None = no flush plan), ``triplets_bonus``, ``exposure_weight`` (ukeire per b of expected
-    deal-in cost; docs/training.md: in Liuwei the tie-break lost 0.02-0.04 per hand at weights 1 and 3, so 0),
+    deal-in cost; docs/experiments/heuristic.md: in Liuwei the tie-break lost 0.02-0.04 per hand at weights 1 and 3, so 0),
     ``deal_in`` (None = not modelled) and ``flush_variant`` (the keywords of ``heuristic-flush``)."""
     p = FAMILY_PARAMS[rule_family(family).name]
     return {
@@ -160,7 +160,7 @@ def wait_ways(live: np.ndarray) -> np.ndarray:
         out += np.where(ok[None, :], np.minimum(la, lb), 0.0)
     return out
 # The all-triplets credit (对对胡 / 碰碰胡 / 大对子, chosen like a flush plan; 0 = no such plan) was picked by
-# duplicate tournaments against the heuristic without it (docs/training.md): Yangzhou 3 (对对胡 is 15/20 fans,
+# duplicate tournaments against the heuristic without it (docs/experiments/heuristic.md): Yangzhou 3 (对对胡 is 15/20 fans,
 # legal alone, like 混一色), Liuwei 1 (对对胡 pays 10/10/5 against 6/4/2); Diedaohu, Gejiu and Kawuxing showed no
 # gain at 1 or 2.
 _CHI_ROW = MELD_LETTER_BY_ROW.index("C")
@@ -191,8 +191,8 @@ def _suited_neighbours(h: np.ndarray, dtype=np.float32) -> np.ndarray:
 def flush_variant_kwargs(variant: str) -> dict:
     """The :class:`HeuristicAgent` keywords of the built-in ``heuristic-flush``: in Kawuxing a 清一色 plan with 2
     steps of credit (it beat the plain heuristic by +0.059 ± 0.049 and, on fresh walls, +0.078 ± 0.051 per hand
-    over 2,000 duplicate walls, docs/training.md); in Yangzhou the flush plan credited 5 steps and all triplets 4
-    instead of 3 and 3 (+3.2 per hand over 800 duplicate walls, docs/training.md); every other family keeps its
+    over 2,000 duplicate walls, docs/experiments/heuristic.md); in Yangzhou the flush plan credited 5 steps and all triplets 4
+    instead of 3 and 3 (+3.2 per hand over 800 duplicate walls, docs/experiments/four-player.md); every other family keeps its
     own credits."""
     return family_params(get_variant(variant).family)["flush_variant"]
 

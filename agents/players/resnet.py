@@ -4,8 +4,7 @@ This module owns the ``resnet1d`` architecture of ``mjenv-policy-v1`` checkpoint
 the older two-convolution network of :func:`agents.players.policy.make_trunk` has no ``net`` key).  It reads the
 observation's ``C`` rows as ``C`` input channels along the 34 tile columns (tile ids run suit by suit, so a
 width-3 kernel sees a tile and its neighbours; rows constant along the columns, such as the wall count or the
-rule options, reach every column), in the manner of Suphx and Mortal (docs/training.md, "The network-only
-policy"):
+rule options, reach every column), in the manner of Suphx and Mortal (docs/experiments/network-only.md):
 
 * a stem convolution ``C -> channels`` (width 3), then ``blocks`` residual blocks, each two width-3 convolutions
   with a ReLU between and a squeeze-and-excitation channel attention (Mortal's) on the residual branch, whose

@@ -7,7 +7,7 @@ choice it
    ``candidates`` of them — on its own turn the discards of the lowest plan shanten (the heuristic's own
    shortlist, best first) plus a 亮倒 or kong alternative where the mask offers one; in a claim window pass and
    every legal pong / chi / kong; in Gejiu both face-up kong tiles.  A legal win is always taken, unsearched
-   (passing one measured a loss in every family, docs/training.md);
+   (passing one measured a loss in every family, docs/experiments/heuristic.md);
 2. samples ``worlds`` worlds with :meth:`mjenv.engine.core.Engine.sample_worlds` — everything the seat cannot
    see redrawn consistently with what it has seen — and gives **every candidate the same worlds** (common random
    numbers: a candidate's edge is not drowned in the luck of the draw);

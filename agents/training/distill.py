@@ -19,7 +19,7 @@ This module owns the distillation stage of ``train.py`` (``distill_decisions > 0
   action (the departures weighted by ``departure_weight``) plus ``vf_coef`` × the squared error of the value head to
   the target candidate's searched value × ``reward_scale``;
 * :func:`departure_table` counts, per decision kind (discard, 亮倒, kong, pong, chi …), how many labelled decisions
-  there were and how often and by how much the search departs from the player — what docs/training.md reports;
+  there were and how often and by how much the search departs from the player — what docs/experiments/distillation.md and four-player.md report;
 * :func:`run_stage` labels (or reads labels) and fits; :func:`distill_stage` is that stage with ``train.py``'s
   ``distill_*`` arguments (``distill.json`` in the run folder).
 
@@ -542,7 +542,7 @@ def distill_stage(net, args: Any, rules, features, folder: Path) -> dict:
 
 
 def report_tables(labels: dict) -> str:
-    """The departure tables of docs/training.md for verified ``labels`` (markdown): per decision kind
+    """The departure tables of docs/experiments/distillation.md for verified ``labels`` (markdown): per decision kind
     (:func:`departure_table`), per (player's move → screened alternative), and by the screen's z of the
     alternative; gains in money per decision with 95 % intervals over decisions."""
     if not int(labels["meta"].get("verify_worlds", 0)):

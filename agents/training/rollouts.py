@@ -9,7 +9,7 @@ learner's money on the twin minus on A is the advantage of the alternative *give
 the luck of the deal is the same on both tables, so far fewer hands measure it than a policy gradient would need
 (rollout policy improvement, Bertsekas & Tsitsiklis 1996; Tesauro & Galperin 1997).  A policy that departs from
 the teacher exactly where that advantage is positive is better than the teacher (the policy improvement
-theorem), so these numbers say where a learned policy can gain on the heuristic at all (docs/training.md has the
+theorem), so these numbers say where a learned policy can gain on the heuristic at all (docs/experiments/heuristic.md has the
 measured tables).  Until a twin branches it is the same table as A, so the teacher is asked only once for both.
 
 Command line: ``python -m agents.training.rollouts --pairs 2000`` prints the mean advantage of each kind of departure
