@@ -7,7 +7,9 @@ and resolves the rules once, builds the network, runs the stages in order and wr
 The stages of the all-seat trainer (``--trainer allseat``, the default):
 
 1. **cloning** (``bc_rounds > 0``, :mod:`agents.training.clone`): DAgger-style behaviour cloning of ``bc_teacher``,
-   the warm start of every shipped recipe;
+   the warm start of every shipped recipe; or, for the network-only ``--net resnet1d`` (``--config netclone``),
+   **network-only cloning** (``netclone_sets > 0``, :mod:`agents.training.netclone`) from ``mjenv dataset``
+   recordings of ``netclone_teacher``, with its held-out agreement curve;
 2. **search distillation** (``distill_decisions > 0`` or ``--distill_labels``, ``--config distill``,
    :mod:`agents.training.distill`): self-play decisions labelled by the ``search`` agent's action values, the
    network fitted to depart from its advice where a verified search departure gains;
@@ -89,7 +91,7 @@ def train(args: Args, config: str | None = None) -> dict:
         features = AdviceFeatures(args.variant, rules.options, args.advice_features)
         advice_row = obs_shape[0]
         obs_shape = (obs_shape[0] + features.rows, obs_shape[1])
-    arch = {"channels": args.channels, "hidden": args.hidden}
+    arch = {"channels": args.channels, "hidden": args.hidden, **({"net": args.net, "blocks": args.blocks} if args.net else {})}
     run_name = args.run_name or f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
     folder = Path(args.out) / run_name
     fixed = {"random": make_agent("random", rules, seed=args.seed + 1)}
@@ -104,7 +106,7 @@ def train(args: Args, config: str | None = None) -> dict:
             check_compatible(init, args.variant, rules.options, where=args.init_checkpoint)
     except ValueError as exc:  # a checkpoint that is unreadable or was trained on other rules
         raise ArgsError(str(exc)) from None
-    if init is not None and {k: int(v) for k, v in init["arch"].items()} != arch:
+    if init is not None and dict(init["arch"]) != arch:
         raise ArgsError(f"--init_checkpoint: architecture {init['arch']} differs from --channels/--hidden {arch}")
     try:
         (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
@@ -132,11 +134,16 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
     torch.manual_seed(args.seed)
     advice_row = obs_shape[0] - features.rows if features is not None else None
     net = SeatNet(obs_shape, args.channels, args.hidden, args.value_hidden, advice_row, args.advice_weight,
-                  precision=args.precision)
+                  precision=args.precision, net=args.net or None, blocks=args.blocks)
     if init is not None:
         net.trunk.load_state_dict(init["trunk"])
         net.head.load_state_dict(init["head"])
     clone_report = distilled = departures = None
+    if args.netclone_sets > 0:
+        from agents.players.policy import resolve_device
+        from agents.training.netclone import netclone_stage
+
+        clone_report = netclone_stage(net.to(resolve_device(args.device)), args, rules.options, folder)
     if args.bc_rounds > 0:
         from agents.training.clone import clone_stage
 
@@ -155,7 +162,7 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
         meta = {"algo": "allseat-ppo", "run": run_name, "timesteps": int(step), "seed": args.seed,
                 "config": config or "", "precision": args.precision, **(extra or {})}
         return checkpoint_payload(net.trunk, net.head, variant=rules.variant, options=rules.options, obs_shape=obs_shape,
-                                  arch={"channels": args.channels, "hidden": args.hidden}, meta=meta,
+                                  arch=net.arch, meta={**meta, **({"netclone": clone_report} if args.netclone_sets else {})},
                                   features=features.version if features is not None else None, departures=departures)
 
     eval_rows: list[dict] = []

@@ -165,3 +165,75 @@ def test_the_shipped_network_only_checkpoint_loads_and_plays():
     assert ck["network_only"] is True and ck["arch"]["net"] == NET and not ck.get("features")
     assert ck["meta"]["teacher"] == "heuristic-flush" and 0.8 < ck["meta"]["holdout_agreement"] < 1.0
     assert _play(make_agent(f"network:{path}", "kawuxing3"))
+
+
+def _tiny_train_args(tmp_path, **kw):
+    import train
+
+    base = dict(net="resnet1d", channels=8, blocks=1, hidden=16, value_hidden=8, advice=False, seed=0,
+                netclone_sets=1, netclone_walls=12, netclone_holdout_walls=4, netclone_data=str(tmp_path / "data"),
+                netclone_epochs=2, netclone_batch_size=64, netclone_lr=0.003, netclone_eval_every=200,
+                total_timesteps=0, num_envs=8, n_steps=32, batch_size=128, n_epochs=2, learning_rate=0.001,
+                opponents=["random"], opponent_weights=[1.0], eval_every=0, final_eval_walls=1,
+                eval_opponents=["random"], out=str(tmp_path / "runs"), progress=False, tensorboard=False, curve=False,
+                threads=1, precision="fp32", device="cpu")
+    return train.Args(**{**base, **kw})
+
+
+def test_train_py_netclone_stage_gives_the_standalone_stages_weights(tmp_path):
+    """``python train.py --config netclone`` and ``python -m agents.training.netclone`` fit the same network
+    (same seed, data and settings): the same checksum, and the run's checkpoint is network-only."""
+    import os
+
+    import train
+    from agents.training.netclone import CloneArgs, run
+
+    summary = train.train(_tiny_train_args(tmp_path, run_name="nc"))
+    ck = load_checkpoint(tmp_path / "runs" / "nc" / "final.pt")
+    assert ck["network_only"] is True and ck["arch"]["net"] == NET
+    assert ck["meta"]["netclone"]["samples"] > 0 and summary["steps"] == 0
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        alone = run(CloneArgs(data_dir=str(tmp_path / "data"), train_walls=12, train_sets=1, holdout_walls=4,
+                              channels=8, blocks=1, hidden=16, epochs=2, batch_size=64, lr=0.003, eval_every=200,
+                              device="cpu", out=str(tmp_path / "alone.pt")), log=lambda s: None)
+    finally:
+        os.chdir(here)
+    assert alone["checksum"] == ck["checksum"]
+
+
+def test_a_short_ppo_run_with_a_kl_anchor_changes_the_network_only_policy(tmp_path):
+    import train
+
+    train.train(_tiny_train_args(tmp_path, run_name="clone"))
+    clone = tmp_path / "runs" / "clone" / "final.pt"
+    summary = train.train(_tiny_train_args(tmp_path, run_name="ppo", netclone_sets=0, init_checkpoint=str(clone),
+                                           total_timesteps=500, kl_coef=0.2))
+    assert summary["steps"] >= 500
+    before, after = load_checkpoint(clone), load_checkpoint(tmp_path / "runs" / "ppo" / "final.pt")
+    assert after["network_only"] is True and after["checksum"] != before["checksum"]
+    import csv
+
+    with open(tmp_path / "runs" / "ppo" / "progress.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(float(r["kl_anchor"]) >= 0 for r in rows) and float(rows[-1]["kl_anchor"]) > 0
+    a, b = PolicyAgent(before), PolicyAgent(after)
+    obs = np.random.default_rng(0).random((64, *SHAPE), dtype=np.float32)
+    mask = np.ones((64, 111), bool)
+    assert not np.allclose(a.logits(obs, mask), b.logits(obs, mask))
+
+
+def test_train_py_device_flag():
+    import train
+    from agents.script_args import ArgsError
+
+    with pytest.raises(ArgsError, match="--device: device 'gpu' is not one of auto, cpu, cuda"):
+        train.check_args(train.Args(device="gpu"))
+    if not torch.cuda.is_available():
+        with pytest.raises(ArgsError, match="--device: device 'cuda': torch sees no CUDA device"):
+            train.check_args(train.Args(device="cuda"))
+    with pytest.raises(ArgsError, match="--netclone_sets: the network-only cloning stage fits --net resnet1d"):
+        train.check_args(train.Args(netclone_sets=1))
+    with pytest.raises(ArgsError, match="a network-only architecture reads no advice"):
+        train.check_args(train.Args(net="resnet1d", advice=True))

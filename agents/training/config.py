@@ -19,9 +19,13 @@ __all__ = ["Args", "SECTIONS", "BOUNDS", "check_args"]
 
 
 SECTIONS = {
-    "run": ("exp_name", "seed", "variant", "ruleset", "preset", "options", "trainer", "precision", "threads", "out",
+    "run": ("exp_name", "seed", "variant", "ruleset", "preset", "options", "trainer", "precision", "device", "threads", "out",
             "run_name", "export", "init_checkpoint", "ray", "ray_workers", "progress", "tensorboard", "curve"),
-    "network": ("channels", "hidden", "value_hidden", "advice", "advice_features", "advice_weight", "oracle_critic"),
+    "network": ("net", "channels", "blocks", "hidden", "value_hidden", "advice", "advice_features", "advice_weight",
+                "oracle_critic"),
+    "netclone": ("netclone_sets", "netclone_walls", "netclone_teacher", "netclone_seed", "netclone_holdout_walls",
+                 "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
+                 "netclone_lr", "netclone_lr_final", "netclone_eval_every"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
               "bc_policy_weight"),
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
@@ -30,7 +34,7 @@ SECTIONS = {
     "departures": ("departure_decisions", "departure_labels", "departure_seed", "departure_worlds",
                    "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
-            "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef",
+            "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
             "pool_size", "save_every"),
     "eval": ("eval_every", "eval_walls", "final_eval_walls", "eval_opponents"),
@@ -66,6 +70,9 @@ class Args:
     with float32 weights, heads and losses; needs a CPU with native bfloat16, AVX512-BF16 or AMX), or auto (bf16
     where the CPU has it, else fp32; the sb3 trainer always runs fp32); args.json, summary.json and the checkpoint's
     meta record the precision used"""
+    device: str = "cpu"
+    """where the network trains (cloning stages and PPO updates): auto (CUDA when torch sees it), cpu, cuda or cuda:N;
+    rollouts and evaluations run on the CPU"""
     threads: int = 2
     """torch CPU threads"""
     out: str = "runs/train"
@@ -89,8 +96,13 @@ class Args:
     """write learning_curve.png (eval margins against steps; needs matplotlib)"""
 
     # [network] the network and what it reads
+    net: str = ""
+    """the network: "" is agents/players/policy.py's two convolutions and a dense layer; resnet1d is
+    agents/players/resnet.py's residual network (channels, blocks, hidden; network-only: no advice)"""
     channels: int = DEFAULT_ARCH["channels"]
     """convolution channels of the trunk"""
+    blocks: int = 4
+    """with net resnet1d: residual blocks"""
     hidden: int = DEFAULT_ARCH["hidden"]
     """width of the trunk's dense layer (the policy features)"""
     value_hidden: int = 64
@@ -124,6 +136,34 @@ class Args:
     """DAgger: the teacher's share of the learner's moves falls from 1 to 0 over this fraction of the rounds"""
     bc_policy_weight: float = 1.0
     """weight of the cloning cross-entropy (0: the warm start fits the value head only, e.g. with --advice)"""
+
+    # [netclone] stage 1b: network-only cloning from recorded decisions (agents/training/netclone.py)
+    netclone_sets: int = 0
+    """datasets of netclone_walls walls of the teacher in every seat to clone (0: no stage; needs net resnet1d)"""
+    netclone_walls: int = 25000
+    """walls per dataset (about 20 decisions each)"""
+    netclone_teacher: str = "heuristic-flush"
+    """the player cloned"""
+    netclone_seed: int = 901
+    """wall seed of the training datasets (set i holds walls i * netclone_walls ..)"""
+    netclone_holdout_walls: int = 2000
+    """walls of the held-out dataset (agreement measured there, never trained on)"""
+    netclone_holdout_seed: int = 902
+    """wall seed of the held-out dataset"""
+    netclone_data: str = "runs/data/netclone"
+    """folder of the datasets (each made there from its seed when missing, reused when present)"""
+    netclone_limit: int = 0
+    """clone at most this many decisions (0: all)"""
+    netclone_epochs: float = 1.0
+    """passes over the decisions (a fraction stops part-way)"""
+    netclone_batch_size: int = 512
+    """decisions per minibatch"""
+    netclone_lr: float = 0.002
+    """Adam learning rate at the start (cosine decay to netclone_lr_final)"""
+    netclone_lr_final: float = 0.00005
+    """learning rate at the end"""
+    netclone_eval_every: int = 250000
+    """samples between held-out agreement measurements (the learning curve)"""
 
     # [distill] stage 2a: search distillation (agents/training/distill.py)
     distill_decisions: int = 0
@@ -211,6 +251,9 @@ class Args:
     """entropy bonus reached at the end, linearly from ent_coef (none: constant ent_coef)"""
     vf_coef: float = 0.5
     """value loss weight"""
+    kl_coef: float = 0.0
+    """allseat: weight of KL(policy || the policy PPO started from) in the loss, an anchor to the warm start (mahjax's
+    examples use 0.2); 0: none"""
     max_grad_norm: float = 0.5
     """gradient clipping"""
     reward_scale: float = 0.1
@@ -243,7 +286,11 @@ BOUNDS = {
     "seed": (0, None), "total_timesteps": (0, None), "num_envs": (1, None), "n_steps": (1, None), "batch_size": (2, None),
     "n_epochs": (1, None), "learning_rate": (0, None), "gamma": (0, 1), "gae_lambda": (0, 1), "clip_range": (0, None),
     "ent_coef": (0, None), "vf_coef": (0, None), "max_grad_norm": (0, None), "reward_scale": (0, None),
-    "channels": (1, None), "hidden": (1, None), "value_hidden": (1, None), "opponent_weights": (0, None),
+    "channels": (1, None), "hidden": (1, None), "blocks": (1, None), "kl_coef": (0, None), "netclone_sets": (0, None),
+    "netclone_walls": (1, None), "netclone_seed": (0, None), "netclone_holdout_walls": (1, None),
+    "netclone_holdout_seed": (0, None), "netclone_limit": (0, None), "netclone_epochs": (0, None),
+    "netclone_batch_size": (1, None), "netclone_lr": (0, None), "netclone_lr_final": (0, None),
+    "netclone_eval_every": (1, None), "value_hidden": (1, None), "opponent_weights": (0, None),
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
@@ -270,6 +317,24 @@ def check_args(args: Args):
         raise ArgsError("--ray: only the allseat trainer runs on Ray (--trainer allseat)")
     if args.trainer == "allseat" and args.oracle_critic:
         raise ArgsError("--oracle_critic: only with --trainer sb3")
+    from agents.players.policy import KNOWN_NETS, resolve_device
+
+    try:
+        resolve_device(args.device)
+    except ValueError as exc:
+        raise ArgsError(f"--device: {exc}") from None
+    if (args.net or None) not in KNOWN_NETS:
+        raise ArgsError(f"--net: {args.net!r} is not one of {', '.join(repr(n or '') for n in KNOWN_NETS)}")
+    if args.net and args.advice:
+        raise ArgsError(f"--net {args.net}: a network-only architecture reads no advice (--no-advice)")
+    if args.net and args.trainer != "allseat":
+        raise ArgsError(f"--net {args.net}: only with --trainer allseat")
+    if args.netclone_sets > 0 and args.net != "resnet1d":
+        raise ArgsError("--netclone_sets: the network-only cloning stage fits --net resnet1d")
+    if args.netclone_sets > 0 and args.netclone_teacher not in BUILTIN:
+        raise ArgsError(f"--netclone_teacher: {args.netclone_teacher!r} is not one of {', '.join(BUILTIN)}")
+    if args.kl_coef > 0 and args.trainer != "allseat":
+        raise ArgsError("--kl_coef: only with --trainer allseat")
     if args.precision not in ("auto", "fp32", "bf16"):
         raise ArgsError(f"--precision: {args.precision!r} is not auto, fp32 or bf16")
     if args.precision == "bf16":

@@ -1,8 +1,9 @@
 """Network-only behaviour cloning: fit the :mod:`agents.players.resnet` policy to a teacher's decisions recorded by
 ``mjenv dataset``, and write a network-only ``mjenv-policy-v1`` checkpoint.
 
-This module owns the cloning stage of the network-only policy (``python -m agents.training.netclone --config netclone``;
-configs in ``configs/train/netclone*.toml``):
+This module owns the cloning stage of the network-only policy: ``train.py``'s stage (``netclone_sets > 0``,
+:func:`netclone_stage`, ``python train.py --config netclone``), also runnable on its own with a fresh network
+(``python -m agents.training.netclone``, :class:`CloneArgs`, :func:`run`):
 
 * **data**: ``mjenv dataset`` folders of the teacher playing every seat (:func:`agents.tournament.recording.write_from_play`;
   made here from their seeds when a folder is missing, so a config reproduces its data).  Only decisions with at
@@ -12,7 +13,8 @@ configs in ``configs/train/netclone*.toml``):
   samples, minibatches drawn from a fresh permutation of all kept decisions each epoch;
 * **held out**: another seed's walls, never trained on; every ``eval_every`` samples the greedy policy's
   agreement with the teacher is measured there, overall and by decision kind (:func:`decision_kinds`), and logged
-  with the samples and CPU seconds so far (the learning curve, ``curve.jsonl`` and ``curve.png``).
+  with the samples and CPU seconds so far (the learning curve, ``curve.jsonl`` and ``curve.png``), and the
+  network so far is written to ``latest.pt`` (``meta.partial`` true) so a long run can be stopped and used.
 
 The checkpoint records the data, the held-out agreement and the CPU time in ``meta`` and is network-only (no
 advice features, no departure head).  Torch is imported on use only.
@@ -143,7 +145,7 @@ def agreement_by_kind(act: Callable[[np.ndarray, np.ndarray], np.ndarray], data:
 
 @dataclass
 class CloneArgs:
-    """One network-only cloning run (``python -m agents.training.netclone --config NAME``; every field overridable)."""
+    """One network-only cloning run on its own (``python -m agents.training.netclone --field value ...``)."""
 
     exp_name: str = "netclone"
     """name of the run: its folder is ``runs/<exp_name>-<seed>``"""
@@ -193,43 +195,39 @@ class CloneArgs:
     """checkpoint to write (default ``runs/<exp_name>-<seed>/policy.pt``)"""
 
 
-def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
-    """Make or read the datasets, fit the network, evaluate it on the held-out walls and write the checkpoint;
-    returns the summary (also written to the run folder as ``summary.json``)."""
+def load_data(teacher: str, variant: str, options: Any, data_dir, *, train_walls: int, train_sets: int, train_seed: int,
+              holdout_walls: int, holdout_seed: int, limit: int = 0, log: Callable[[str], None] = print):
+    """``(train, held)`` :class:`PackedDecisions` of the teacher's datasets in ``data_dir`` (made from their seeds
+    where missing, :func:`ensure_dataset`): ``train_sets`` sets of ``train_walls`` walls of ``train_seed`` (set ``i``
+    from wall ``i * train_walls``), and ``holdout_walls`` walls of ``holdout_seed``."""
+    data_dir = Path(data_dir)
+    kw = dict(teacher=teacher, variant=variant, options=options, log=log)
+    train_dirs = [ensure_dataset(data_dir / f"{variant}-{teacher}-s{train_seed}-{i}", walls=train_walls, seed=train_seed,
+                                 first_wall=i * train_walls, **kw) for i in range(train_sets)]
+    held_dir = ensure_dataset(data_dir / f"{variant}-{teacher}-s{holdout_seed}-held", walls=holdout_walls,
+                              seed=holdout_seed, **kw)
+    train = PackedDecisions(train_dirs, limit=limit or None)
+    held = PackedDecisions([held_dir])
+    log(f"[netclone] {len(train):,} training decisions with a choice (of {train.decisions:,}), {len(held):,} held out")
+    return train, held
+
+
+def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: float, batch_size: int, lr: float,
+        lr_final: float, weight_decay: float = 0.0, eval_every: int, seed: int, folder: Path,
+        log: Callable[[str], None] = print, snapshot: Callable[[int, dict], None] | None = None) -> dict:
+    """Fit ``trunk`` and ``head`` (on their device) to the recorded actions of ``train`` (masked cross-entropy, Adam,
+    cosine decay from ``lr`` to ``lr_final`` over ``epochs`` passes, minibatches from one permutation per pass seeded
+    by ``seed``); every ``eval_every`` samples and at the end, the held-out agreement by kind is appended to
+    ``folder/curve.jsonl`` (and ``snapshot(samples, agreement)`` called).  Returns ``{"curve", "samples",
+    "fit_cpu_seconds"}``; the curve is also drawn to ``folder/curve.png``."""
     import torch
 
-    from agents.players.base import resolve_options
-    from agents.players.policy import checkpoint_payload, resolve_device, save_checkpoint
-    from agents.players.resnet import NET, make_resnet, parameter_count
-
-    cpu0 = time.process_time()
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
-    device = resolve_device(args.device)
-    opts = resolve_options(args.variant, None)
-    folder = Path("runs") / f"{args.exp_name}-{args.seed}"
-    folder.mkdir(parents=True, exist_ok=True)
-    data_dir = Path(args.data_dir)
-    kw = dict(teacher=args.teacher, variant=args.variant, options=opts, log=log)
-    train_dirs = [ensure_dataset(data_dir / f"{args.variant}-{args.teacher}-s{args.train_seed}-{i}", walls=args.train_walls,
-                                 seed=args.train_seed, first_wall=i * args.train_walls, **kw) for i in range(args.train_sets)]
-    held_dir = ensure_dataset(data_dir / f"{args.variant}-{args.teacher}-s{args.holdout_seed}-held", walls=args.holdout_walls,
-                              seed=args.holdout_seed, **kw)
-    data_cpu = time.process_time() - cpu0
-    train = PackedDecisions(train_dirs, limit=args.limit or None)
-    held = PackedDecisions([held_dir])
-    log(f"[netclone] {len(train):,} training decisions with a choice (of {train.decisions:,}), {len(held):,} held out; "
-        f"data {data_cpu:.0f} CPU s; device {device}")
-
-    torch.manual_seed(args.seed)
-    arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
-    trunk, head = make_resnet(train.obs_shape, arch)
-    trunk.to(device)
-    head.to(device)
+    device = next(trunk.parameters()).device
     params = list(trunk.parameters()) + list(head.parameters())
-    opt = torch.optim.Adam(params, lr=args.lr, weight_decay=args.weight_decay)
-    total = max(1, int(args.epochs * len(train)))
-    rng = np.random.default_rng(args.seed)
+    opt = torch.optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    total = max(1, int(epochs * len(train)))
+    rng = np.random.default_rng(seed)
+    cpu0 = time.process_time()
 
     def greedy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         with torch.no_grad():
@@ -251,20 +249,23 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
         curve.append(row)
         with open(folder / "curve.jsonl", "a") as f:
             f.write(json.dumps(row) + "\n")
+        if snapshot is not None:
+            snapshot(seen, agree)
         log(f"[netclone] {seen:>10,} samples  {fit_cpu:7.0f} fit CPU s  loss {loss:.4f}  held-out agreement "
             f"{100 * agree['all']:.2f} %  (" + ", ".join(f"{k} {100 * agree[k]:.1f} %" for k in KINDS) + ")")
 
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "curve.jsonl").write_text("")
-    log(f"[netclone] {NET} {args.channels}x{args.blocks}, hidden {args.hidden}: {parameter_count(trunk, head):,} "
-        f"parameters; {total:,} samples ({args.epochs} epochs)")
-    seen, next_eval, losses = 0, args.eval_every, []
+    seen, next_eval, losses = 0, eval_every, []
     perm = rng.permutation(len(train))
     pos = 0
+    trunk.train()
+    head.train()
     while seen < total:
         t0 = time.process_time()
         if pos >= len(perm):
             perm, pos = rng.permutation(len(train)), 0
-        idx = perm[pos : pos + min(args.batch_size, total - seen)]
+        idx = perm[pos : pos + min(batch_size, total - seen)]
         pos += len(idx)
         b = train.batch(idx)
         x = torch.as_tensor(b["obs"].reshape(len(idx), -1)).to(device)
@@ -272,7 +273,7 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
         y = torch.as_tensor(b["action"]).to(device)
         frac = seen / total
         for g in opt.param_groups:
-            g["lr"] = args.lr_final + 0.5 * (args.lr - args.lr_final) * (1 + np.cos(np.pi * frac))
+            g["lr"] = lr_final + 0.5 * (lr - lr_final) * (1 + np.cos(np.pi * frac))
         logits = head(trunk(x)).masked_fill(~m, -1e9)
         loss = torch.nn.functional.cross_entropy(logits, y)
         opt.zero_grad()
@@ -283,25 +284,91 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
         fit_cpu += time.process_time() - t0
         if seen >= next_eval or seen >= total:
             evaluate(seen, float(np.mean(losses[-200:])))
-            next_eval += args.eval_every
-    final = curve[-1]
-    meta = {"stage": "netclone", "teacher": args.teacher, "train_decisions": len(train),
-            "train_seed": args.train_seed, "train_walls": args.train_walls * args.train_sets,
-            "holdout_seed": args.holdout_seed, "holdout_walls": args.holdout_walls, "samples": seen,
-            "holdout_agreement": final["all"], "holdout_agreement_by_kind": {k: final[k] for k in KINDS},
-            "fit_cpu_seconds": round(fit_cpu, 1), "cpu_seconds": round(time.process_time() - cpu0, 1),
-            "args": asdict(args)}
+            next_eval += eval_every
+    trunk.eval()
+    head.eval()
+    plot_curve(curve, folder / "curve.png", f"held-out agreement with the teacher ({len(train):,} decisions)")
+    return {"curve": curve, "samples": seen, "fit_cpu_seconds": round(fit_cpu, 1)}
+
+
+def summary_meta(teacher: str, train: PackedDecisions, fitted: dict, **facts) -> dict:
+    """The checkpoint's ``meta`` entry of a cloning run: the teacher, the data, the final held-out agreement (overall
+    and by kind), the samples and CPU seconds, and ``facts`` (seeds, walls, settings)."""
+    final = fitted["curve"][-1]
+    return {"stage": "netclone", "teacher": teacher, "train_decisions": len(train), "samples": fitted["samples"],
+            "holdout_agreement": final["all"], "holdout_decisions": final["n"],
+            "holdout_agreement_by_kind": {k: final[k] for k in KINDS},
+            "fit_cpu_seconds": fitted["fit_cpu_seconds"], **facts}
+
+
+def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
+    """The stage on its own (``python -m agents.training.netclone``): make or read the datasets, fit a fresh network,
+    write the checkpoint and ``summary.json`` in ``runs/<exp_name>-<seed>/``; returns the summary."""
+    import torch
+
+    from agents.players.base import resolve_options
+    from agents.players.policy import checkpoint_payload, resolve_device, save_checkpoint
+    from agents.players.resnet import NET, make_resnet, parameter_count
+
+    cpu0 = time.process_time()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    device = resolve_device(args.device)
+    opts = resolve_options(args.variant, None)
+    folder = Path("runs") / f"{args.exp_name}-{args.seed}"
+    train, held = load_data(args.teacher, args.variant, opts, args.data_dir, train_walls=args.train_walls,
+                            train_sets=args.train_sets, train_seed=args.train_seed, holdout_walls=args.holdout_walls,
+                            holdout_seed=args.holdout_seed, limit=args.limit, log=log)
+    torch.manual_seed(args.seed)
+    arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
+    trunk, head = make_resnet(train.obs_shape, arch)
+    trunk.to(device)
+    head.to(device)
+    log(f"[netclone] {NET} {args.channels}x{args.blocks}, hidden {args.hidden}: {parameter_count(trunk, head):,} "
+        f"parameters; {int(args.epochs * len(train)):,} samples ({args.epochs} epochs) on {device}")
+
+    def snapshot(seen: int, agree: dict) -> None:
+        save_checkpoint(folder / "latest.pt", checkpoint_payload(
+            trunk, head, variant=args.variant, options=opts, obs_shape=train.obs_shape, arch=arch,
+            meta={"stage": "netclone", "teacher": args.teacher, "samples": seen, "holdout_agreement": agree["all"],
+                  "partial": True}))
+
+    fitted = fit(trunk, head, train, held, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+                 lr_final=args.lr_final, weight_decay=args.weight_decay, eval_every=args.eval_every, seed=args.seed,
+                 folder=folder, log=log, snapshot=snapshot)
+    meta = summary_meta(args.teacher, train, fitted, train_seed=args.train_seed,
+                        train_walls=args.train_walls * args.train_sets, holdout_seed=args.holdout_seed,
+                        holdout_walls=args.holdout_walls, cpu_seconds=round(time.process_time() - cpu0, 1),
+                        args=asdict(args))
     payload = checkpoint_payload(trunk, head, variant=args.variant, options=opts, obs_shape=train.obs_shape,
                                  arch=arch, meta=meta)
     out = Path(args.out) if args.out else folder / "policy.pt"
     save_checkpoint(out, payload)
-    summary = {"checkpoint": str(out), "checksum": payload["checksum"], **meta, "curve": curve}
+    summary = {"checkpoint": str(out), "checksum": payload["checksum"], **meta, "curve": fitted["curve"]}
     (folder / "summary.json").write_text(json.dumps(summary, indent=2))
-    plot_curve(curve, folder / "curve.png", f"{args.exp_name}: {args.teacher} cloned by {NET} "
-               f"{args.channels}x{args.blocks}")
-    log(f"[netclone] wrote {out} ({payload['checksum'][:19]}…): held-out agreement {100 * final['all']:.2f} % of "
-        f"{final['n']:,} decisions with a choice, {fit_cpu:.0f} fit CPU s")
+    log(f"[netclone] wrote {out} ({payload['checksum'][:19]}…): held-out agreement "
+        f"{100 * meta['holdout_agreement']:.2f} % of {meta['holdout_decisions']:,} decisions with a choice, "
+        f"{fitted['fit_cpu_seconds']:.0f} fit CPU s")
     return summary
+
+
+def netclone_stage(net, args: Any, opts, folder: Path, log: Callable[[str], None] = print) -> dict:
+    """``train.py``'s network-only cloning stage (``netclone_sets > 0``): the ``netclone_*`` arguments' datasets,
+    :func:`fit` of ``net.trunk`` and ``net.head`` (a :class:`agents.training.ppo.SeatNet` of a ``resnet1d``
+    architecture); writes ``netclone.json`` and the curve in the run folder; returns the checkpoint meta entry."""
+    cpu0 = time.process_time()
+    train, held = load_data(args.netclone_teacher, args.variant, opts, args.netclone_data, train_walls=args.netclone_walls,
+                            train_sets=args.netclone_sets, train_seed=args.netclone_seed,
+                            holdout_walls=args.netclone_holdout_walls, holdout_seed=args.netclone_holdout_seed,
+                            limit=args.netclone_limit, log=log)
+    fitted = fit(net.trunk, net.head, train, held, epochs=args.netclone_epochs, batch_size=args.netclone_batch_size,
+                 lr=args.netclone_lr, lr_final=args.netclone_lr_final, eval_every=args.netclone_eval_every,
+                 seed=args.seed, folder=folder / "netclone", log=log)
+    meta = summary_meta(args.netclone_teacher, train, fitted, train_seed=args.netclone_seed,
+                        train_walls=args.netclone_walls * args.netclone_sets, holdout_seed=args.netclone_holdout_seed,
+                        holdout_walls=args.netclone_holdout_walls, cpu_seconds=round(time.process_time() - cpu0, 1))
+    (folder / "netclone.json").write_text(json.dumps({**meta, "curve": fitted["curve"]}, indent=2), encoding="utf-8")
+    return meta
 
 
 def plot_curve(curve: list[dict], path: Path, title: str) -> None:
@@ -332,14 +399,11 @@ def plot_curve(curve: list[dict], path: Path, title: str) -> None:
     plt.close(fig)
 
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs" / "train"
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agents.training.netclone [--config NAME] [--field value ...]``."""
+    """``python -m agents.training.netclone [--field value ...]`` (the fields of :class:`CloneArgs`)."""
     from agents.script_args import parse_args
 
-    args, _ = parse_args(CloneArgs, argv, config_dir=CONFIG_DIR, default_config="netclone")
+    args, _ = parse_args(CloneArgs, argv)
     run(args, log=lambda s: print(s, flush=True))
     return 0
 

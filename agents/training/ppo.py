@@ -5,8 +5,9 @@ of the batched engine's tables, and the file reads top to bottom as the loop run
 
 This module owns
 
-* :class:`SeatNet` — the policy network of a checkpoint (:func:`agents.players.policy.make_trunk` + :func:`make_head`)
-  with a value head on the trunk's features;
+* :class:`SeatNet` — the policy network of a checkpoint (:func:`agents.players.policy.make_network`: the two-convolution
+  trunk and head, or with ``net="resnet1d"`` the residual network of :mod:`agents.players.resnet`) with a value head
+  on the trunk's features;
 * :class:`SeatRollouts` — ``B`` :class:`~mjenv.engine.core.Engine` tables played to a fixed number of engine
   steps per rollout.  At every step each table's acting seat decides: a **learner seat** samples the shared
   policy (masked logits) and its decision is a sample; a **frozen seat** (a share ``frozen_share`` of the seats,
@@ -19,7 +20,9 @@ This module owns
   a seat add up to that seat's money for the hand; a hand's last decision is terminal; a sequence cut by the
   end of the rollout is bootstrapped with the value of the seat's observation at that moment;
 * :func:`ppo_update` — clipped PPO with advantage normalisation per minibatch, value loss, entropy bonus and
-  gradient clipping (the same loss as sb3-contrib's ``MaskablePPO``, so the two trainers are comparable);
+  gradient clipping (the same loss as sb3-contrib's ``MaskablePPO``, so the two trainers are comparable), plus with
+  ``kl_coef > 0`` the KL divergence of the policy from an anchor (the policy PPO started from, frozen); the update
+  runs on the network's device (``--device``), the rollouts on the CPU;
 * :func:`run_stage` — the loop: ``total_timesteps`` samples of rollouts and updates, with snapshots of the
   learner for the ``self`` opponent, checkpoints, evaluations and ``progress.csv``.
 
@@ -39,7 +42,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from agents.players.base import agent_act
-from agents.players.policy import _torch, make_head, make_trunk
+from agents.players.policy import _torch, make_network
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import OBS_VERSION
 
@@ -54,6 +57,7 @@ def seat_spec(args: Any, rules, obs_shape, features) -> dict:
     """The plain-dict description of a rollout worker (:class:`agents.training.ppo.SeatRollouts`) for ``args``."""
     return {"variant": rules.variant, "options": rules.options_dict(), "obs_shape": list(obs_shape),
             "channels": args.channels, "hidden": args.hidden, "value_hidden": args.value_hidden,
+            "net": args.net or None, "blocks": args.blocks,
             "advice": features.version if features is not None else None, "num_tables": args.num_envs,
             "n_steps": args.n_steps, "seed": args.seed, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
             "reward_scale": args.reward_scale, "opponents": list(args.opponents),
@@ -71,14 +75,14 @@ def _net_classes():
         """Trunk + action head (what a checkpoint stores) and a value head over the trunk's ``hidden`` features."""
 
         def __init__(self, obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
-                     advice_weight: float = 0.0, precision: str = "fp32"):
+                     advice_weight: float = 0.0, precision: str = "fp32", net: str | None = None, blocks: int = 4):
             super().__init__()
             if precision not in PRECISIONS:
                 raise ValueError(f"precision: {precision!r} is not one of {', '.join(PRECISIONS)}")
             self.hidden = hidden
             self.bf16 = precision == "bf16"
-            self.trunk = make_trunk(tuple(obs_shape), channels, hidden, advice_row)
-            self.head = make_head(hidden, advice=advice_row is not None, advice_weight=advice_weight)
+            self.arch = {"channels": channels, "hidden": hidden, **({"net": net, "blocks": blocks} if net else {})}
+            self.trunk, self.head = make_network(tuple(obs_shape), self.arch, advice_row, advice_weight)
             self.value = torch.nn.Sequential(torch.nn.Linear(hidden, value_hidden), torch.nn.ReLU(),
                                              torch.nn.Linear(value_hidden, 1))
 
@@ -86,7 +90,7 @@ def _net_classes():
             """``(logits [N, 111], value [N])`` for flat inputs ``x [N, C*34]``; with ``precision="bf16"`` the trunk
             runs under bfloat16 autocast (float32 weights, gradients and heads)."""
             if self.bf16:
-                with torch.autocast("cpu", dtype=torch.bfloat16):
+                with torch.autocast(x.device.type, dtype=torch.bfloat16):
                     z = self.trunk(x)
                 z = z.float()
             else:
@@ -97,6 +101,8 @@ def _net_classes():
             """The trunk's ``Sequential`` when it has :func:`make_trunk`'s layout, else None (no folding)."""
             body = getattr(self.trunk, "body", self.trunk)
             nn = torch.nn
+            if not isinstance(body, nn.Sequential):  # the residual network: no folding
+                return None
             layout = (nn.Unflatten, nn.Conv1d, nn.ReLU, nn.Conv1d, nn.ReLU, nn.Flatten, nn.Linear, nn.ReLU)
             if len(body) != len(layout) or not all(isinstance(m, t) for m, t in zip(body, layout)):
                 return None
@@ -182,9 +188,10 @@ def resolve_precision(precision: str, trainer: str = "allseat") -> str:
 
 
 def SeatNet(obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
-            advice_weight: float = 0.0, precision: str = "fp32"):
-    """The all-seat trainer's network (see :func:`_net_classes`); torch is imported on first use."""
-    return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight, precision)
+            advice_weight: float = 0.0, precision: str = "fp32", net: str | None = None, blocks: int = 4):
+    """The all-seat trainer's network (see :func:`_net_classes`; ``net="resnet1d"`` with ``blocks`` for the residual
+    network); torch is imported on first use."""
+    return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight, precision, net, blocks)
 
 
 # ------------------------------------------------------------------------------------------ rollout
@@ -239,7 +246,7 @@ class SeatRollouts:
             self.features = AdviceFeatures(variant, self.opts, spec["advice"])
             advice_row = int(spec["obs_shape"][0]) - self.features.rows
         self.net = SeatNet(spec["obs_shape"], spec["channels"], spec["hidden"], spec["value_hidden"], advice_row,
-                           precision=spec.get("precision", "fp32"))
+                           precision=spec.get("precision", "fp32"), net=spec.get("net"), blocks=spec.get("blocks", 4))
         self.net.eval()
         self.snapshots: list[Any] = []
         self.entries = list(spec["opponents"])
@@ -473,7 +480,8 @@ def seat_advantages(reward: np.ndarray, value: np.ndarray, nxt: np.ndarray, term
 
 
 def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, clip_range: float, ent_coef: float,
-               vf_coef: float, max_grad_norm: float, lr: float, rng: np.random.Generator) -> dict:
+               vf_coef: float, max_grad_norm: float, lr: float, rng: np.random.Generator, anchor=None,
+               kl_coef: float = 0.0) -> dict:
     """``epochs`` passes of clipped PPO over ``batch`` (the samples of :meth:`SeatRollouts.collect`, possibly
     several workers' concatenated) in minibatches of ``batch_size``; returns the mean losses, approximate KL
     and clip fraction.  The loss is sb3-contrib ``MaskablePPO``'s: normalised advantages, ``vf_coef`` × MSE to
@@ -485,7 +493,11 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
     illegal-action mask is inverted once for the whole batch, and the logged statistics stay tensors until the end
     (no per-minibatch ``.item()``).  A :class:`SeatNet` is run through :meth:`~SeatNet.folded` (the observation's
     constant rows folded out of the first convolution; its inputs built once per update, in bfloat16 with
-    ``precision="bf16"``)."""
+    ``precision="bf16"``).
+
+    With ``anchor`` (a frozen network of the same inputs) and ``kl_coef > 0``, the loss adds ``kl_coef`` ×
+    KL(policy ‖ anchor) over the legal actions, the anchor's log-probabilities computed once per update; ``kl_anchor``
+    is logged.  Minibatches move to the network's device (a network off the CPU is never folded)."""
     torch = _torch()
     F = torch.nn.functional
     for group in optimizer.param_groups:
@@ -494,7 +506,8 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
         warnings.simplefilter("ignore", UserWarning)
         xs = [torch.from_numpy(np.ascontiguousarray(o.reshape(len(o), -1), dtype=np.float32))
               for o in (batch["obs"] if isinstance(batch["obs"], list) else [batch["obs"]])]
-    fold = net.fold_batch(xs) if hasattr(net, "fold_batch") else None
+    device = next(net.parameters()).device
+    fold = net.fold_batch(xs) if hasattr(net, "fold_batch") and device.type == "cpu" else None
     if fold is not None:
         tile, scalar, parts = fold
         columns = [list(c) for c in zip(*parts)]  # per input of net.folded, the parts' tensors (or Nones)
@@ -507,6 +520,13 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
     adv_all = torch.from_numpy(np.asarray(batch["advantage"], dtype=np.float32))
     ret = torch.from_numpy(np.asarray(batch["ret"], dtype=np.float32))
     N = len(act)
+    anchor_logp = None
+    if anchor is not None and kl_coef > 0:
+        with torch.no_grad():
+            anchor_logp = torch.cat([torch.log_softmax(anchor(_gather_rows(torch, xs, starts, torch.arange(i, min(i + 4096, N)))
+                                                              .to(device).float())[0].float().cpu()
+                                                       .masked_fill(illegal[i : i + 4096], MASKED), 1)
+                                     for i in range(0, N, 4096)])
     stats = []
     params = [p for p in net.parameters()]
     net.train()
@@ -517,7 +537,8 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
             if len(idx) < 2:
                 continue
             if fold is None:
-                logits, value = net(_gather_rows(torch, xs, starts, idx))
+                logits, value = net(_gather_rows(torch, xs, starts, idx).to(device))
+                logits, value = logits.cpu(), value.cpu()
             else:
                 logits, value = net.folded(tile, scalar, *(None if c[0] is None else _gather_rows(torch, c, starts, idx)
                                                            for c in columns))
@@ -532,15 +553,19 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
             pg = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
             vloss = F.mse_loss(value, ret.index_select(0, idx))
             loss = pg + vf_coef * vloss - ent_coef * entropy
+            kl = torch.zeros(())
+            if anchor_logp is not None:
+                kl = (torch.softmax(masked, 1) * (logp_all - anchor_logp.index_select(0, idx))).sum(1).mean()
+                loss = loss + kl_coef * kl
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
             optimizer.step()
             with torch.no_grad():
                 stats.append(torch.stack([pg, vloss, entropy, ((ratio - 1) - torch.log(ratio)).mean(),
-                                          (torch.abs(ratio - 1) > clip_range).float().mean()]).detach())
+                                          (torch.abs(ratio - 1) > clip_range).float().mean(), kl]).detach())
     net.eval()
-    keys = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction")
+    keys = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_fraction", "kl_anchor")
     if not stats:
         return {k: float("nan") for k in keys}
     means = torch.stack(stats).double().mean(0).tolist()
@@ -587,11 +612,17 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
     duplicate evaluation (run once before the first rollout when the network is ``warm``-started, so the curve
     starts there).  Returns the counts and times of the stage."""
     torch = _torch()
-    from agents.players.policy import save_checkpoint
+    import copy
+
+    from agents.players.policy import resolve_device, save_checkpoint
     from agents.training.runlog import write_progress
 
     # set-up: SB3's Adam settings (the fused kernel takes a third of the time of the per-tensor loop on CPU), the
     # minibatch shuffles, the rollout workers and the first snapshot of the learner in the opponent pool
+    device = resolve_device(getattr(args, "device", "cpu"))
+    net.to(device)
+    # the anchor of kl_coef: the policy as PPO starts (the clone), frozen
+    anchor = copy.deepcopy(net).eval().requires_grad_(False) if getattr(args, "kl_coef", 0.0) > 0 else None
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
     rng = np.random.default_rng(args.seed)
     spec = seat_spec(args, rules, obs_shape, features)
@@ -625,7 +656,7 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
           f"({dict(zip(args.opponents, args.opponent_weights))}), obs {OBS_VERSION} {tuple(obs_shape)}", flush=True)
     while steps < args.total_timesteps:
         # rollout (the advantages are computed in the workers: SeatRollouts.collect, seat_advantages)
-        state = {k: v.detach().clone() for k, v in net.state_dict().items()}
+        state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
         if ray is None:
             parts = [w.collect(state) for w in workers]
             torch.set_num_threads(max(1, args.threads))
@@ -640,7 +671,8 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         ent = args.ent_coef if args.ent_coef_final is None else args.ent_coef + (args.ent_coef_final - args.ent_coef) * frac
         logs = ppo_update(net, optimizer, batch, epochs=args.n_epochs, batch_size=args.batch_size,
                           clip_range=args.clip_range, ent_coef=ent, vf_coef=args.vf_coef,
-                          max_grad_norm=args.max_grad_norm, lr=lr, rng=rng)
+                          max_grad_norm=args.max_grad_norm, lr=lr, rng=rng, anchor=anchor,
+                          kl_coef=getattr(args, "kl_coef", 0.0))
         steps += batch["stats"]["samples"]
         iteration += 1
         # log: progress, snapshots, checkpoints, evaluations

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from agents import make_agent
-from agents.players.policy import PolicyAgent, checkpoint_payload, make_head, make_trunk, save_checkpoint
+from agents.players.policy import PolicyAgent, checkpoint_payload, make_head, make_trunk, resolve_device, save_checkpoint
 from agents.training.runlog import duplicate_eval, final_meta, finish_run
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder, OracleEncoder, encoder_for
@@ -233,7 +233,7 @@ def train_sb3(args: Any, config: str | None, rules, folder: Path, run_name: str,
     model = MaskablePPO(
         "MlpPolicy", venv, learning_rate=lr, n_steps=args.n_steps, batch_size=args.batch_size, n_epochs=args.n_epochs,
         gamma=args.gamma, gae_lambda=args.gae_lambda, clip_range=args.clip_range, ent_coef=args.ent_coef,
-        vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm, seed=args.seed, device="cpu", verbose=0,
+        vf_coef=args.vf_coef, max_grad_norm=args.max_grad_norm, seed=args.seed, device=str(resolve_device(args.device)), verbose=0,
         policy_kwargs=dict(
             features_extractor_class=TrunkExtractor,
             features_extractor_kwargs=dict(channels=args.channels, hidden=args.hidden),
