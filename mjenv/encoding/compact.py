@@ -30,6 +30,7 @@ import numpy as np
 from mjenv.encoding.observation import (
     _NO_OUT,
     _NO_STATIC,
+    _NO_VALUES,
     _RK_FLOATS,
     _RK_PLANE,
     _RK_SCALAR,
@@ -156,9 +157,9 @@ class CompactEncoder(ObservationEncoder):
         return x[:, self.values_offset :].view("<f4")
 
     def _front(self, dest: np.ndarray) -> tuple:
-        """The encoding loop's first arguments for the byte array ``dest`` (v1's arrays unused)."""
-        return (_NO_OUT, self._planes(dest), self._values(dest), self.rmap, _NO_STATIC, self.static_planes,
-                self.static_values)  # fmt: skip
+        """The encoding loop's first arguments for the C-contiguous byte array ``dest`` (v1's arrays unused)."""
+        return (_NO_OUT, dest.reshape(dest.shape[0], 1, self.n_bytes), _NO_VALUES, self.rmap, _NO_STATIC,
+                self.static_planes, self.static_values)  # fmt: skip
 
     # ------------------------------------------------------------------ conversions
     def pack(self, v1: np.ndarray) -> np.ndarray:

@@ -487,8 +487,8 @@ _RK_PLANE, _RK_THERMO, _RK_SCALAR, _RK_FLOATS = range(4)
 def _make_encode_rows(compact: bool):
     """The compiled encoding loop writing ``mjenv-obs-v1`` rows (``compact`` False) or ``mjenv-obs-v2`` bytes (True).
 
-    One source for both: every block is written through four small writers (a 1 at a tile, +1 at a tile, a float
-    at a tile, a scalar row) that put the value into the ``float32 [C, 34]`` row (v1) or where the v2 row map
+    One source for both: every block is written through five small writers (a 1 at a tile, a thermometer's count
+    at a tile, +1 at a tile, a float at a tile, a scalar row) that put the value into the ``float32 [C, 34]`` row (v1) or where the v2 row map
     ``rmap`` (``int64 [C, 3]``: kind ``_RK_*``, index, thermometer level) keeps that v1 row: a ``uint8`` plane,
     one ``float32`` value, or 34 of them.  ``compact`` is a closure constant, so each version compiles to its own
     straight code (a closure: the compiled-code cache keys each by its value, as :mod:`mjenv.engine.entry` does).
@@ -511,6 +511,17 @@ def _make_encode_rows(compact: bool):
                 o[2][src + t] = 1.0
         else:
             o[0][r, t] = 1.0
+
+    @njit(_nrt=False, inline="always")
+    def therm(o, r0, t, count):
+        """The 4-row thermometer from v1 row ``r0`` holds ``count`` at tile ``t`` (its row i is 1 where count > i)."""
+        if compact:
+            if count > 0:
+                o[1][o[3][r0, 1], t] = 4 if count > 4 else count
+        else:
+            for r in range(4):
+                if count > r:
+                    o[0][r0 + r, t] = 1.0
 
     @njit(_nrt=False, inline="always")
     def add1(o, r, t):
@@ -568,8 +579,10 @@ def _make_encode_rows(compact: bool):
         for j in range(K):
             b = idx[j]
             s = seats[j]
-            if compact:
-                o = (out[0], planes[j], values[j], rmap)
+            if compact:  # planes[j, 0]: the row's bytes; the planes, then the values from byte 34·P
+                row = planes[j, 0]
+                vo = 34 * static_planes.shape[0]
+                o = (out[0], row[:vo].reshape((static_planes.shape[0], 34)), row[vo:].view(np.float32), rmap)
                 pl = o[1]
                 for r in range(static_planes.shape[0]):
                     for t in range(34):
@@ -594,9 +607,7 @@ def _make_encode_rows(compact: bool):
             r0 = starts[_B_HAND]
             for t in range(34):
                 h = r8[O8_HAND + 34 * s + t]
-                for r in range(4):
-                    if h > r:
-                        one(o, r0 + r, t)
+                therm(o, r0, t, h)
             if turn and c == s and d >= 0:
                 one(o, starts[_B_DRAWN], d)
 
@@ -623,9 +634,7 @@ def _make_encode_rows(compact: bool):
                     for t in range(34):
                         ct = counts[t]
                         if ct > 0:
-                            for r in range(4):
-                                if ct > r:
-                                    one(o, d0 + r, t)
+                            therm(o, d0, t, ct)
                             put(o, d0 + 4, t, recency[t])
                             counts[t] = 0
                             recency[t] = 0.0
@@ -644,9 +653,7 @@ def _make_encode_rows(compact: bool):
                             face_down += 1
                         if holding and t == d:
                             shown -= 1
-                        for r in range(4):
-                            if shown > r:
-                                one(o, v0 + 2 + r, t)
+                        therm(o, v0 + 2, t, shown)
                     scalar_row(o, v0 + 6, face_down * (3.0 / FACE_DOWN_SCALE))
                 mv = money[b, a]
                 if mv != 0.0:
@@ -721,9 +728,7 @@ def _make_encode_rows(compact: bool):
                     a = (s + k) % n
                     for t in range(34):
                         h = r8[O8_HAND + 34 * a + t]
-                        for r in range(4):
-                            if h > r:
-                                one(o, h0 + 4 * k + r, t)
+                        therm(o, h0 + 4 * k, t, h)
                     scalar_row(o, starts[_B_ORACLE_LOCKS] + k, r16[O16_LOCK + a] / LOCK_SCALE)
                     dd = r8[O8_DADIAOCHE + a]
                     if dd >= 0:
@@ -815,16 +820,15 @@ _KERNEL: dict = {}
 
 
 def _signature(compact: bool):
-    """The one signature each loop is compiled for (v2's planes and values are strided views of one byte buffer)."""
+    """The one signature each loop is compiled for (v2 writes ``planes`` = its ``uint8 [K, 1, N]`` bytes)."""
     from numba import types as T
 
     def arr(dt, nd, layout="C"):
         return T.Array(dt, nd, layout)
 
     f64, i64 = T.float64, T.int64
-    lay = "A" if compact else "C"
     return T.UniTuple(i64, 2)(
-        arr(T.float32, 3), arr(T.uint8, 3, lay), arr(T.float32, 2, lay), arr(i64, 2), arr(T.float32, 2),
+        arr(T.float32, 3), arr(T.uint8, 3), arr(T.float32, 2), arr(i64, 2), arr(T.float32, 2),
         arr(T.uint8, 2), arr(T.float32, 1),
         arr(i64, 1), arr(i64, 1), arr(i64, 1), arr(f64, 1), arr(i64, 1), arr(T.float32, 1), arr(i64, 1),
         arr(f64, 2), arr(i64, 1), arr(f64, 1), arr(T.int8, 2), arr(T.int16, 2), arr(f64, 2),
