@@ -165,6 +165,10 @@ def test_the_shipped_network_only_checkpoint_loads_and_plays():
     assert ck["network_only"] is True and ck["arch"]["net"] == NET and not ck.get("features")
     assert ck["meta"]["teacher"] == "heuristic-flush" and 0.8 < ck["meta"]["holdout_agreement"] < 1.0
     assert _play(make_agent(f"network:{path}", "kawuxing3"))
+    ppo = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-ppo.pt")
+    assert ppo["network_only"] is True and ppo["arch"] == ck["arch"] and ppo["meta"]["algo"] == "allseat-ppo"
+    assert ppo["checksum"] != ck["checksum"]
+    assert _play(make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-ppo.pt'}", "kawuxing3"))
 
 
 def _tiny_train_args(tmp_path, **kw):
