@@ -425,6 +425,8 @@ class RowEncoder:
         disp = _kernel(encoder.compact)
         self._call = disp.overloads[disp.signatures[0]].entry_point if disp.signatures else disp
         self._front = encoder._front
+        # v1: the arguments after ``out`` are fixed too (the v1 path stays one call with no tuple made)
+        self._v1_args = None if encoder.compact else [encoder._front(None)[1:] + a for a in self._args]
         self._dtype = encoder.dtype
 
     def __call__(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
@@ -437,7 +439,10 @@ class RowEncoder:
             out = np.empty(self._shape1, self._dtype)
         elif out.shape != self._shape1 or out.dtype != self._dtype or not out.flags.c_contiguous:
             raise ValueError(f"out must be C-contiguous {self._dtype.name} {self._shape1}, got {out.dtype} {out.shape}")
-        self._call(*self._front(out), *self._args[seat])
+        if self._v1_args is not None:
+            self._call(out, *self._v1_args[seat])
+        else:
+            self._call(*self._front(out), *self._args[seat])
         return out[0]
 
 

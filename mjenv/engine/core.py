@@ -554,7 +554,10 @@ class Engine:
             and self._ever_dealt
         ):  # the common call, already in the form the checks would give (the AEC env and vector envs)
             acts, idx = actions, self._all
-            k = self._call(self._step_kernel, K.MODE_STEP, idx, acts)
+            if self._shards is None:  # (the one-table envs' path: no call more)
+                k = self._step_kernel(K.MODE_STEP, *self._args, idx, acts, self._waiting, self._info)
+            else:
+                k = self._call(self._step_kernel, K.MODE_STEP, idx, acts)
         else:
             acts, tables = check_step_args(self, actions, tables)
             idx = self._all if tables is None else tables
