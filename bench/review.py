@@ -27,10 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from agents import make_agent
-from agents.players.base import agent_act
 from agents.players.search import SearchAgent
+from agents.tournament.recording import write_replay_hands
 from mjenv.encoding import actions as A
-from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine
 from mjenv.replay import read_replay, write_replay
 from mjenv.review import review_hands
@@ -40,21 +39,7 @@ from mjenv.tiles import parse_tiles
 def play_hands(path: Path, variant: str, specs: list[str], seed: int, hands: int) -> list:
     """``hands`` fresh deals (walls ``seed``, ``seed + 1`` ...) played by ``specs`` (one agent per seat), written
     to ``path`` and read back."""
-    eng = Engine(variant, 1, record_events=True)
-    agents = [make_agent(s, variant, seed=seed + i) for i, s in enumerate(specs)]
-    enc = encoder_for(eng)
-    rows = np.array([0])
-    for h in range(hands):
-        eng.reset(seed=seed + h)
-        dec = []
-        while not eng.done[0]:
-            s = int(eng.state.actor[0])
-            obs = enc.encode(eng.state, eng.state.actor[rows], rows, engine=eng)
-            a = int(agent_act(agents[s], obs, eng.mask[rows], engine=eng, tables=rows)[0])
-            dec.append({"at": eng.event_count(0), "seat": s, "action": a})
-            eng.step(np.array([a]))
-        write_replay(path, eng, 0, {"seed": seed + h, "agents": list(specs)}, decisions=dec, append=h > 0)
-    return read_replay(path)
+    return write_replay_hands(path, variant, specs, seed, hands)
 
 
 def cost(args, tmp: Path) -> None:

@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.players.base import agent_act
 from agents.players.search import SearchAgent
+from agents.tournament.recording import write_replay_hands
 from mjenv.cli import main
 from mjenv.encoding import actions as A
-from mjenv.encoding.observation import encoder_for
 from mjenv.engine.core import Engine
 from mjenv.replay import deal_header, read_replay, write_replay
 from mjenv.review import FORMAT, ReviewError, review_hands, review_html, summary_text
@@ -25,26 +24,8 @@ VARIANTS = ("kawuxing3", "kawuxing4", "gejiu", "diedaohu", "yangzhou", "yangzhou
 
 
 def play_hands(path, variant: str, specs, seed: int, hands: int = 1, match: bool = False):
-    """Play ``hands`` hands with agents ``specs`` (one per seat) and write them to ``path``; with ``match`` the
-    hands continue one match (sessions and 园子 balances carry over), else each is a fresh deal."""
-    eng = Engine(variant, 1, record_events=True)
-    agents = [make_agent(s, variant, seed=seed + i) for i, s in enumerate(specs)]
-    enc = encoder_for(eng)
-    rows = np.array([0])
-    for h in range(hands):
-        if h == 0 or not match:
-            eng.reset(seed=seed + h)
-        else:
-            eng.next_hand(seed=seed + h)
-        dec = []
-        while not eng.done[0]:
-            s = int(eng.state.actor[0])
-            obs = enc.encode(eng.state, eng.state.actor[rows], rows, engine=eng)
-            a = int(agent_act(agents[s], obs, eng.mask[rows], engine=eng, tables=rows)[0])
-            dec.append({"at": eng.event_count(0), "seat": s, "action": a})
-            eng.step(np.array([a]))
-        write_replay(path, eng, 0, {"seed": seed + h, "agents": list(specs)}, decisions=dec, append=h > 0)
-    return read_replay(path)
+    """Hands played by ``specs`` written to the replay ``path`` (:func:`agents.tournament.recording.write_replay_hands`)."""
+    return write_replay_hands(path, variant, specs, seed, hands, match)
 
 
 # ------------------------------------------------------------------------------------ the constructed decision
