@@ -232,6 +232,10 @@ def test_maskable_ppo_trains_on_the_sb3_vec_env():
     assert is_masking_supported(venv)
     np.testing.assert_array_equal(get_action_masks(venv), venv.action_masks())
     model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=1024, n_epochs=1, seed=0, verbose=0)
+    # SB3's default logger makes a /tmp/SB3-<date> folder on every learn(); a logger with no outputs leaves none.
+    from stable_baselines3.common.logger import Logger
+
+    model.set_logger(Logger(folder=None, output_formats=[]))
     model.learn(2048)
     assert model.num_timesteps >= 2048
     # Self-play: the trained model plays the other seats.
