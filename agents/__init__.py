@@ -33,8 +33,9 @@ Rooms, by role (each package's docstring lists its modules):
   departure head) and :mod:`~agents.training.ppo` (the all-seat PPO, top to bottom in one file),
   :mod:`~agents.training.sb3` (the ``MaskablePPO`` trainer), :mod:`~agents.training.runlog` (evaluations and the
   run folder), :mod:`~agents.training.netclone` (cloning a network-only policy from recorded decisions, ``python
-  -m agents.training.netclone``) and :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's
-  departures);
+  -m agents.training.netclone``), :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's
+  departures) and :mod:`~agents.training.rllib_module` (the network-only network as an RLlib module, for
+  ``examples/rllib_ppo.py``);
 * :mod:`agents.tournament`: :mod:`~agents.tournament.arena` (batched duplicate tournaments on the engine),
   :mod:`~agents.tournament.distributed` (the same over Ray workers), :mod:`~agents.tournament.report` (the
   rule-variant report of ``evaluate.py --report``), :mod:`~agents.tournament.recording` (agents' play recorded as a

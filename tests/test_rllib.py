@@ -88,3 +88,100 @@ def test_rllib_ppo_trains_a_shared_masked_policy_for_a_few_iterations():
     assert [r["iteration"] for r in rows] == [1, 2]
     assert rows[-1]["env_steps"] >= 400 and rows[-1]["hands"] >= 2
     assert all(np.isfinite(r["policy_loss"]) for r in rows)
+
+
+def _env_batch(hands: int = 2, seed: int = 3):
+    """Observations and masks of every decision of a few random hands of the RLlib env (Kawuxing)."""
+    from mjenv.envs.rllib import MahjongRLlibEnv
+
+    env = MahjongRLlibEnv({"seed": seed})
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    rows, masks = [], []
+    done = 0
+    while done < hands:
+        (agent,) = obs
+        rows.append(obs[agent]["observations"])
+        masks.append(obs[agent]["action_mask"])
+        obs, _, term, _, _ = env.step({agent: int(rng.choice(np.flatnonzero(obs[agent]["action_mask"])))})
+        if term["__all__"]:
+            done += 1
+            obs, _ = env.reset()
+    return env, np.stack(rows), np.stack(masks)
+
+
+def test_the_resnet_module_from_a_network_checkpoint_is_that_policy_and_saves_back_to_it(tmp_path):
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from agents.players.policy import PolicyAgent, save_checkpoint, tensor_checksum, load_checkpoint
+    from agents.training.rllib_module import ResNetMaskedModule, module_payload
+
+    shipped = ROOT / "agents" / "checkpoints" / "kawuxing3-network.pt"
+    env, obs, mask = _env_batch()
+    space = env.observation_spaces["seat_0"]
+    module = ResNetMaskedModule(observation_space=space, action_space=env.action_spaces["seat_0"],
+                                model_config={"obs_shape": [100, 34], "init": str(shipped)})
+    batch = {Columns.OBS: {"observations": torch.as_tensor(obs), "action_mask": torch.as_tensor(mask)}}
+    with torch.no_grad():
+        out = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].numpy()
+        values = module.compute_values(batch)
+    assert values.shape == (len(obs),) and torch.isfinite(values).all()
+    agent = PolicyAgent(shipped, network_only=True)
+    legal = mask.astype(bool)
+    np.testing.assert_allclose(out[legal], agent.logits(obs.reshape(len(obs), 100, 34), legal)[legal], rtol=1e-5, atol=1e-5)
+    assert (out[~legal] < -1e30).all()  # illegal actions get FLOAT_MIN
+    # Back to a checkpoint: the same weights, a network-only checkpoint PolicyAgent plays.
+    path = save_checkpoint(tmp_path / "back.pt", module_payload(module, env.rules))
+    back = load_checkpoint(path)
+    assert back["network_only"] is True and tensor_checksum(back) == tensor_checksum(load_checkpoint(shipped))
+    assert (PolicyAgent(path, network_only=True).act(obs.reshape(len(obs), 100, 34), legal) == out.argmax(1)).all()
+
+
+def test_the_resnet_module_refuses_a_checkpoint_it_cannot_be(tmp_path):
+    from agents.training.rllib_module import resolve_model_config
+
+    shipped = str(ROOT / "agents" / "checkpoints" / "kawuxing3-network.pt")
+    with pytest.raises(ValueError, match="obs_shape"):
+        resolve_model_config({})
+    with pytest.raises(ValueError, match="is not a network-only resnet1d checkpoint"):
+        resolve_model_config({"obs_shape": [100, 34], "init": str(ROOT / "agents" / "checkpoints" / "kawuxing3-default.pt")})
+    with pytest.raises(ValueError, match="reads observations of shape"):
+        resolve_model_config({"obs_shape": [122, 34], "init": shipped})
+    with pytest.raises(ValueError, match="channels=32 disagrees"):
+        resolve_model_config({"obs_shape": [100, 34], "init": shipped, "channels": 32})
+    with pytest.raises(ValueError, match="checkpoint file not found"):
+        resolve_model_config({"obs_shape": [100, 34], "init": str(tmp_path / "none.pt")})
+    shape, arch, ck = resolve_model_config({"obs_shape": [100, 34], "blocks": 2})
+    assert ck is None and arch == {"net": "resnet1d", "channels": 64, "blocks": 2, "hidden": 256}
+
+
+def test_rllib_ppo_trains_the_network_only_model_and_writes_a_checkpoint_that_plays(tmp_path):
+    import ray
+
+    from agents.players.policy import PolicyAgent, load_checkpoint
+    from mjenv.encoding.observation import encode
+    from mjenv.engine.core import Engine
+
+    spec = importlib.util.spec_from_file_location("rllib_ppo", ROOT / "examples" / "rllib_ppo.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    out = tmp_path / "rl.pt"
+    try:
+        rows = example.main(["--model", "resnet1d", "--channels", "8", "--blocks", "1", "--hidden", "32",
+                             "--iterations", "1", "--batch", "200", "--save", str(out)])
+    finally:
+        ray.shutdown()
+    assert rows[-1]["env_steps"] >= 200 and np.isfinite(rows[-1]["policy_loss"])
+    ck = load_checkpoint(out)
+    assert ck["network_only"] is True and ck["arch"] == {"net": "resnet1d", "channels": 8, "blocks": 1, "hidden": 32}
+    assert ck["meta"]["algo"] == "RLlib PPO" and ck["meta"]["iterations"] == 1
+    agent = PolicyAgent(out, network_only=True)
+    eng = Engine("kawuxing3", 4)
+    eng.reset(seed=0)
+    for _ in range(20):  # the saved policy plays legal moves
+        act = agent.act(encode(eng, eng.state.actor), eng.mask)
+        assert eng.mask[np.arange(4), act].all()
+        eng.step(act)
+    with pytest.raises(SystemExit):
+        example.main(["--init", str(out)])  # --init needs --model resnet1d

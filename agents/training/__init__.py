@@ -6,7 +6,8 @@ labels and the distillation stage), :mod:`~agents.training.departures` (fitting 
 labels), :mod:`~agents.training.ppo` (the all-seat PPO stage, CleanRL-style, readable top to bottom),
 :mod:`~agents.training.sb3` (``--trainer sb3``: sb3-contrib ``MaskablePPO`` with an opponent pool),
 :mod:`~agents.training.runlog` (evaluations during training, the learning curve, the final checkpoint and summary)
-:mod:`~agents.training.netclone` (the network-only cloning stage, ``python -m agents.training.netclone``) and
+:mod:`~agents.training.netclone` (the network-only cloning stage, ``python -m agents.training.netclone``),
 :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures, ``python -m
-agents.training.rollouts``).
+agents.training.rollouts``) and :mod:`~agents.training.rllib_module` (the network-only network as an RLlib module and
+back to a checkpoint, for ``examples/rllib_ppo.py``; needs ``ray[rllib]``).
 """
