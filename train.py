@@ -128,13 +128,14 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
     final checkpoint and ``summary.json``.  Returns the summary."""
     import torch
 
-    from agents.training.ppo import SeatNet, run_stage
+    from agents.training.ppo import SeatNet, critic_rows, run_stage
 
     torch.set_num_threads(max(1, args.threads))
     torch.manual_seed(args.seed)
     advice_row = obs_shape[0] - features.rows if features is not None else None
     net = SeatNet(obs_shape, args.channels, args.hidden, args.value_hidden, advice_row, args.advice_weight,
-                  precision=args.precision, net=args.net or None, blocks=args.blocks)
+                  precision=args.precision, net=args.net or None, blocks=args.blocks,
+                  critic_rows=critic_rows(rules) if args.oracle_critic else 0)
     if init is not None:
         net.trunk.load_state_dict(init["trunk"])
         net.head.load_state_dict(init["head"])

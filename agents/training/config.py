@@ -315,8 +315,8 @@ def check_args(args: Args):
         raise ArgsError(f"--trainer: {args.trainer!r} is not allseat or sb3")
     if args.trainer == "sb3" and args.ray is not None:
         raise ArgsError("--ray: only the allseat trainer runs on Ray (--trainer allseat)")
-    if args.trainer == "allseat" and args.oracle_critic:
-        raise ArgsError("--oracle_critic: only with --trainer sb3")
+    if args.trainer == "allseat" and args.oracle_critic and args.advice:
+        raise ArgsError("--oracle_critic: the all-seat trainer's oracle critic needs a policy without advice rows (--advice false)")
     from agents.players.policy import KNOWN_NETS, resolve_device
 
     try:

@@ -7,7 +7,9 @@ This module owns
 
 * :class:`SeatNet` — the policy network of a checkpoint (:func:`agents.players.policy.make_network`: the two-convolution
   trunk and head, or with ``net="resnet1d"`` the residual network of :mod:`agents.players.resnet`) with a value head
-  on the trunk's features;
+  on the trunk's features, or with ``--oracle_critic`` on the features of a second trunk of the same architecture that
+  reads the observation **plus the oracle rows** (every hand, the wall order: ``mjenv-oracle-v1``).  The policy never
+  sees those rows (it reads the first ``C`` rows of a sample) and checkpoints hold the policy alone;
 * :class:`SeatRollouts` — ``B`` :class:`~mjenv.engine.core.Engine` tables played to a fixed number of engine
   steps per rollout.  At every step each table's acting seat decides: a **learner seat** samples the shared
   policy (masked logits) and its decision is a sample; a **frozen seat** (a share ``frozen_share`` of the seats,
@@ -61,8 +63,16 @@ def seat_spec(args: Any, rules, obs_shape, features) -> dict:
             "advice": features.version if features is not None else None, "num_tables": args.num_envs,
             "n_steps": args.n_steps, "seed": args.seed, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
             "reward_scale": args.reward_scale, "opponents": list(args.opponents),
+            "critic_rows": critic_rows(rules) if getattr(args, "oracle_critic", False) else 0,
             "opponent_weights": list(args.opponent_weights), "frozen_share": args.frozen_share, "threads": args.threads,
             "precision": args.precision}
+
+
+def critic_rows(rules) -> int:
+    """Rows the oracle critic reads beyond the observation: those ``mjenv-oracle-v1`` adds to ``mjenv-obs-v1``."""
+    from mjenv.encoding.observation import ObservationEncoder, OracleEncoder
+
+    return OracleEncoder(rules=rules).shape[0] - ObservationEncoder(rules=rules).shape[0]
 
 
 # ------------------------------------------------------------------------------------------ the network
@@ -75,7 +85,8 @@ def _net_classes():
         """Trunk + action head (what a checkpoint stores) and a value head over the trunk's ``hidden`` features."""
 
         def __init__(self, obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
-                     advice_weight: float = 0.0, precision: str = "fp32", net: str | None = None, blocks: int = 4):
+                     advice_weight: float = 0.0, precision: str = "fp32", net: str | None = None, blocks: int = 4,
+                     critic_rows: int = 0):
             super().__init__()
             if precision not in PRECISIONS:
                 raise ValueError(f"precision: {precision!r} is not one of {', '.join(PRECISIONS)}")
@@ -85,23 +96,30 @@ def _net_classes():
             self.trunk, self.head = make_network(tuple(obs_shape), self.arch, advice_row, advice_weight)
             self.value = torch.nn.Sequential(torch.nn.Linear(hidden, value_hidden), torch.nn.ReLU(),
                                              torch.nn.Linear(value_hidden, 1))
+            # the oracle critic: its own trunk over the observation's rows and the oracle rows after them
+            self.policy_width = int(obs_shape[0]) * int(obs_shape[1])
+            self.critic_rows = int(critic_rows)
+            if self.critic_rows:
+                if advice_row is not None:
+                    raise ValueError("an oracle critic needs a policy without advice rows")
+                critic_shape = (int(obs_shape[0]) + self.critic_rows, int(obs_shape[1]))
+                self.critic = make_network(critic_shape, self.arch)[0]
 
         def forward(self, x):
-            """``(logits [N, 111], value [N])`` for flat inputs ``x [N, C*34]``; with ``precision="bf16"`` the trunk
-            runs under bfloat16 autocast (float32 weights, gradients and heads)."""
-            if self.bf16:
-                with torch.autocast(x.device.type, dtype=torch.bfloat16):
-                    z = self.trunk(x)
-                z = z.float()
-            else:
-                z = self.trunk(x)
-            return self.head(z), self.value(z[:, : self.hidden]).reshape(-1)
+            """``(logits [N, 111], value [N])`` for flat inputs ``x [N, C*34]`` (with an oracle critic
+            ``[N, (C + oracle rows)*34]``: the policy reads the first ``C*34`` columns); with ``precision="bf16"`` the
+            trunks run under bfloat16 autocast (float32 weights, gradients and heads)."""
+            with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=self.bf16):
+                z = self.trunk(x[:, : self.policy_width] if self.critic_rows else x)
+                zv = self.critic(x) if self.critic_rows else z
+            z, zv = z.float(), zv.float()
+            return self.head(z), self.value(zv[:, : self.hidden]).reshape(-1)
 
         def _body(self):
             """The trunk's ``Sequential`` when it has :func:`make_trunk`'s layout, else None (no folding)."""
             body = getattr(self.trunk, "body", self.trunk)
             nn = torch.nn
-            if not isinstance(body, nn.Sequential):  # the residual network: no folding
+            if self.critic_rows or not isinstance(body, nn.Sequential):  # the oracle critic, the residual network: no folding
                 return None
             layout = (nn.Unflatten, nn.Conv1d, nn.ReLU, nn.Conv1d, nn.ReLU, nn.Flatten, nn.Linear, nn.ReLU)
             if len(body) != len(layout) or not all(isinstance(m, t) for m, t in zip(body, layout)):
@@ -188,10 +206,12 @@ def resolve_precision(precision: str, trainer: str = "allseat") -> str:
 
 
 def SeatNet(obs_shape, channels: int, hidden: int, value_hidden: int, advice_row: int | None = None,
-            advice_weight: float = 0.0, precision: str = "fp32", net: str | None = None, blocks: int = 4):
+            advice_weight: float = 0.0, precision: str = "fp32", net: str | None = None, blocks: int = 4,
+            critic_rows: int = 0):
     """The all-seat trainer's network (see :func:`_net_classes`; ``net="resnet1d"`` with ``blocks`` for the residual
-    network); torch is imported on first use."""
-    return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight, precision, net, blocks)
+    network; ``critic_rows > 0`` for the oracle critic, :func:`critic_rows`); torch is imported on first use."""
+    return _net_classes()(obs_shape, channels, hidden, value_hidden, advice_row, advice_weight, precision, net, blocks,
+                          critic_rows)
 
 
 # ------------------------------------------------------------------------------------------ rollout
@@ -216,7 +236,8 @@ class SeatRollouts:
     ``spec`` is a plain dict (so a Ray actor can be built from it): ``variant``, ``options`` (a rule options
     dict), ``obs_shape``, ``channels``, ``hidden``, ``value_hidden``, ``advice`` (feature set name or None),
     ``num_tables``, ``n_steps``, ``seed``, ``gamma``, ``gae_lambda``, ``reward_scale``, ``opponents``,
-    ``opponent_weights``, ``frozen_share``, ``threads``.  ``worker`` numbers the rollout worker: its tables play
+    ``opponent_weights``, ``frozen_share``, ``threads``, ``critic_rows`` (the oracle critic's extra rows, 0 for
+    none: the learner samples are then encoded with ``mjenv-oracle-v1``, the observation's rows first).  ``worker`` numbers the rollout worker: its tables play
     episode ids from ``worker * 2**40`` and its sampling is seeded with ``(seed, worker)``.
     """
 
@@ -238,6 +259,9 @@ class SeatRollouts:
         self.engine = Engine(self.rules, B, record_events=False)
         self.n = self.engine.n
         self.encoder = encoder_for(self.engine)
+        # what a learner sample holds: the observation, or with the oracle critic the observation and the oracle rows
+        self.critic_rows = int(spec.get("critic_rows", 0))
+        self.sample_encoder = encoder_for(self.engine, oracle=True) if self.critic_rows else self.encoder
         self.features = None
         advice_row = None
         if spec.get("advice"):
@@ -246,7 +270,8 @@ class SeatRollouts:
             self.features = AdviceFeatures(variant, self.opts, spec["advice"])
             advice_row = int(spec["obs_shape"][0]) - self.features.rows
         self.net = SeatNet(spec["obs_shape"], spec["channels"], spec["hidden"], spec["value_hidden"], advice_row,
-                           precision=spec.get("precision", "fp32"), net=spec.get("net"), blocks=spec.get("blocks", 4))
+                           precision=spec.get("precision", "fp32"), net=spec.get("net"), blocks=spec.get("blocks", 4),
+                           critic_rows=self.critic_rows)
         self.net.eval()
         self.snapshots: list[Any] = []
         self.entries = list(spec["opponents"])
@@ -327,7 +352,8 @@ class SeatRollouts:
         nxt = np.full(cap, -1, np.int64)
         terminal = np.zeros(cap, bool)
         bootstrap = np.zeros(cap, np.float32)
-        obs_buf = self._sample_buffer((cap, int(np.prod(spec["obs_shape"]))))
+        sample_rows = int(spec["obs_shape"][0]) + self.critic_rows
+        obs_buf = self._sample_buffer((cap, sample_rows * int(spec["obs_shape"][1])))
         parts: dict[str, list] = {k: [] for k in ("mask", "action", "logp", "value", "seat", "episode", "table")}
         count = 0
         hands = 0
@@ -341,7 +367,8 @@ class SeatRollouts:
             if len(L):
                 x = obs_buf[count : count + len(L)]
                 if self.features is None:  # encoded in place: the sample buffer is the encoder's output
-                    self.encoder.encode(st, actor[L], L, out=x.reshape((len(L),) + self.encoder.shape), engine=eng)
+                    self.sample_encoder.encode(st, actor[L], L, out=x.reshape((len(L),) + self.sample_encoder.shape),
+                                               engine=eng)
                 else:
                     obs = self.encoder.encode(st, actor[L], L, engine=eng)
                     x[:] = self.features.extend(obs, mask[L]).reshape(len(L), -1)
@@ -385,7 +412,7 @@ class SeatRollouts:
         if len(cut_b):
             o = self.open[cut_b, cut_s]
             reward[o] += st.money[cut_b, cut_s] - self.mark[cut_b, cut_s]
-            obs = self.encoder.encode(st, cut_s.astype(np.int64), cut_b, engine=eng)
+            obs = self.sample_encoder.encode(st, cut_s.astype(np.int64), cut_b, engine=eng)
             if self.features is not None:
                 obs = self.features.extend(obs, np.zeros((len(cut_b), N_ACTIONS), bool))
             with torch.inference_mode():
@@ -665,6 +692,10 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
             parts = ray.get([w.collect.remote(ref) for w in workers])
         batch = merge_batches(parts)
         rollout_cpu += batch["stats"]["cpu"]
+        # how much of the returns the critic explains (the oracle critic's purpose: advantages of lower variance)
+        ret_var = float(np.var(batch["ret"]))
+        value_stats = {"adv_std": float(np.std(batch["advantage"])),
+                       "explained_variance": 1.0 - float(np.var(batch["ret"] - batch["value"])) / ret_var if ret_var > 0 else float("nan")}
         # update, on the annealed learning rate and entropy bonus
         frac = min(1.0, steps / args.total_timesteps)
         lr = args.lr_final + (args.learning_rate - args.lr_final) * (1 - frac) if args.anneal_lr else args.learning_rate
@@ -678,13 +709,14 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         # log: progress, snapshots, checkpoints, evaluations
         money = {k: float(np.mean(v)) for k, v in batch["stats"]["money"].items() if v}
         row = {"iteration": iteration, "samples": steps, "hands": batch["stats"]["hands"], "lr": lr, "ent_coef": ent,
-               **logs, "rollout_cpu": round(batch["stats"]["cpu"], 3), "cpu": round(time.process_time() - cpu0, 2),
+               **logs, **value_stats, "rollout_cpu": round(batch["stats"]["cpu"], 3), "cpu": round(time.process_time() - cpu0, 2),
                "wall": round(time.perf_counter() - started, 2), **{f"money_{k}": v for k, v in money.items()}}
         progress_rows.append(row)
         del parts, batch  # the rollout's sample buffer is free again: the next rollout reuses it (SeatRollouts)
         if args.progress:
             print(f"[iter {iteration:>4}] {steps:>9,} samples  policy {logs['policy_loss']:+.4f}  value "
-                  f"{logs['value_loss']:.4f}  entropy {logs['entropy']:.3f}  kl {logs['approx_kl']:.4f}  "
+                  f"{logs['value_loss']:.4f}  explained {value_stats['explained_variance']:+.3f}  entropy {logs['entropy']:.3f}  "
+                  f"kl {logs['approx_kl']:.4f}  "
                   + " ".join(f"{k}:{v:+.2f}" for k, v in money.items()), flush=True)
         if steps >= next_snap:
             next_snap += args.snapshot_every
