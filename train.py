@@ -184,6 +184,7 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
         "run": run_name, "folder": str(folder), "trainer": "allseat", "precision": args.precision,
         "steps": ppo["steps"], "seconds": ppo["seconds"], "cpu_seconds": ppo["cpu_seconds"],
         "rollout_worker_cpu_seconds": worker_cpu, "iterations": ppo["iterations"], "final_eval": final,
+        **({"value_warmup": ppo["value_warmup"]} if ppo["value_warmup"] else {}),
         "options": rules.options_dict()})
 
 

@@ -82,3 +82,27 @@ def test_an_oracle_critic_run_trains_a_network_only_policy_and_logs_explained_va
     assert rows and all(np.isfinite(float(r["explained_variance"])) and float(r["adv_std"]) > 0 for r in rows)
     with pytest.raises(ArgsError, match="oracle critic needs a policy without advice rows"):
         train.check_args(train.Args(oracle_critic=True, advice=True))
+
+
+def test_the_value_warm_up_fits_the_critic_and_leaves_the_policy_alone(tmp_path):
+    import train
+    from agents.script_args import ArgsError
+    from agents.training.ppo import merge_batches, value_params, warm_value_head
+
+    args = train.Args(net="resnet1d", channels=8, blocks=1, hidden=16, value_hidden=8, num_envs=8, n_steps=32,
+                      batch_size=64, n_epochs=2, opponents=["random"], opponent_weights=[1.0], oracle_critic=True,
+                      threads=1, precision="fp32", value_warmup=3, value_warmup_lr=0.01, total_timesteps=1, progress=False)
+    spec = seat_spec(args, RULES, SHAPE, None)
+    worker = SeatRollouts(spec)
+    net = SeatNet(SHAPE, 8, 16, 8, net="resnet1d", blocks=1, critic_rows=spec["critic_rows"])
+    names = {id(p) for p in value_params(net)}
+    assert names == {id(p) for p in [*net.value.parameters(), *net.critic.parameters()]}
+    policy_before = {k: v.clone() for k, v in net.state_dict().items() if k.startswith(("trunk", "head"))}
+    rows = warm_value_head(net, args, lambda state: merge_batches([worker.collect(state)]))
+    assert [r["rollout"] for r in rows] == [1, 2, 3] and all(r["samples"] > 0 for r in rows)
+    after = net.state_dict()
+    assert all(torch.equal(v, after[k]) for k, v in policy_before.items())  # the policy is untouched
+    assert rows[-1]["explained_variance"] > rows[0]["explained_variance"]  # the fitted critic explains more
+    assert warm_value_head(net, train.Args(value_warmup=2, total_timesteps=0), lambda s: {}) == []
+    with pytest.raises(ArgsError, match="--value_warmup: only with --trainer allseat"):
+        train.check_args(train.Args(trainer="sb3", value_warmup=1))

@@ -35,7 +35,7 @@ SECTIONS = {
                    "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
-            "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
+            "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
             "pool_size", "save_every"),
     "eval": ("eval_every", "eval_walls", "final_eval_walls", "eval_opponents"),
 }
@@ -254,6 +254,12 @@ class Args:
     kl_coef: float = 0.0
     """allseat: weight of KL(policy || the policy PPO started from) in the loss, an anchor to the warm start (mahjax's
     examples use 0.2); 0: none"""
+    value_warmup: int = 0
+    """allseat: rollouts before PPO whose samples fit only the value head (and the oracle critic's trunk) at
+    value_warmup_lr, so PPO's first advantages come from a critic of the starting policy; the policy is unchanged
+    by them and they are not counted in total_timesteps"""
+    value_warmup_lr: float = 0.001
+    """learning rate of the value warm-up"""
     max_grad_norm: float = 0.5
     """gradient clipping"""
     reward_scale: float = 0.1
@@ -286,7 +292,7 @@ BOUNDS = {
     "seed": (0, None), "total_timesteps": (0, None), "num_envs": (1, None), "n_steps": (1, None), "batch_size": (2, None),
     "n_epochs": (1, None), "learning_rate": (0, None), "gamma": (0, 1), "gae_lambda": (0, 1), "clip_range": (0, None),
     "ent_coef": (0, None), "vf_coef": (0, None), "max_grad_norm": (0, None), "reward_scale": (0, None),
-    "channels": (1, None), "hidden": (1, None), "blocks": (1, None), "kl_coef": (0, None), "netclone_sets": (0, None),
+    "channels": (1, None), "hidden": (1, None), "blocks": (1, None), "kl_coef": (0, None), "value_warmup": (0, None), "value_warmup_lr": (0, None), "netclone_sets": (0, None),
     "netclone_walls": (1, None), "netclone_seed": (0, None), "netclone_holdout_walls": (1, None),
     "netclone_holdout_seed": (0, None), "netclone_limit": (0, None), "netclone_epochs": (0, None),
     "netclone_batch_size": (1, None), "netclone_lr": (0, None), "netclone_lr_final": (0, None),
@@ -333,6 +339,8 @@ def check_args(args: Args):
         raise ArgsError("--netclone_sets: the network-only cloning stage fits --net resnet1d")
     if args.netclone_sets > 0 and args.netclone_teacher not in BUILTIN:
         raise ArgsError(f"--netclone_teacher: {args.netclone_teacher!r} is not one of {', '.join(BUILTIN)}")
+    if args.value_warmup > 0 and args.trainer != "allseat":
+        raise ArgsError("--value_warmup: only with --trainer allseat")
     if args.kl_coef > 0 and args.trainer != "allseat":
         raise ArgsError("--kl_coef: only with --trainer allseat")
     if args.precision not in ("auto", "fp32", "bf16"):

@@ -25,6 +25,8 @@ This module owns
   gradient clipping (the same loss as sb3-contrib's ``MaskablePPO``, so the two trainers are comparable), plus with
   ``kl_coef > 0`` the KL divergence of the policy from an anchor (the policy PPO started from, frozen); the update
   runs on the network's device (``--device``), the rollouts on the CPU;
+* :func:`value_update` — the value warm-up (``--value_warmup``): regression of the value head (and the oracle
+  critic's trunk) alone on a rollout's returns, before PPO starts;
 * :func:`run_stage` — the loop: ``total_timesteps`` samples of rollouts and updates, with snapshots of the
   learner for the ``self`` opponent, checkpoints, evaluations and ``progress.csv``.
 
@@ -599,6 +601,57 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
     return dict(zip(keys, means))
 
 
+def value_params(net) -> list:
+    """The parameters a value warm-up fits: the value head, and the oracle critic's trunk when there is one (never
+    anything the policy reads)."""
+    params = list(net.value.parameters())
+    if getattr(net, "critic_rows", 0):
+        params += list(net.critic.parameters())
+    return params
+
+
+def value_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, max_grad_norm: float,
+                 rng: np.random.Generator) -> float:
+    """``epochs`` passes of mean-squared-error regression of ``net``'s value on ``batch["ret"]`` in minibatches of
+    ``batch_size``, stepping ``optimizer`` (built over :func:`value_params`), so the policy's weights are untouched;
+    returns the mean loss."""
+    torch = _torch()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        xs = [torch.from_numpy(np.ascontiguousarray(o.reshape(len(o), -1), dtype=np.float32))
+              for o in (batch["obs"] if isinstance(batch["obs"], list) else [batch["obs"]])]
+    starts = np.cumsum([0] + [len(o) for o in xs])
+    ret = torch.from_numpy(np.asarray(batch["ret"], dtype=np.float32))
+    device = next(net.parameters()).device
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    losses = []
+    N = len(ret)
+    net.train()
+    for _ in range(epochs):
+        perm = torch.from_numpy(rng.permutation(N))
+        for i in range(0, N, batch_size):
+            idx = perm[i : i + batch_size].sort().values
+            if len(idx) < 2:
+                continue
+            _, value = net(_gather_rows(torch, xs, starts, idx).to(device))
+            loss = torch.nn.functional.mse_loss(value.cpu(), ret.index_select(0, idx))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, max_grad_norm)
+            optimizer.step()
+            losses.append(loss.detach())
+    net.eval()
+    return float(torch.stack(losses).mean()) if losses else float("nan")
+
+
+def explained_variance(batch: dict) -> dict:
+    """``explained_variance`` (1 − Var(returns − values) / Var(returns)) and ``adv_std`` of a rollout's samples: how
+    much of a hand's money the critic takes out of the advantages."""
+    ret_var = float(np.var(batch["ret"]))
+    return {"adv_std": float(np.std(batch["advantage"])),
+            "explained_variance": 1.0 - float(np.var(batch["ret"] - batch["value"])) / ret_var if ret_var > 0 else float("nan")}
+
+
 def _gather_rows(torch, xs: list, starts: np.ndarray, idx):
     """Rows ``idx`` (increasing) of the row-wise concatenation of the tensors ``xs`` (``starts``: their first rows)."""
     if len(xs) == 1:
@@ -672,6 +725,8 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         on_workers("add_snapshot", payload(0), args.pool_size)
     if warm and args.eval_every > 0:
         evaluate(0, args.eval_walls, 0)
+    warmup_rows = warm_value_head(net, args, collect=lambda state: merge_batches(
+        [w.collect(state) for w in workers] if ray is None else ray.get([w.collect.remote(ray.put(state)) for w in workers])))
     progress_rows: list[dict] = []
     steps = iteration = 0
     next_eval = args.eval_every if args.eval_every > 0 else None
@@ -693,9 +748,7 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         batch = merge_batches(parts)
         rollout_cpu += batch["stats"]["cpu"]
         # how much of the returns the critic explains (the oracle critic's purpose: advantages of lower variance)
-        ret_var = float(np.var(batch["ret"]))
-        value_stats = {"adv_std": float(np.std(batch["advantage"])),
-                       "explained_variance": 1.0 - float(np.var(batch["ret"] - batch["value"])) / ret_var if ret_var > 0 else float("nan")}
+        value_stats = explained_variance(batch)
         # update, on the annealed learning rate and entropy bonus
         frac = min(1.0, steps / args.total_timesteps)
         lr = args.lr_final + (args.learning_rate - args.lr_final) * (1 - frac) if args.anneal_lr else args.learning_rate
@@ -733,4 +786,29 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
     print(f"trained {steps:,} samples in {seconds:.0f} s ({cpu:.0f} CPU s here"
           + (f", {rollout_cpu:.0f} CPU s in the rollout workers" if ray is not None else "") + ")", flush=True)
     return {"steps": steps, "iterations": iteration, "seconds": seconds, "cpu_seconds": cpu,
-            "rollout_worker_cpu_seconds": round(rollout_cpu, 1) if ray is not None else None}
+            "rollout_worker_cpu_seconds": round(rollout_cpu, 1) if ray is not None else None,
+            "value_warmup": warmup_rows}
+
+
+def warm_value_head(net, args: Any, collect: Callable[[dict], dict]) -> list[dict]:
+    """``args.value_warmup`` rollouts of the current policy (``collect(state)``: the merged batch), each fitting only
+    the value head (:func:`value_update`, ``args.value_warmup_lr``, ``n_epochs`` passes); returns one row per rollout
+    (samples, the explained variance the critic had on it before its fit, the loss).  No-op at 0 or without a PPO
+    stage (``total_timesteps`` 0)."""
+    rows: list[dict] = []
+    if args.value_warmup <= 0 or args.total_timesteps <= 0:  # no PPO stage: nothing to warm
+        return rows
+    torch = _torch()
+    optimizer = torch.optim.Adam(value_params(net), lr=args.value_warmup_lr, eps=1e-5)
+    rng = np.random.default_rng([args.seed, 1])
+    for i in range(args.value_warmup):
+        batch = collect({k: v.detach().cpu().clone() for k, v in net.state_dict().items()})
+        before = explained_variance(batch)
+        loss = value_update(net, optimizer, batch, epochs=args.n_epochs, batch_size=args.batch_size,
+                            max_grad_norm=args.max_grad_norm, rng=rng)
+        rows.append({"rollout": i + 1, "samples": batch["stats"]["samples"], **before, "value_loss": loss})
+        if args.progress:
+            print(f"[value warm-up {i + 1}/{args.value_warmup}] {batch['stats']['samples']:,} samples  explained "
+                  f"{before['explained_variance']:+.3f} before its fit  value loss {loss:.4f}", flush=True)
+        del batch
+    return rows
