@@ -1,7 +1,8 @@
 """The 4-player families' pieces compiled into the kernel against the engine's own Python path, in lockstep.
 
 Gejiu's claim windows open in the kernel and its wins are valued (mjenv/engine/gjscore.py) and settled there,
-their results built when read; Diedaohu's and Liuwei's claim windows are judged there (mjenv/engine/ddend.py).
+their results built when read; Diedaohu's and Liuwei's claim windows are judged there (mjenv/engine/ddend.py) and
+their wins settled there (mjenv/engine/ddwin.py), Yangzhou's wins too (mjenv/engine/yzend.py).
 An engine switched back to the Python path for those (the configuration entries cleared) plays the same walls
 and actions: state (money bit for bit), masks, results, sessions, bankrolls and event logs must stay equal over
 whole sessions, including balances set close to bust.  Drawn hands (ended in the kernel, results built when
@@ -22,10 +23,11 @@ from mjenv.engine.core import Engine
 
 
 def _python_path(eng: Engine) -> Engine:
-    """Send ``eng`` through the Python pendings again (P_WINDOW, Gejiu's wins)."""
+    """Send ``eng`` through the Python pendings again (P_WINDOW, Gejiu's, Diedaohu's and Liuwei's wins)."""
     eng._cfg[K.C_WIN_ON_SHAPE] = 0
     eng._cfg[K.C_LOUHU_WINDOW] = 0
     eng._cfg[K.C_GJ_SCORE] = 0
+    eng._cfg[K.C_DD_END] = 0
     return eng
 
 

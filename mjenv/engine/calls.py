@@ -1,5 +1,5 @@
 """How the engine calls its compiled kernels and keeps what they settled: the direct entry of a numba dispatcher,
-and the marker of a results entry not read yet.  Shared by :mod:`mjenv.engine.core` and
+the marker of a results entry not read yet and what a session reads of a win the kernel settled.  Shared by :mod:`mjenv.engine.core` and
 :mod:`mjenv.engine.worlds` (which makes engines of sampled worlds), below both.
 """
 
@@ -22,3 +22,13 @@ def _direct_entry(dispatcher, example_args: tuple):
         return dispatcher
     compiled = overloads.get(tuple(typeof(a) for a in example_args))
     return dispatcher if compiled is None else getattr(compiled, "entry_point", dispatcher)
+
+
+class _SettledWin:
+    """What a session's advance reads of a win the kernel settled: whether its settlement ended the session
+    (``pend[b, PEND_OVER]``), as a ``BankrollSettlement`` says it."""
+
+    __slots__ = ("session_over",)
+
+    def __init__(self, session_over: bool):
+        self.session_over = session_over

@@ -17,13 +17,17 @@ the entry point in ``MODE_RESUME``, which carries on exactly where the table sto
                           judges them with :mod:`mjenv.engine.yzscore`; not for Gejiu, where every
                           complete shape wins: ``gjend._shape_window``; not for Diedaohu / Liuwei,
                           where the lock and a busted discarder decide: ``ddend._louhu_window``)
-``P_SELF_DRAW``           settle a self-drawn win (ends the hand; not for Gejiu: ``gjend._gj_end``)
-``P_CLAIM_WIN``           settle a won discard or rob (ends the hand; not for Gejiu: ``gjend._gj_end``)
+``P_SELF_DRAW``           settle a self-drawn win in Python (ends the hand; only where a test switched the
+                          compiled settlement off: Gejiu's are settled by ``gjend._gj_end``, Diedaohu's and
+                          Liuwei's by ``ddwin._dd_end``, Yangzhou's by ``yzend._yz_end``)
+``P_CLAIM_WIN``           settle a won discard or rob in Python (ends the hand; as ``P_SELF_DRAW``)
 ``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``) and, for a
                           win, ``pend[b, PEND_READING + s]`` the code of the reading (``mjenv.rules.hand``)
                           each winner s was valued with, -1 for the other seats: every
                           Kawuxing hand end (``kwend._kw_end``), every Gejiu hand end (wins valued by
-                          :mod:`mjenv.engine.gjscore`: ``gjend._gj_end``) and the drawn hands of the
+                          :mod:`mjenv.engine.gjscore`: ``gjend._gj_end``), every Diedaohu and Liuwei win
+                          (``ddwin._dd_end``; ``pend[b, PEND_OVER]``: the settlement ended the session), every Yangzhou win
+                          (``yzend._yz_end``) and the drawn hands of the
                           families whose drawn hands pay nothing (``table._end_hand``: Gejiu, Diedaohu,
                           Yangzhou, Liuwei); the engine only books it (match money, the session, a
                           ``results`` entry built when read)
@@ -55,7 +59,8 @@ N_ACTIONS = 111
 P_NONE, P_WINDOW, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(6)
 PEND_READING = 2  # with P_ENDED: pend[b, PEND_READING + s] = the reading code seat s's win was valued with, or -1
 PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
-PEND_WIDTH = 7
+PEND_OVER = 7  # with P_ENDED after a win settled under 园子 (ddwin._dd_end): the settlement ended the session
+PEND_WIDTH = 8
 # How a hand settled in the kernel ended (``pend[b, 1]`` with P_ENDED, ``a`` of its EV_END record).
 END_DRAW, END_SELF_DRAW, END_DISCARD, END_ROB = 1, 2, 3, 4
 
@@ -97,17 +102,29 @@ C_SINGLE_WINNER = C_WIN_ON_SHAPE + 4  # Gejiu: multi_win off (only the nearest c
 C_LOUHU_WINDOW = C_WIN_ON_SHAPE + 5  # Diedaohu / Liuwei: claim-window wins judged here (_louhu_window), LOUHU_* bits
 LOUHU_JUDGE, LOUHU_ON, LOUHU_BANKROLL = 1, 2, 4  # judged here; ``louhu`` on; a bankroll (园子): busted discarders
 C_GJ = C_WIN_ON_SHAPE + 6  # Gejiu: first of the gjscore.N_GJ entries (gjscore.config: gejiu_combine, pattern values)
-N_CONFIG = C_GJ + gjscore.N_GJ
+C_DD_END = C_GJ + gjscore.N_GJ  # Diedaohu / Liuwei / Yangzhou: wins settled here (ddwin._dd_end, yzend._yz_end),
+# DD_END_* (0: in Python)
+C_DD_FLAGS = C_DD_END + 1  # ... DD_LIMIT: payments limited by the balances (园子); DD_BAOPAI: fengqing_baopai
+# (Diedaohu) or baopai (Yangzhou) on
+DD_END_DIEDAOHU, DD_END_LIUWEI, DD_END_YANGZHOU = 1, 2, 3
+DD_LIMIT, DD_BAOPAI = 1, 2
+N_CONFIG = C_DD_FLAGS + 1
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
 KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_BANKROLL = 0, 1, 2
 # The float configuration vector: the kong money per payer by meld kind code (Kawuxing: at chain position 1,
 # in units of b; KONG_MONEY_BANKROLL: the amount owed, b included).
 F_KONG_DIRECT, F_KONG_ADDED, F_KONG_CONCEALED, F_KONG_DOUBLING = 0, 1, 2, 3
-N_FCONFIG = 5  # ... and the base stake b at F_KONG_DOUBLING + 1 (F_BASE; Kawuxing and Gejiu)
-F_BASE = F_KONG_DOUBLING + 1
+F_BASE = F_KONG_DOUBLING + 1  # the base stake b (Kawuxing and Gejiu)
+# Diedaohu / Liuwei wins (ddwin._dd_end): what one payer owes for hand class c (diedaohu.CLASSES order) at
+# F_DD_PAY + 3 c + k: k = 0 each payer of a self-draw, 1 the discarder (konger), 2 each 陪冲 (Liuwei); inf = the
+# payer's whole balance (风清 under 园子).  The amounts are the scorers' own floats, b and Liuwei's N/50 included.
+F_DD_PAY = F_BASE + 1
+N_FCONFIG = F_DD_PAY + 3 * 7
 # After the N_FCONFIG entries the engine's float vector holds every table's bankroll balance at the start of
-# the hand (``Engine.balance`` is a view of it): seat p of table b at N_FCONFIG + C_N * b + p.
+# the hand (``Engine.balance`` is a view of it): seat p of table b at N_FCONFIG + C_N * b + p; then, per table,
+# 2 C_N entries the win settlement of ddwin._dd_end writes: the hand's money before the win (seat p at
+# F_BALANCE + C_N * B + 2 C_N * b + p; the engine's lazy result settles from it) and the running balances.
 F_BALANCE = N_FCONFIG
 
 # Modes of the entry point (mjenv.engine.entry).

@@ -8,12 +8,12 @@ single legal action) until every live table waits for a real decision.
 
 The state machine runs compiled (the kernels, numba: :mod:`mjenv.engine.entry` and the modules it calls)
 table by table over the packed state of :func:`mjenv.engine.state.allocate_packed`; the same code serves
-one table (the AEC env) and thousands.  What needs the pure scoring library — judging and valuing wins,
-settlements — runs here in Python through the family adapter (:mod:`mjenv.engine.family`) when a kernel
-stops a table with a pending code, after which the kernel resumes it; :mod:`mjenv.engine.codes` lists
-the pendings and what the kernels settle themselves (Kawuxing's windows and hand ends, Gejiu's windows
-and wins, every drawn hand that pays nothing, kong money).  A hand a kernel ended is only booked here in
-a batch (match money, sessions kept as rows); its ``results`` entry is built when read.  Events are kept
+one table (the AEC env) and thousands.  The kernels judge every claim window and settle every hand end and
+kong themselves (:mod:`mjenv.engine.codes` lists what: every family's wins, drawn hands and kong money); the
+Python path through the family adapter (:mod:`mjenv.engine.family`), which a kernel reaches by stopping a
+table with a pending code and which then resumes it, stays as the reference the tests play in lockstep with
+the kernels (their configuration entries cleared).  A hand a kernel ended is only booked here in a batch
+(match money, sessions kept as rows); its ``results`` entry is built by the pure scorer when read.  Events are kept
 as compact records and become dicts only when read.
 
 Seeded walls: table ``i`` of ``reset(seed=s)`` gets the wall :func:`seeded_wall` ``(s, i, tiles)``,
@@ -34,7 +34,7 @@ from mjenv.engine import handk
 from mjenv.engine import codes as K
 from mjenv.engine import entry
 from mjenv.engine.arguments import IllegalActionError, WallError, check_batch_size, check_reset_args, check_step_args
-from mjenv.engine.calls import _UNREAD, _direct_entry
+from mjenv.engine.calls import _UNREAD, _SettledWin, _direct_entry
 from mjenv.engine import state as S
 from mjenv.engine import jitcache, yzscore
 from mjenv.engine.family import Family, family_for
@@ -302,7 +302,9 @@ class Engine:
         self._cfg = self._config()
         self._fcfg = self._float_config()
         # float64 [B, n], a view into the kernels' float vector (they limit kong money by it under 园子)
-        self.balance = self._fcfg[K.F_BALANCE :].reshape(B, self.n)
+        self.balance = self._fcfg[K.F_BALANCE : K.F_BALANCE + B * self.n].reshape(B, self.n)
+        # float64 [B, n]: the money of a hand before the win the kernel settled in it (ddwin._dd_end writes it)
+        self._money_before_win = self._fcfg[K.F_BALANCE + B * self.n :].reshape(B, 2 * self.n)[:, : self.n]
         self._all = np.arange(B, dtype=np.int64)
         self._info = np.zeros(2, np.int64)
         self._ever_dealt = False
@@ -343,7 +345,8 @@ class Engine:
 
 
     def _float_config(self) -> np.ndarray:
-        fcfg = np.zeros(K.N_FCONFIG + self.batch_size * self.n, np.float64)  # then the balances (F_BALANCE)
+        # then the balances (F_BALANCE) and two rows per table for the win settlement (codes.F_BALANCE)
+        fcfg = np.zeros(K.N_FCONFIG + 3 * self.batch_size * self.n, np.float64)
         self.family.configure_float(fcfg)
         return fcfg
 
@@ -595,9 +598,18 @@ class Engine:
         self._pend[idx, :2] = 0
         self.match_money[idx] += self.state.money[idx]
         if self._has_sessions:
-            # Only drawn hands end in the kernel in the families with sessions: no winners and no settlement, but
-            # the rounds, or kong money that left two players busted (园子), may end the session.
-            self.session_over[idx] = self.family.advance_drawn(idx)
+            # Drawn hands (no winners, no settlement: the rounds, or kong money that left two players busted under
+            # 园子, may end the session) in one batch; wins (Diedaohu, Liuwei, Yangzhou) one by one, with whether their
+            # settlement ended the session (pend[b, PEND_OVER]).
+            drawn = self._end_kind[idx] == K.END_DRAW
+            over = np.zeros(len(idx), bool)
+            if drawn.any():
+                over[drawn] = self.family.advance_drawn(idx[drawn])
+            for j in np.flatnonzero(~drawn).tolist():
+                b = int(idx[j])
+                ended = _SettledWin(bool(self._pend[b, K.PEND_OVER]))
+                self.sessions[b], over[j] = self.family.advance_session(b, self._kernel_winners(b)[0], ended)
+            self.session_over[idx] = over
         else:  # Kawuxing and Gejiu have no sessions: advance_session keeps None and never ends one
             self.session_over[idx] = False
         results = self.results
@@ -634,10 +646,13 @@ class Engine:
         kind = int(self._end_kind[b])
         if kind == K.END_DRAW:
             return self._result(b, self.family.settle_draw(b), [], "draw", None, None)
+        # Diedaohu / Liuwei: valued (a busted discarder) and settled (园子) from the money before the win
+        money = {"money": self._money_before_win[b].copy()} if self.family.kernel_win_money else {}
         if kind == K.END_SELF_DRAW:
             s, w = int(st.cur[b]), int(st.drawn[b])
-            scored = [(s, self._self_draw_score(b, int(self._win_reading[b, s])))]
-            return self._result(b, self.family.settle_win(b, scored, "self-draw", None), scored, "self-draw", None, w)
+            scored = [(s, self._self_draw_score(b, int(self._win_reading[b, s]), **money))]
+            settlement = self.family.settle_win(b, scored, "self-draw", None, **money)
+            return self._result(b, settlement, scored, "self-draw", None, w)
         rob = kind == K.END_ROB
         t = int(st.claim_tile[b])
         winners, frm = self._kernel_winners(b)
@@ -646,9 +661,9 @@ class Engine:
             concealed = st.hand[b, s].copy()
             if s == winners[0]:
                 concealed[t] -= 1  # the claimed tile joined the nearest winner's hand after scoring
-            scored.append((s, self._claim_score(b, s, t, rob, concealed, int(self._win_reading[b, s]))))
+            scored.append((s, self._claim_score(b, s, t, rob, concealed, int(self._win_reading[b, s]), **money)))
         how = "rob" if rob else "discard"
-        return self._result(b, self.family.settle_win(b, scored, how, frm), scored, how, frm, t)
+        return self._result(b, self.family.settle_win(b, scored, how, frm, **money), scored, how, frm, t)
 
     def _handle(self, b: int, code: int) -> None:
         """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.codes`)."""
@@ -687,11 +702,13 @@ class Engine:
         lst.append(event)
         self._evn[b] = k + 1
 
-    def _claim_score(self, b: int, s: int, t: int, rob: bool, concealed=None, reading: int = -1):
+    def _claim_score(self, b: int, s: int, t: int, rob: bool, concealed=None, reading: int = -1, **money):
         """Score (and judge) seat ``s`` winning on the tile under claim ``t`` (its hand, or ``concealed``); on the
-        reading of code ``reading`` alone when the kernel found it (:meth:`_kernel_result`)."""
+        reading of code ``reading`` alone when the kernel found it (:meth:`_kernel_result`; ``money``: the money
+        before the win, where the family reads it)."""
         st = self.state
         extra = {} if reading < 0 else {"reading": reading}
+        extra.update(money)
         return self.family.score(
             b,
             s,
@@ -703,14 +720,16 @@ class Engine:
             **extra,
         )
 
-    def _self_draw_score(self, b: int, reading: int = -1):
-        """Score the hand of the seat on turn as a self-draw on the tile it drew (``reading``: as :meth:`_claim_score`)."""
+    def _self_draw_score(self, b: int, reading: int = -1, **money):
+        """Score the hand of the seat on turn as a self-draw on the tile it drew (``reading``, ``money``: as
+        :meth:`_claim_score`)."""
         st = self.state
         s = int(st.cur[b])
         w = int(st.drawn[b])
         concealed = st.hand[b, s].copy()
         concealed[w] -= 1
         extra = {} if reading < 0 else {"reading": reading}
+        extra.update(money)
         return self.family.score(
             b, s, concealed, w, "self-draw", kong_position=int(st.after_kong[b]),
             last_tile=bool(st.front[b] >= st.back[b]), **extra,

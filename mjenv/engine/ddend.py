@@ -2,9 +2,8 @@
 
 The compiled twins of ``diedaohu.win_refusal`` (漏胡 with 大吊车, a busted discarder under 园子; §7.6, §7.7)
 and ``diedaohu.settle_kong`` (``kong_money`` through ``apply_bankroll``) as the Python family adapter
-(:class:`mjenv.engine.family.DiedaohuFamily`) asks them; their hand values stay in the pure scorers
-(:mod:`mjenv.rules.scoring.diedaohu`, :mod:`mjenv.rules.scoring.liuwei`), reached through the engine's
-pendings.  Yangzhou shares the lock but is judged by :mod:`mjenv.engine.yzend`.
+(:class:`mjenv.engine.family.DiedaohuFamily`) asks them; their wins are settled by :mod:`mjenv.engine.ddwin`.
+Yangzhou shares the lock but is judged by :mod:`mjenv.engine.yzend`.
 """
 
 from __future__ import annotations
@@ -71,5 +70,6 @@ def _bankroll_kong(E, b, s, kind, discarder):
         if a > 0:
             money[b, p] -= a
             money[b, s] += a
+
 
 

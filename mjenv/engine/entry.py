@@ -5,16 +5,19 @@ configuration switches on (:func:`features`; :mod:`mjenv.engine.gates`), so that
 own family's scorer (cold starts: docs/benchmarks.md, "Start-up").  :data:`run_tables` holds them all.  An
 entry loops over a list of tables, so a batch of 4096 tables and the AEC env's single table run the same
 code; it steps, advances, resumes or masks them (``MODE_*``) and ends the hands the kernels settle
-themselves (P_ENDED: :mod:`mjenv.engine.kwend`, :mod:`mjenv.engine.gjend`, ``table._end_hand``).
+themselves (P_ENDED: :mod:`mjenv.engine.kwend`, :mod:`mjenv.engine.gjend`, :mod:`mjenv.engine.ddwin`,
+:mod:`mjenv.engine.yzend`, ``table._end_hand``).
 """
 
 from __future__ import annotations
 
 from mjenv.engine import yzscore
 from mjenv.engine.codes import (
+    C_DD_END,
     C_GJ_SCORE,
     C_KW_SCORE,
     C_YZ,
+    DD_END_YANGZHOU,
     END_DRAW,
     MODE_ADVANCE,
     MODE_CHECK,
@@ -26,6 +29,7 @@ from mjenv.engine.codes import (
     P_NONE,
     P_SELF_DRAW,
 )
+from mjenv.engine.ddwin import _dd_end
 from mjenv.engine.flow import _advance, _apply, _resume
 from mjenv.engine.gates import (
     FEAT_ALL,
@@ -37,6 +41,7 @@ from mjenv.engine.gates import (
 from mjenv.engine.gjend import gj_end_if
 from mjenv.engine.kwend import kw_end_if
 from mjenv.engine.masks import _compute_mask
+from mjenv.engine.yzend import yz_end_if
 from mjenv.engine.state import DONE, O8_PHASE
 from mjenv.engine.table import _end_hand
 
@@ -115,6 +120,11 @@ def _entry(fam: int):
                     status = _end_hand(E, b, END_DRAW)
                 elif cfg[C_GJ_SCORE] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN):
                     status = gj_end_if(E, b, status)
+                elif cfg[C_DD_END] != 0 and (status == P_SELF_DRAW or status == P_CLAIM_WIN):
+                    if cfg[C_DD_END] == DD_END_YANGZHOU:
+                        status = yz_end_if(E, b, status)
+                    else:
+                        status = _dd_end(E, b, status)
                 pend[b, 0] = status
                 waiting[k] = b
                 k += 1

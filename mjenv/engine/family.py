@@ -55,6 +55,7 @@ class Family(RuleFamily):
     draw_pays_nothing = True  # settle_draw never pays: the kernel ends drawn hands itself (no Python on the way)
     louhu_window = 0  # claim-window wins judged in the kernel by the missed-win lock and the discarder's bankroll
     win_on_shape = False  # every complete shape on a claimed / robbed tile is a legal win (the kernel opens it)
+    kernel_win_money = False  # score / settle_win take ``money=``: the hand's money before a win the kernel settled
 
     def __init__(self, engine):
         self.engine = engine
@@ -296,17 +297,28 @@ class DiedaohuFamily(Family, DiedaohuRules):
         judged in the kernel, ``louhu`` on, a bankroll)."""
         return 1 | (2 if self.opts.louhu == "on" else 0) | (4 if getattr(self.opts, "bankroll", None) is not None else 0)
 
+    dd_end = 1  # codes.DD_END_*: which of ddwin._dd_end's payment rules settles the wins (0: the Python path)
+    kernel_win_money = True  # the kernel keeps the money before a win it settles (the lazy result settles from it)
+
     def configure(self, cfg):
-        """Kong money (where the family pays it) compiled, limited by the balances under 园子 (:meth:`bankroll_kong`)."""
+        """Kong money (where the family pays it) compiled, limited by the balances under 园子 (:meth:`bankroll_kong`);
+        wins settled in the kernel (``ddwin._dd_end``) with the 园子 limit and the 风清 liability."""
         from mjenv.engine import codes as C
 
         super().configure(cfg)
         if self.pays_kong_money:
             cfg[C.C_KONG_MONEY] = C.KONG_MONEY_BANKROLL
             _, cfg[C.C_KONG_ALL_PAY], cfg[C.C_KONG_LIMIT] = self.bankroll_kong()
+        cfg[C.C_DD_END] = self.dd_end
+        baopai = getattr(self.opts, "baopai" if self.dd_end == C.DD_END_YANGZHOU else "fengqing_baopai", "off")
+        cfg[C.C_DD_FLAGS] = (C.DD_LIMIT if getattr(self.opts, "bankroll", None) is not None else 0) | (
+            C.DD_BAOPAI if baopai == "on" else 0
+        )
+        cfg[C.C_SINGLE_WINNER] = self.single_winner
 
     def configure_float(self, fcfg):
-        """The amount each payer owes per kind of kong (:meth:`bankroll_kong`), where the family pays kong money."""
+        """The amount each payer owes per kind of kong (:meth:`bankroll_kong`), where the family pays kong money, and
+        per hand class of a win (:meth:`class_payments`)."""
         from mjenv.engine import codes as C
 
         if self.pays_kong_money:
@@ -314,34 +326,51 @@ class DiedaohuFamily(Family, DiedaohuRules):
             fcfg[C.F_KONG_DIRECT] = owed["direct"]
             fcfg[C.F_KONG_ADDED] = owed["added"]
             fcfg[C.F_KONG_CONCEALED] = owed["concealed"]
+        if self.dd_end in (C.DD_END_DIEDAOHU, C.DD_END_LIUWEI):
+            fcfg[C.F_DD_PAY : C.F_DD_PAY + 3 * len(D.CLASSES)] = np.asarray(self.class_payments(), np.float64).ravel()
+
+    def class_payments(self) -> list[tuple[float, float, float]]:
+        """Per hand class (:data:`~.diedaohu.CLASSES` order): what one payer owes on a self-draw, the discarder on a
+        discard or rob, each 陪冲 (0 here) — the scorer's ``share`` (V·b; ``inf``, a whole balance, for 风清 under
+        园子)."""
+        whole = getattr(self.opts, "bankroll", None) is not None
+        out = []
+        for cls, (_, _, value) in D.CLASSES.items():
+            share = D.WHOLE_BALANCE if cls == "fengqing" and whole else float(value) * self.opts.base
+            out.append((share, share, 0.0))
+        return out
 
     def _lock(self, b: int, s: int) -> D.LouhuLock:
         st = self.engine.state
         tile = int(st.dadiaoche[b, s])
         return D.LouhuLock(bool(st.lock[b, s] > 0), tile if tile >= 0 else None)
 
-    def _balances(self, b: int) -> list[float] | None:
-        """Current balances (园子), or None when money is unlimited."""
+    def _balances(self, b: int, money=None) -> list[float] | None:
+        """Current balances (园子), or None when money is unlimited; ``money``: this hand's money in place of the
+        state's (a win the kernel settled is valued and settled from the money before it)."""
         if getattr(self.opts, "bankroll", None) is None:
             return None
-        return [float(x) for x in self.engine.balance[b] + self.engine.state.money[b]]
+        money = self.engine.state.money[b] if money is None else money
+        return [float(x) for x in self.engine.balance[b] + money]
 
-    def _busted(self, b: int, seat: int) -> bool:
-        bal = self._balances(b)
+    def _busted(self, b: int, seat: int, money=None) -> bool:
+        bal = self._balances(b, money)
         return bal is not None and bal[seat] <= 1e-9
 
-    def _context(self, b: int, s: int, how: str):
+    def _context(self, b: int, s: int, how: str, money=None):
         discarder = int(self.engine.state.claim_from[b]) if how != "self-draw" else None
-        busted = discarder is not None and self._busted(b, discarder)
+        busted = discarder is not None and self._busted(b, discarder, money)
         return D.DiedaohuContext(how, self._lock(b, s), busted)
 
-    def score(self, b, s, concealed, w, how, kong_position, last_tile):
-        """Hand class value with the missed-win lock and the busted-discarder rule as legality."""
-        return self.scorer.score_win(concealed, self.engine.melds_of(b, s), w, self._context(b, s, how), self.opts)
+    def score(self, b, s, concealed, w, how, kong_position, last_tile, money=None):
+        """Hand class value with the missed-win lock and the busted-discarder rule as legality (``money``: as
+        :meth:`_balances`)."""
+        ctx = self._context(b, s, how, money)
+        return self.scorer.score_win(concealed, self.engine.melds_of(b, s), w, ctx, self.opts)
 
-    def settle_win(self, b, scored, how, discarder):
-        """Payments limited by the balances under 园子."""
-        return self.scorer.settle_win(scored, how, discarder, self.opts, self._balances(b))
+    def settle_win(self, b, scored, how, discarder, money=None):
+        """Payments limited by the balances under 园子 (``money``: as :meth:`_balances`)."""
+        return self.scorer.settle_win(scored, how, discarder, self.opts, self._balances(b, money))
 
     def kong_money(self, b, konger, kind, discarder, position):
         """Kong money paid at once, limited by the balances under 园子."""
@@ -429,6 +458,7 @@ class YangzhouFamily(DiedaohuFamily, YangzhouRules):
     """Yangzhou standard and new (docs/rules/yangzhou.md §8–§9): chi, seat and round winds, fan minimum, 1:2, 包牌; no kong money."""
 
     louhu_window = 0  # its windows are judged by mjenv.engine.yzscore (fan minimum and lock)
+    dd_end = 3  # codes.DD_END_YANGZHOU: its wins are settled by yzend._yz_end
 
     def configure(self, cfg):
         """Claim-window wins and the self-draw minimum judged in the kernel (:mod:`mjenv.engine.yzscore`, with the
@@ -439,6 +469,13 @@ class YangzhouFamily(DiedaohuFamily, YangzhouRules):
         super().configure(cfg)
         cfg[C.C_YZ : C.C_YZ + yzscore.N_YZ] = yzscore.config(self.opts)
 
+    def configure_float(self, fcfg):
+        """The stake b of the compiled settlement (``yzend._yz_end``; no kong money)."""
+        from mjenv.engine import codes as C
+
+        super().configure_float(fcfg)
+        fcfg[C.F_BASE] = self.opts.base
+
     def round_wind(self, b: int) -> int:
         """Tile id of table ``b``'s round wind (§8.3), from its session (the kernels read it too, see ``PEND_ROUND_WIND``)."""
         return Y.round_wind(self.engine.sessions[b].round_index)
@@ -448,12 +485,12 @@ class YangzhouFamily(DiedaohuFamily, YangzhouRules):
         rows = self.engine._ses[idx]
         return Y.round_wind(0) + np.minimum(rows[:, 2] // D.N_PLAYERS, rows[:, 1] - 1) % 4
 
-    def _context(self, b, s, how):
+    def _context(self, b, s, how, money=None):
         dealer = int(self.engine.state.dealer[b])
         return Y.YangzhouContext(how, Y.seat_wind(s, dealer), self.round_wind(b), self._lock(b, s))
 
-    def settle_win(self, b, scored, how, discarder):
-        """Yangzhou is 紧淌: no bankroll."""
+    def settle_win(self, b, scored, how, discarder, money=None):
+        """Yangzhou is 紧淌: no bankroll (``money`` is not read)."""
         return Y.settle_win(scored, how, discarder, self.opts)
 
     def kong_money(self, b, konger, kind, discarder, position):
@@ -473,6 +510,24 @@ class LiuweiFamily(DiedaohuFamily, LiuweiRules):
     @property
     def single_winner(self) -> bool:  # type: ignore[override]
         return True
+
+    dd_end = 2  # codes.DD_END_LIUWEI: the 陪冲 table
+
+    def class_payments(self):
+        """Per hand class: the §10.4 amounts (self-draw each, discarder, each 陪冲) times ``liuwei.scale``, as the
+        scorer's ``share`` and ``peichong`` (``inf``: a whole balance, 风清 under 园子)."""
+        from mjenv.rules.scoring import liuwei as L
+
+        k = L.scale(self.opts)
+        whole = self.opts.bankroll is not None
+        out = []
+        for cls in D.CLASSES:
+            selfdraw, discarder, peichong = L.PAYMENTS[cls]
+            if cls == "fengqing" and whole:
+                out.append((D.WHOLE_BALANCE, D.WHOLE_BALANCE, peichong * k))
+            else:
+                out.append((selfdraw * k, discarder * k, peichong * k))
+        return out
 
     def _draw_dealer_stays(self) -> bool:
         return True  # §10.5 (liuwei.next_hand)

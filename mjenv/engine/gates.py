@@ -2,7 +2,7 @@
 
 Every kernel function (:mod:`mjenv.engine.table`, :mod:`mjenv.engine.claims`, :mod:`mjenv.engine.masks`,
 :mod:`mjenv.engine.flow`, the family pieces :mod:`mjenv.engine.kwend`, :mod:`mjenv.engine.gjend`,
-:mod:`mjenv.engine.yzend`, :mod:`mjenv.engine.ddend` and :mod:`mjenv.engine.entry`) is compiled by
+:mod:`mjenv.engine.yzend`, :mod:`mjenv.engine.ddend`, :mod:`mjenv.engine.ddwin` and :mod:`mjenv.engine.entry`) is compiled by
 :data:`kernel`: cached on disk, and without numba's reference counting (``_nrt=False``): the kernels allocate
 nothing and make no array they return, and the atomic increments of views passed between functions had cost
 about half of their time.  The entry points are compiled by :data:`entry_kernel`, the same releasing the GIL.
