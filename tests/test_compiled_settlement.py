@@ -297,3 +297,75 @@ def test_compiled_yangzhou_settlement_equals_the_scorer_on_random_wins(variant, 
         assert liable > 0
     if opts.get("multi_win") != "off":
         assert several > 0
+
+
+# The rule book's worked examples (§11; tests/test_scoring_*.py assert the scorer on them): (variant, options,
+# [(winner, hand)], how, discarder, balances or None, the deltas of the rule book; for Yangzhou, in units of the
+# winner's T: the compiled money must equal T times them).
+_A, _B, _C, _D = range(4)
+EXAMPLES = [
+    ("diedaohu", {}, [(_A, "222m777m99m55z [P 111z] +5z")], "self-draw", None, None, (12, -4, -4, -4)),  # E37
+    ("diedaohu", {}, [(_A, "333z55z66z [P 111z] [P 222z] +6z")], "discard", _B, None, (16, -16, 0, 0)),  # E39
+    ("diedaohu", {"bankroll": 100}, [(_A, "333z55z66z [P 111z] [P 222z] +6z")], "discard", _B,
+     (100, 25, 100, 100), (25, -25, 0, 0)),  # E39 under 园子: the whole balance
+    ("diedaohu", {"bankroll": 100}, [(_B, "22m44s [P 111p] [P 999s] [P 333z] +2m"), (_D, "13m456m777m888m99m +2m")],
+     "discard", _A, (3, 100, 100, 100), (-3, 2, 0, 1)),  # E40: two winners, a short discarder
+    ("diedaohu", {}, [(_B, "5m [P 111p] [P 222s] [P 333z] [P 777m] +5m")], "discard", _C, None, (0, 2, -2, 0)),  # E41
+    ("liuwei", {}, [(_B, "22m44s [P 111p] [P 999s] [P 333z] +4s")], "discard", _A, (50,) * 4, (-10, 20, -5, -5)),  # E47
+    ("liuwei", {}, [(_B, "123m456p789s234m5z +5z")], "self-draw", None, (50,) * 4, (-6, 18, -6, -6)),  # E48
+    ("liuwei", {}, [(_C, "123m456p789s234m5z +5z")], "discard", _A, (50,) * 4, (-4, -2, 8, -2)),  # E49
+    ("yangzhou", {}, [(_A, "123m456m789m345m9m +9m")], "self-draw", None, None, (3, -1, -1, -1)),  # E43
+    ("yangzhou_new", {}, [(_A, "123m456m789m345m9m +9m")], "self-draw", None, None, (3, -1, -1, -1)),  # E43
+    ("yangzhou", {}, [(_A, "111m555s77z88s [P 999p] +7z")], "discard", _B, None, (2, -2, 0, 0)),  # E45
+    ("yangzhou", {}, [(_C, "55m99m [C 123m<B] [C 456m<B] [C 789m<B] +9m")], "self-draw", None, None, (0, -3, 3, 0)),  # E46
+    ("yangzhou_new", {}, [(_C, "55m99m [C 123m<B] [C 456m<B] [C 789m<B] +9m")], "self-draw", None, None, (0, -3, 3, 0)),
+]
+_LETTER_KIND = {"P": S.PONG_MELD, "C": S.CHI_MELD, "K": S.DIRECT_KONG, "A": S.ADDED_KONG, "X": S.CONCEALED_KONG}
+
+
+@pytest.mark.parametrize("variant,opts,winners,how,frm,balances,deltas", EXAMPLES)
+def test_compiled_settlement_of_the_worked_examples(variant, opts, winners, how, frm, balances, deltas):
+    from mjenv.tiles import parse_hand
+
+    eng = Engine(variant, 1, options=opts or None)
+    eng.reset(seed=0)
+    st = eng.state
+    st.money[0] = 0.0
+    st.claim_reply[0] = 0
+    if balances is not None:
+        eng.balance[0] = balances
+    st.dealer[0] = winners[0][0]  # the winner is East in the East round, as the scorer's notation context
+    eng._pend[0, K.PEND_ROUND_WIND] = 27
+    scored = []
+    for seat, text in winners:
+        hand = parse_hand(f"{text} {how}")
+        counts = hand.concealed_counts().astype(np.int64)
+        w = int(hand.win_tile)
+        if how == "self-draw":
+            counts[w] += 1
+            st.cur[0], st.drawn[0] = seat, w
+            st.phase[0] = S.TURN
+        else:
+            st.claim_reply[0, seat] = A.WIN
+            st.claim_from[0], st.claim_tile[0] = frm, w
+            st.phase[0] = S.ROB if how == "rob" else S.CLAIM
+        melds = [(_LETTER_KIND[m.kind], min(m.tiles), -1 if m.source is None else m.source) for m in hand.melds]
+        _put(eng, seat, counts, [])
+        for j, (kind, x, src) in enumerate(melds):
+            st.meld_kind[0, seat, j], st.meld_tile[0, seat, j], st.meld_src[0, seat, j] = kind, x, src
+        st.n_melds[0, seat] = len(melds)
+        scored.append((seat, hand))
+    code = K.P_SELF_DRAW if how == "self-draw" else K.P_CLAIM_WIN
+    E = eng._args + (7,)
+    settle = yzend._yz_end if eng.family.dd_end == K.DD_END_YANGZHOU else ddwin._dd_end
+    assert settle(E, 0, code) == K.P_ENDED
+    unit = 1.0
+    if variant.startswith("yangzhou"):
+        ctx = Y.YangzhouContext(how)
+        h = scored[0][1]
+        unit = float(Y.score_win(h.concealed_counts(), h.melds, h.win_tile, ctx, eng.opts).total)
+    assert st.money[0].tolist() == [unit * d for d in deltas]
+    eng._book_ended(np.array([0]))  # as the engine books a hand the kernel ended; the result is built when read
+    result = eng.results[0]
+    assert result["settlement_deltas"] == result["deltas"] == [unit * d for d in deltas]
+    assert [w["seat"] for w in result["winners"]] == [seat for seat, _ in winners]
