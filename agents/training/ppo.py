@@ -725,14 +725,15 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         on_workers("add_snapshot", payload(0), args.pool_size)
     if warm and args.eval_every > 0:
         evaluate(0, args.eval_walls, 0)
-    warmup_rows = warm_value_head(net, args, collect=lambda state: merge_batches(
-        [w.collect(state) for w in workers] if ray is None else ray.get([w.collect.remote(ray.put(state)) for w in workers])))
     progress_rows: list[dict] = []
     steps = iteration = 0
     next_eval = args.eval_every if args.eval_every > 0 else None
     next_save, next_snap = args.save_every, args.snapshot_every
     started, cpu0 = time.perf_counter(), time.process_time()
     rollout_cpu = 0.0
+    # the value warm-up's time counts in the stage's (cpu_seconds)
+    warmup_rows = warm_value_head(net, args, collect=lambda state: merge_batches(
+        [w.collect(state) for w in workers] if ray is None else ray.get([w.collect.remote(ray.put(state)) for w in workers])))
     print(f"run {folder.name}: {args.variant}, all-seat PPO ({args.precision}), {args.total_timesteps:,} samples, "
           f"{len(workers)} worker(s) × {args.num_envs} tables × {args.n_steps} steps, frozen share {args.frozen_share} "
           f"({dict(zip(args.opponents, args.opponent_weights))}), obs {OBS_VERSION} {tuple(obs_shape)}", flush=True)
