@@ -60,10 +60,11 @@ CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 
 
 def shipped_checkpoints(variant: str | None = None) -> list[Path]:
-    """Checkpoints shipped in ``agents/checkpoints/`` (optionally only those whose file name starts with ``variant``)."""
+    """Checkpoints shipped in ``agents/checkpoints/`` (optionally only those of ``variant``: file names
+    ``<variant>-*.pt``, so ``yangzhou`` does not pick up ``yangzhou_new``'s), sorted by name (``-default`` first)."""
     if not CHECKPOINT_DIR.is_dir():
         return []
-    return sorted(p for p in CHECKPOINT_DIR.glob("*.pt") if variant is None or p.name.startswith(variant))
+    return sorted(p for p in CHECKPOINT_DIR.glob("*.pt") if variant is None or p.name.startswith(f"{variant}-"))
 
 
 def make_agent(name_or_path: str, variant: str | Rules = "kawuxing3", options: Any = None, *, seed: int | None = 0,

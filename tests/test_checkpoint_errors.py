@@ -128,15 +128,49 @@ def test_the_checksum_covers_names_shapes_and_values_only(payload):
     assert tensor_checksum(copy) != payload["checksum"]
 
 
-@pytest.mark.parametrize("name", ["kawuxing3-default.pt", "yangzhou-default.pt", "liuwei-default.pt"])
-def test_the_shipped_checkpoints_are_stamped_and_intact(name):
-    from agents import CHECKPOINT_DIR, shipped_checkpoints
+# every variant's shipped default checkpoint (docs/training.md, "The shipped bots"); a new one must be listed here
+SHIPPED_DEFAULTS = ["kawuxing3-default.pt", "yangzhou-default.pt", "liuwei-default.pt"]
 
+
+def test_every_shipped_default_checkpoint_is_listed():
+    from agents import shipped_checkpoints
+
+    assert sorted(p.name for p in shipped_checkpoints() if p.name.endswith("-default.pt")) == sorted(SHIPPED_DEFAULTS)
+
+
+@pytest.mark.parametrize("name", SHIPPED_DEFAULTS)
+def test_the_shipped_checkpoints_are_stamped_and_intact_and_play_their_variant(name):
+    """Each shipped default checkpoint loads (checksum, advisor), is the one ``evaluate.py --variant V`` picks
+    (the first of ``shipped_checkpoints(V)``) and plays legal moves in its variant's engine."""
+    import numpy as np
+
+    from agents import CHECKPOINT_DIR, shipped_checkpoints
+    from mjenv.encoding.observation import encoder_for
+    from mjenv.engine.core import Engine
+
+    variant = name.removesuffix("-default.pt")
     assert CHECKPOINT_DIR / name in shipped_checkpoints()
+    assert shipped_checkpoints(variant)[0] == CHECKPOINT_DIR / name
     ck = load_checkpoint(CHECKPOINT_DIR / name)
-    assert ck["variant"] == name.split("-")[0]
+    assert ck["variant"] == variant
     assert ck["checksum"] == tensor_checksum(ck)
     assert ck["advisor"]["agent"] == "heuristic-flush" and ck["advisor"]["fingerprint"].startswith("sha256:")
+    agent = make_agent(str(CHECKPOINT_DIR / name), variant)
+    eng = Engine(variant, 2)
+    enc = encoder_for(eng)
+    eng.reset(seed=5)
+    moves = 0
+    for _ in range(30):
+        live = np.flatnonzero(~eng.done)
+        if not len(live):
+            break
+        acts = np.zeros(eng.batch_size, np.int64)
+        acts[live] = agent.act(enc.encode(eng.state, eng.state.actor[live].astype(np.int64), live, engine=eng),
+                               eng.mask[live])
+        assert eng.mask[live, acts[live]].all()
+        moves += len(live)
+        eng.step(acts)
+    assert moves >= 30
 
 
 def test_an_advised_checkpoint_refuses_to_load_once_its_advisor_plays_differently(tmp_path, monkeypatch):
