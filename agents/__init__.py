@@ -21,7 +21,7 @@ Rooms, by role (each package's docstring lists its modules):
 
 * :mod:`agents.players`: everything that chooses moves — :mod:`~agents.players.base` (protocol, observation
   decoding), :mod:`~agents.players.keyrng` (keyed random streams), :mod:`~agents.players.simple` (random),
-  :mod:`~agents.players.shanten`, :mod:`~agents.players.plans` (烂牌, flush and all-triplets plans),
+  :mod:`~agents.players.plans` (烂牌, flush and all-triplets plans, over :mod:`mjenv.encoding.shanten`),
   :mod:`~agents.players.heuristic`, :mod:`~agents.players.fastplay` and :mod:`~agents.players.fastkernels` (the
   compiled rollout player), :mod:`~agents.players.search`, :mod:`~agents.players.external` (outside bots),
   :mod:`~agents.players.policy` (network and checkpoint format; imports torch on use only),

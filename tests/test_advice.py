@@ -11,7 +11,7 @@ import pytest
 
 from agents import make_agent
 from agents.players.advice import ADVICE_ROWS, ROWS, AdviceFeatures, advice_planes, advice_vector
-from agents.players.shanten import shanten_reference
+from mjenv.encoding.shanten import shanten_reference
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.envs.vector import LearnerTables

@@ -12,7 +12,7 @@ from agents import make_agent
 from agents.tournament.arena import pairwise, play_duplicate
 from agents.players.base import ObsView
 from agents.players.heuristic import HeuristicAgent
-from agents.players.shanten import block_tables, shanten, shanten_reference, shanten_standard, ukeire
+from mjenv.encoding.shanten import block_tables, shanten, shanten_reference, shanten_standard, ukeire
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encode
 from mjenv.engine import state as S

@@ -7,7 +7,7 @@ import pytest
 
 from agents.players import departures as D
 from agents.training import departures as DT
-from agents.players.shanten import shanten
+from mjenv.encoding.shanten import shanten
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine import state as S

@@ -3,7 +3,7 @@
 The compiled player (agents/players/fastplay.py) keeps its own copies of
 shanten, ukeire and the plan shanten (blocks-form tables and prepared "evaluation slots", not the Python functions).
 :meth:`~agents.players.fastplay.FastPlayer.hand_numbers` returns what those copies compute, and this property test
-(hypothesis, derandomized in the suite) holds them to :mod:`agents.players.shanten` and :mod:`agents.players.plans`
+(hypothesis, derandomized in the suite) holds them to :mod:`mjenv.encoding.shanten` and :mod:`agents.players.plans`
 on random hands of each variant's tiles: mostly near-complete (sets and a pair, then a few tiles swapped), with
 0-4 melds, ready or about to discard, and live counts below 4.  Equal must be:
 
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from agents.players.fastplay import PC_FLUSH_HONORS, PC_LANPAI, PC_SP, FastPlayer
 from agents.players.plans import lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten, triplets_ukeire
-from agents.players.shanten import shanten, shanten_standard, ukeire
+from mjenv.encoding.shanten import shanten, shanten_standard, ukeire
 from mjenv.rules.options import VARIANTS, tile_kinds
 
 SUIT = np.arange(34) // 9

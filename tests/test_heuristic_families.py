@@ -177,7 +177,7 @@ def test_heuristic_flush_plays_qingyise_only_in_kawuxing():
 
 def test_seven_pairs_plan_is_off_unless_credited():
     """``qidui_bonus`` (a research knob) adds a seven-pairs plan column; without it the plan costs are unchanged."""
-    from agents.players.shanten import shanten_seven_pairs
+    from mjenv.encoding.shanten import shanten_seven_pairs
 
     h = np.zeros((2, 34), np.int8)
     for t in (9, 9, 11, 11, 13, 13, 18, 18, 20, 22, 24, 31, 32):

@@ -2,8 +2,8 @@
 
 Modules: :mod:`~agents.players.base` (the batched protocol, observation decoding), :mod:`~agents.players.keyrng`
 (keyed random streams, the same draws whatever the batching), :mod:`~agents.players.simple` (random),
-:mod:`~agents.players.shanten` (batched shanten and ukeire), :mod:`~agents.players.plans` (烂牌, flush and
-all-triplets plans), :mod:`~agents.players.heuristic` (the rule-based player), :mod:`~agents.players.fastplay`
+:mod:`~agents.players.plans` (烂牌, flush and
+all-triplets plans, over the batched shanten and ukeire of :mod:`mjenv.encoding.shanten`), :mod:`~agents.players.heuristic` (the rule-based player), :mod:`~agents.players.fastplay`
 (the compiled rollout player ``fast``) with its kernels :mod:`~agents.players.fastkernels`,
 :mod:`~agents.players.search` (the search agent), :mod:`~agents.players.external` (outside bots),
 :mod:`~agents.players.policy` (network and checkpoint format), :mod:`~agents.players.resnet` (the 1-D residual

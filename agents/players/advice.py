@@ -12,7 +12,7 @@ the results of searches it would otherwise have to learn to do itself:
 |---|---|---|
 | advice | 12 | the action :class:`agents.players.heuristic.HeuristicAgent` would take, one-hot over the 111 action ids: rows 0–2 the tile planes of ``discard:T``, ``liang:T``, ``kong:T``; rows 3–11 scalar rows (every column) for ids 102–110 (pong, kong, chi low/mid/high, win, pass, kongtile 0/1) |
 | danger | 1 | per tile, how many revealed (亮倒) opponents wait on it, or a 包牌 liability tile (the heuristic's :meth:`~agents.players.heuristic.HeuristicAgent.danger`), / 2 |
-| shanten_after | 1 | on one's own turn, for every tile held: (shanten after discarding it + 1) / 8, standard or seven pairs (:func:`agents.players.shanten.shanten`); 0 for tiles not held and outside one's own turn |
+| shanten_after | 1 | on one's own turn, for every tile held: (shanten after discarding it + 1) / 8, standard or seven pairs (:func:`mjenv.encoding.shanten.shanten`); 0 for tiles not held and outside one's own turn |
 
 A policy with advice (``train.py --advice``) adds the advice one-hot to its action logits with a learned
 weight (:func:`agents.players.policy.make_head`), so it starts as the heuristic and learns where to depart from it.
@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from agents.players.heuristic import HeuristicAgent
-from agents.players.shanten import shanten
+from mjenv.encoding.shanten import shanten
 from mjenv.engine import state as S
 
 FEATURES_VERSION = "heuristic-advice-v1"

@@ -90,7 +90,7 @@ class CandidateFeatures:
     def _hand(self, h, nm, live, meld_tiles, danger) -> np.ndarray:
         """float32 [N, 10]: what a hand ``h`` with ``nm`` melds is worth as a start (module docstring)."""
         from agents.players.plans import SUIT_OF, flush_allowed, plan_shanten, triplets_shanten
-        from agents.players.shanten import shanten, ukeire
+        from mjenv.encoding.shanten import shanten, ukeire
 
         N = len(h)
         s = shanten(h, nm, self._sp)

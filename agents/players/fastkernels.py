@@ -22,7 +22,7 @@ N_PC = 13
 
 # ------------------------------------------------------------------------------------------- shanten
 
-# ``tab`` is :func:`agents.players.shanten.block_tables`' joint table: a component's row is its *key*, the base-5 code of
+# ``tab`` is :func:`mjenv.encoding.shanten.block_tables`' joint table: a component's row is its *key*, the base-5 code of
 # its counts, plus 5^9 for the honors.  Entry [h, n] is the best score with at most h heads and n blocks (all
 # valid, monotone); the product of components is their max-plus product with heads and blocks added, and a
 # hand's standard shanten is 2k minus its product's entry [1, k].

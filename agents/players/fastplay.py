@@ -38,10 +38,10 @@ It reads, for the acting seat, only what that seat sees: its own concealed tiles
 discards, the face-up tiles of revealed players (concealed hand less the face-down triplets), the wall count
 and the tile under claim — the blocks of ``mjenv-obs-v1`` — never another seat's concealed tiles or the wall.
 
-Shanten is the one of :mod:`agents.players.shanten` (the same number, checked with ukeire, the plan shanten and the
+Shanten is the one of :mod:`mjenv.encoding.shanten` (the same number, checked with ukeire, the plan shanten and the
 per-discard slot numbers on random hands of every variant through :meth:`FastPlayer.hand_numbers`,
 ``tests/test_fastplay_hands.py``; its tables in "blocks" form,
-:func:`agents.players.shanten.block_tables`, where a component's entry [h, n] is its best score with at most h heads and
+:func:`mjenv.encoding.shanten.block_tables`, where a component's entry [h, n] is its best score with at most h heads and
 n blocks).  A hand is prepared once per plan (its components' products, "evaluation slots"); every one-tile
 change after that — each legal discard, each draw of an ukeire scan in the discard's suit — is one table row and
 one 2(k + 1)-term max of sums against the product of the other components, and a draw in another suit costs one
@@ -63,7 +63,7 @@ from agents.players.fastkernels import (N_PC, PC_BAO_FENGQING, PC_BAO_FLUSH, PC_
                                         _ev_prepare, _ev_ukeire, _lanpai_shanten, _lanpai_ukeire, _plan_shanten,
                                         _shanten, _triplets_shanten, _triplets_ukeire, _ukeire, _value_cost)
 from agents.players.plans import _BEST as _LANPAI_BEST, _GAIN as _LANPAI_GAIN
-from agents.players.shanten import block_tables as _block_tables
+from mjenv.encoding.shanten import block_tables as _block_tables
 from mjenv.encoding import actions as A
 from mjenv.engine import handk, kwscore
 from mjenv.engine import state as S
@@ -695,7 +695,7 @@ class FastPlayer:
         """What the player's own hand arithmetic computes for ``hands`` (int ``[N, 34]`` concealed counts), held
         with ``n_melds`` melds (``[N]``), ``live`` (``[N, 34]``) copies unseen, under this player's rules: the
         numbers its decisions use, for checks (``tests/test_fastplay_hands.py`` holds them to
-        :mod:`agents.players.shanten` and :mod:`agents.players.plans`).  Keys: ``shanten`` [N] (standard, and seven pairs where the
+        :mod:`mjenv.encoding.shanten` and :mod:`agents.players.plans`).  Keys: ``shanten`` [N] (standard, and seven pairs where the
         family counts them); for 3k+1-tile hands ``ukeire_shanten``, ``ukeire`` (live improving tiles) and
         ``improving`` (bit t: drawing t lowers the shanten, t live) [N]; ``triplets_shanten``, ``triplets_ukeire``,
         ``lanpai_shanten``, ``lanpai_ukeire`` [N] (烂牌: Gejiu; 99 and 0 elsewhere); ``flush_shanten`` [N, 3] (the

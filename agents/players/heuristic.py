@@ -74,7 +74,7 @@ import numpy as np
 from agents.players.base import MELD_LETTER_BY_ROW, Decoded, ObsView, resolve_rules
 from agents.players.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten,
                           triplets_ukeire)
-from agents.players.shanten import shanten, shanten_seven_pairs, ukeire
+from mjenv.encoding.shanten import shanten, shanten_seven_pairs, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.rules.families import rule_family

@@ -1,11 +1,11 @@
 """Hand plans for the rule-based player: which tiles a hand keeps, and how far it is from winning that way.
 
 This module owns the family-specific measures :class:`agents.players.heuristic.HeuristicAgent` uses on top of
-:mod:`agents.players.shanten`:
+:mod:`mjenv.encoding.shanten`:
 
 * **烂牌 / 七星** (Gejiu, docs/rules/gejiu.md §6.6): :func:`lanpai_count` is the largest subset of a concealed
   hand of pairwise different kinds where two tiles of one suit are at least three ranks apart;
-  :func:`lanpai_shanten` is ``13 - count`` (``-1`` complete, ``0`` ready, as for :func:`agents.players.shanten.shanten`)
+  :func:`lanpai_shanten` is ``13 - count`` (``-1`` complete, ``0`` ready, as for :func:`mjenv.encoding.shanten.shanten`)
   and :func:`lanpai_ukeire` counts the live tiles that raise the count.
 * **flush plans** (混一色 / 清一色 in Gejiu, Diedaohu, Liuwei and Yangzhou): :func:`flush_allowed` gives, per
   suit, the kinds a one-suit-plus-honors hand may keep and whether the player's melds still allow it;
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.players.shanten import shanten
+from mjenv.encoding.shanten import shanten
 
 SUIT_OF = np.where(np.arange(34) < 27, np.arange(34) // 9, 3)
 

@@ -37,7 +37,7 @@ import numpy as np
 from agents.players.base import Decoded
 from agents.players.heuristic import _suited_neighbours, wait_ways
 from agents.players.plans import SUIT_OF, plan_shanten
-from agents.players.shanten import shanten
+from mjenv.encoding.shanten import shanten
 from mjenv.encoding import actions as A
 from mjenv.encoding.observation import encoder_for
 from mjenv.engine import state as S

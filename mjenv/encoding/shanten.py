@@ -1,6 +1,7 @@
 """Batched shanten (向听数) and tile acceptance (ukeire) by per-suit lookup tables.
 
-This module owns the agents' measure of "how far is a hand from ready": :func:`shanten` for ``[N, 34]``
+This module owns the measure of "how far is a hand from ready" that the players (:mod:`agents.players`) and the
+derived hand features of the observation (:mod:`mjenv.encoding.handfeat`) share: :func:`shanten` for ``[N, 34]``
 concealed counts held with ``n_melds`` declared melds, :func:`ukeire` (which draws improve a hand and
 how many live copies of them remain), and :func:`shanten_reference`, a slow whole-hand recursion the
 tests compare the tables against.  ``mjenv.rules.hand`` answers exact questions (complete? waits?);
@@ -189,39 +190,46 @@ def conv_max_plus(a, b, out):
 
 
 @njit(cache=True, nogil=True)
+def standard_one(c, n_melds, suit, honor, acc, nxt):
+    """Standard shanten of one hand ``c`` (integer ``[34]``) held with ``n_melds`` melds, from :func:`tables`'
+    ``suit`` and ``honor``: the four components' entries combined by a max-plus convolution over (head, sets),
+    then the formula of the module docstring.  ``acc`` and ``nxt`` are ``int16 [2, 5]`` work arrays."""
+    for h in range(2):
+        for m in range(5):
+            acc[h, m] = NEG
+    acc[0, 0] = 0  # the identity: no tiles, no sets, no head
+    for j in range(4):
+        code = 0
+        size = 7 if j == 3 else 9
+        for x in range(size - 1, -1, -1):
+            code = code * 5 + c[9 * j + x]
+        if code == 0:
+            continue
+        conv_max_plus(acc, honor[code] if j == 3 else suit[code], nxt)
+        for h in range(2):
+            for m in range(5):
+                acc[h, m] = nxt[h, m]
+    k = 4 - n_melds
+    best = -1000
+    for h in range(2):
+        for m in range(min(k, 4) + 1):
+            t = acc[h, m]
+            if t <= NEG:
+                continue
+            score = 2 * m + min(t, k - m) + h
+            if score > best:
+                best = score
+    return 2 * k - best
+
+
+@njit(cache=True, nogil=True)
 def _standard_rows(c, n_melds, suit, honor, out):
-    """Standard shanten of every row of ``c`` (int8 ``[N, 34]``) into ``out``: per row, the four components'
-    table entries combined by a max-plus convolution over (head, sets), then the formula of the module
-    docstring.  Compiled: a hand costs well under a microsecond here, against tens of numpy calls per batch."""
+    """Standard shanten of every row of ``c`` (int8 ``[N, 34]``) into ``out`` (:func:`standard_one` per row).
+    Compiled: a hand costs well under a microsecond here, against tens of numpy calls per batch."""
     acc = np.empty((2, 5), np.int16)
     nxt = np.empty((2, 5), np.int16)
     for i in range(c.shape[0]):
-        for h in range(2):
-            for m in range(5):
-                acc[h, m] = NEG
-        acc[0, 0] = 0  # the identity: no tiles, no sets, no head
-        for j in range(4):
-            code = 0
-            size = 7 if j == 3 else 9
-            for x in range(size - 1, -1, -1):
-                code = code * 5 + c[i, 9 * j + x]
-            if code == 0:
-                continue
-            conv_max_plus(acc, honor[code] if j == 3 else suit[code], nxt)
-            for h in range(2):
-                for m in range(5):
-                    acc[h, m] = nxt[h, m]
-        k = 4 - n_melds[i]
-        best = -1000
-        for h in range(2):
-            for m in range(min(k, 4) + 1):
-                t = acc[h, m]
-                if t <= NEG:
-                    continue
-                score = 2 * m + min(t, k - m) + h
-                if score > best:
-                    best = score
-        out[i] = 2 * k - best
+        out[i] = standard_one(c[i], n_melds[i], suit, honor, acc, nxt)
 
 
 def shanten_standard(counts, n_melds) -> np.ndarray:
