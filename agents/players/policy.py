@@ -17,6 +17,13 @@ has ``"advice": 1`` (the head adds the advice one-hot with a learned weight, :fu
 ``arch`` may name its network: ``"net": "resnet1d"`` is the residual network of :mod:`agents.players.resnet`
 (``channels``, ``blocks``, ``hidden``); without ``net`` it is :func:`make_trunk`'s two convolutions.
 
+``derived`` (optional; absent means none) names derived observation rows the network also reads:
+``"mjenv-hand-v1"`` (:mod:`mjenv.encoding.handfeat`, the seat's public hand arithmetic — shanten and live improving
+tiles per discard and plan, the waits of face-up 亮倒 hands) is a pure function of the ``mjenv-obs-v1`` rows, the
+same for every agent (the observation encoder's, no player's decision or ranking), so a policy reading it stays
+network-only; ``obs_shape`` is then the v1 shape plus its rows, and :class:`PolicyAgent` computes them from each
+observation at play time.  A version this mjenv does not compute is refused.
+
 ``network_only`` (absent means false) is true when the policy reads only the observation through its network: no
 advice features, no departure head, no hand-written player's code at play time (:func:`checkpoint_payload` sets
 it from the payload; :func:`check_payload` refuses a true flag beside advice or a departure head).
@@ -58,6 +65,7 @@ import numpy as np
 from agents.players.base import resolve_options, resolve_rules
 from agents.players.keyrng import uniforms
 from mjenv.encoding.actions import N_ACTIONS
+from mjenv.encoding.handfeat import HAND_FEATURES, HandFeatures
 from mjenv.encoding.observation import OBS_VERSION, ObservationEncoder
 from mjenv.rules.options import options_to_dict
 
@@ -67,6 +75,9 @@ DEFAULT_ARCH = {"channels": 32, "hidden": 128}
 
 KNOWN_FEATURES = (None, "heuristic-advice-v1", "heuristic-advice-v2")
 """Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.players.advice`)."""
+
+KNOWN_DERIVED = (None, HAND_FEATURES)
+"""Values of a checkpoint's optional ``derived`` key this version computes (:mod:`mjenv.encoding.handfeat`)."""
 
 KNOWN_NETS = (None, "resnet1d")
 """Values of ``arch["net"]`` this version builds: None is :func:`make_trunk`'s network, ``resnet1d`` :mod:`agents.players.resnet`'s."""
@@ -201,9 +212,10 @@ def _advice_modules():
 
 
 def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, arch: dict, meta: dict | None = None,
-                       features: str | None = None, departures: dict | None = None) -> dict:
+                       features: str | None = None, departures: dict | None = None, derived: str | None = None) -> dict:
     """The dict :func:`save_checkpoint` writes (weights copied to CPU, checksummed); ``features`` names the extra
-    input rows (and their advisor's fingerprint is recorded); ``departures`` is a departure head's entry
+    input rows (and their advisor's fingerprint is recorded); ``derived`` the derived observation rows
+    (:data:`KNOWN_DERIVED`, recorded only when given); ``departures`` is a departure head's entry
     (:func:`agents.players.departures.head_payload`) or None.  ``network_only`` is set True exactly when neither is
     given: the policy then reads only the observation through its network."""
     opts = resolve_options(variant, options)
@@ -219,6 +231,7 @@ def checkpoint_payload(trunk, head, *, variant: str, options: Any, obs_shape, ar
         "meta": _plain(meta or {}),
         "features": features,
         "network_only": features is None and departures is None,
+        **({"derived": derived} if derived is not None else {}),
         **({"departures": departures} if departures is not None else {}),
     })
 
@@ -355,6 +368,11 @@ def check_payload(ck: Any, where: str = "checkpoint", rules=None) -> None:
         problems.append(f"network_only {ck.get('network_only')!r} is not true or false")
     elif ck.get("network_only") and (ck.get("features") or ck.get("departures") is not None):
         problems.append("network_only is true but the policy reads advice features or has a departure head")
+    if ck.get("derived") not in KNOWN_DERIVED:
+        problems.append(f"derived rows {ck.get('derived')!r} are not one of {KNOWN_DERIVED} (this mjenv computes "
+                        f"{HAND_FEATURES}): a version mismatch")
+    elif ck.get("derived") and ck.get("features"):
+        problems.append("derived rows and advice features together are not a layout this version reads")
     if isinstance(arch, dict) and arch.get("net") not in KNOWN_NETS:
         problems.append(f"arch net {arch.get('net')!r} is not one of {KNOWN_NETS}")
     elif isinstance(arch, dict) and arch.get("net") and ck.get("features"):
@@ -431,6 +449,8 @@ def check_compatible(ck: dict, variant: str, options: Any, *, strict_options: bo
             from agents.players.advice import ROWS
 
             shape[0] += ROWS
+        if ck.get("derived") in KNOWN_DERIVED[1:]:
+            shape[0] += HandFeatures(variant, resolve_options(variant, options)).rows
         if list(ck.get("obs_shape", [])) != shape:
             problems.append(f"observation shape {ck.get('obs_shape')} (this encoder gives {shape})")
     if problems:
@@ -469,6 +489,7 @@ class PolicyAgent:
 
             self.features = AdviceFeatures(variant, options, ck["features"])
             advice_row = int(ck["obs_shape"][0]) - self.features.rows
+        self.derived = HandFeatures(self.rules) if ck.get("derived") else None
         self.trunk, self.head = make_network(tuple(ck["obs_shape"]), arch, advice_row)
         for key, net in (("trunk", self.trunk), ("head", self.head)):
             try:
@@ -511,6 +532,8 @@ class PolicyAgent:
         plain = obs
         if self.features is not None:
             obs = self.features.extend(obs, mask)
+        if self.derived is not None:  # the derived rows (mjenv-hand-v1) computed from the v1 rows
+            obs = self.derived.extend(np.asarray(obs, dtype=np.float32).reshape(len(obs), *self.derived.v1_shape))
         with torch.no_grad():
             x = torch.as_tensor(np.asarray(obs, dtype=np.float32).reshape(len(obs), -1)).to(self.device)
             out = self.head(self.trunk(x)).float().cpu()

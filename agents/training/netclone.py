@@ -11,8 +11,13 @@ This module owns the cloning stage of the network-only policy: ``train.py``'s st
   0.9 KB a decision, :class:`PackedDecisions`) and are unpacked per minibatch;
 * **fit**: masked cross-entropy to the teacher's action, Adam with a cosine learning-rate decay over the run's
   samples, minibatches drawn from a fresh permutation of all kept decisions each epoch;
+* **derived rows** (``derived``, optional): ``mjenv-hand-v1`` (:mod:`mjenv.encoding.handfeat`, the public hand
+  arithmetic) appended to each unpacked v1 observation, computed per minibatch from the v1 rows (the datasets
+  stay as recorded); the checkpoint records it and :class:`agents.players.policy.PolicyAgent` computes the same
+  rows at play time;
 * **held out**: another seed's walls, never trained on; every ``eval_every`` samples the greedy policy's
-  agreement with the teacher is measured there, overall and by decision kind (:func:`decision_kinds`), and logged
+  agreement with the teacher is measured there, overall, by decision kind (:func:`decision_kinds`) and by whether
+  an opponent's 亮倒 hand is face up (:data:`FACEUP`), and logged
   with the samples and CPU seconds so far (the learning curve, ``curve.jsonl`` and ``curve.png``), and the
   network so far is written to ``latest.pt`` (``meta.partial`` true) so a long run can be stopped and used.
 
@@ -38,6 +43,17 @@ KINDS = ("discard", "own-turn option", "claim")
 self-drawn win, a kong or 亮倒; a reply to another seat's tile (pong, kong, chi or win against pass)."""
 
 
+FACEUP = ("no face-up hand", "face-up hand")
+"""Splits of the held-out agreement by whether any opponent's 亮倒 hand is face up at the decision."""
+
+
+def faceup(obs: np.ndarray, encoder) -> np.ndarray:
+    """``bool [N]``: an opponent of the observer has a face-up 亮倒 hand in each v1 observation ``obs [N, C, 34]``
+    (``encoder``: the variant's :class:`mjenv.encoding.observation.ObservationEncoder`)."""
+    rev = encoder.slices["reveal"].start
+    return np.asarray(obs)[:, [rev + 7 * s for s in range(1, encoder.n)], 0].max(1) > 0.5
+
+
 def decision_kinds(mask: np.ndarray) -> np.ndarray:
     """``int8 [N]`` index into :data:`KINDS` of each decision's legal-action mask ``bool [N, 111]``."""
     mask = np.asarray(mask, dtype=bool)
@@ -49,10 +65,13 @@ class PackedDecisions:
     """The decisions with at least two legal actions of one or more ``mjenv dataset`` folders, kept packed.
 
     ``len()`` is the number kept; :meth:`batch` unpacks any of them (``obs float32 [k, C, 34]``, ``mask``,
-    ``action``, ``kind``).  ``limit`` keeps only the first ``limit`` of them (in folder and shard order)."""
+    ``action``, ``kind``, ``faceup``), the observations extended by ``derived``'s rows when it is given (a
+    :class:`mjenv.encoding.handfeat.HandFeatures`).  ``limit`` keeps only the first ``limit`` of them (in folder
+    and shard order)."""
 
-    def __init__(self, folders, limit: int | None = None):
+    def __init__(self, folders, limit: int | None = None, derived=None):
         from mjenv.dataset import N_ACTIONS, DatasetReader
+        from mjenv.encoding.observation import ObservationEncoder
 
         self.shards: list[dict] = []
         rows: list[np.ndarray] = []
@@ -77,14 +96,20 @@ class PackedDecisions:
             if rows else np.zeros((0, 2), np.int64)
         if not len(self.index):
             raise ValueError(f"no decisions with two or more legal actions in {', '.join(map(str, folders))}")
+        self.encoder = ObservationEncoder(self.meta["variant"], self.meta.get("options"))
+        self.derived = derived
+        if derived is not None and tuple(derived.v1_shape) != tuple(int(v) for v in self.shards[0]["obs_shape"]):
+            raise ValueError(f"{derived.version} of {derived.variant} reads observations of shape {derived.v1_shape}, "
+                             f"the datasets hold {tuple(int(v) for v in self.shards[0]['obs_shape'])}")
 
     def __len__(self) -> int:
         return len(self.index)
 
     @property
     def obs_shape(self) -> tuple[int, int]:
-        """``(C, 34)`` of the observations."""
-        return tuple(int(v) for v in self.shards[0]["obs_shape"])
+        """``(C, 34)`` of the observations :meth:`batch` gives (the derived rows included)."""
+        C, W = (int(v) for v in self.shards[0]["obs_shape"])
+        return (C + (self.derived.rows if self.derived is not None else 0), W)
 
     def batch(self, which: np.ndarray) -> dict[str, np.ndarray]:
         """The kept decisions ``which`` (positions ``0 .. len-1``), unpacked, in that order."""
@@ -99,6 +124,9 @@ class PackedDecisions:
         inv = np.argsort(np.concatenate(order), kind="stable")
         out = {k: np.concatenate([p[k] for p in parts])[inv] for k in ("obs", "mask", "action")}
         out["kind"] = decision_kinds(out["mask"])
+        out["faceup"] = faceup(out["obs"], self.encoder)
+        if self.derived is not None:
+            out["obs"] = self.derived.extend(out["obs"])
         return out
 
 
@@ -128,16 +156,20 @@ def ensure_dataset(folder: str | Path, *, teacher: str, variant: str, options: A
 def agreement_by_kind(act: Callable[[np.ndarray, np.ndarray], np.ndarray], data: PackedDecisions,
                       batch_size: int = 2048) -> dict:
     """Greedy agreement of ``act(obs, mask)`` with the recorded actions of every kept decision of ``data``:
-    ``{"all": share, "n": count, KIND: share, KIND + " n": count, ...}`` (:data:`KINDS`)."""
-    hits = np.zeros(len(KINDS), np.int64)
-    count = np.zeros(len(KINDS), np.int64)
+    ``{"all": share, "n": count, NAME: share, NAME + " n": count, ...}`` for each kind (:data:`KINDS`) and each
+    face-up split (:data:`FACEUP`)."""
+    names = KINDS + FACEUP
+    hits = np.zeros(len(names), np.int64)
+    count = np.zeros(len(names), np.int64)
     for i in range(0, len(data), batch_size):
         b = data.batch(np.arange(i, min(i + batch_size, len(data))))
         got = np.asarray(act(b["obs"], b["mask"])) == b["action"]
-        hits += np.bincount(b["kind"], weights=got, minlength=len(KINDS)).astype(np.int64)
-        count += np.bincount(b["kind"], minlength=len(KINDS))
-    out = {"all": float(hits.sum() / max(count.sum(), 1)), "n": int(count.sum())}
-    for k, name in enumerate(KINDS):
+        group = np.concatenate([b["kind"], len(KINDS) + b["faceup"].astype(np.int64)])
+        hits += np.bincount(group, weights=np.concatenate([got, got]), minlength=len(names)).astype(np.int64)
+        count += np.bincount(group, minlength=len(names))
+    n = count[: len(KINDS)].sum()
+    out = {"all": float(hits[: len(KINDS)].sum() / max(n, 1)), "n": int(n)}
+    for k, name in enumerate(names):
         out[name] = float(hits[k] / count[k]) if count[k] else float("nan")
         out[name + " n"] = int(count[k])
     return out
@@ -193,23 +225,41 @@ class CloneArgs:
     """torch CPU threads"""
     out: str = ""
     """checkpoint to write (default ``runs/<exp_name>-<seed>/policy.pt``)"""
+    derived: str = ""
+    """derived observation rows the network also reads: empty (mjenv-obs-v1 alone) or mjenv-hand-v1
+    (mjenv/encoding/handfeat.py, computed from the v1 rows per minibatch)"""
 
 
 def load_data(teacher: str, variant: str, options: Any, data_dir, *, train_walls: int, train_sets: int, train_seed: int,
-              holdout_walls: int, holdout_seed: int, limit: int = 0, log: Callable[[str], None] = print):
+              holdout_walls: int, holdout_seed: int, limit: int = 0, derived: str = "",
+              log: Callable[[str], None] = print):
     """``(train, held)`` :class:`PackedDecisions` of the teacher's datasets in ``data_dir`` (made from their seeds
     where missing, :func:`ensure_dataset`): ``train_sets`` sets of ``train_walls`` walls of ``train_seed`` (set ``i``
-    from wall ``i * train_walls``), and ``holdout_walls`` walls of ``holdout_seed``."""
+    from wall ``i * train_walls``), and ``holdout_walls`` walls of ``holdout_seed``; with ``derived``
+    (:func:`derived_rows`) their observations carry those rows."""
+    rows = derived_rows(derived, variant, options)
     data_dir = Path(data_dir)
     kw = dict(teacher=teacher, variant=variant, options=options, log=log)
     train_dirs = [ensure_dataset(data_dir / f"{variant}-{teacher}-s{train_seed}-{i}", walls=train_walls, seed=train_seed,
                                  first_wall=i * train_walls, **kw) for i in range(train_sets)]
     held_dir = ensure_dataset(data_dir / f"{variant}-{teacher}-s{holdout_seed}-held", walls=holdout_walls,
                               seed=holdout_seed, **kw)
-    train = PackedDecisions(train_dirs, limit=limit or None)
-    held = PackedDecisions([held_dir])
+    train = PackedDecisions(train_dirs, limit=limit or None, derived=rows)
+    held = PackedDecisions([held_dir], derived=rows)
     log(f"[netclone] {len(train):,} training decisions with a choice (of {train.decisions:,}), {len(held):,} held out")
     return train, held
+
+
+def derived_rows(name: str, variant: str, options: Any):
+    """The :class:`mjenv.encoding.handfeat.HandFeatures` named ``name`` (``mjenv-hand-v1``), or None for ``""``; any
+    other name is a ``ValueError`` listing the known ones."""
+    from mjenv.encoding.handfeat import HAND_FEATURES, HandFeatures
+
+    if not name:
+        return None
+    if name != HAND_FEATURES:
+        raise ValueError(f"derived rows {name!r}: this mjenv computes {HAND_FEATURES!r} (or none: '')")
+    return HandFeatures(variant, options)
 
 
 def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: float, batch_size: int, lr: float,
@@ -252,7 +302,7 @@ def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: f
         if snapshot is not None:
             snapshot(seen, agree)
         log(f"[netclone] {seen:>10,} samples  {fit_cpu:7.0f} fit CPU s  loss {loss:.4f}  held-out agreement "
-            f"{100 * agree['all']:.2f} %  (" + ", ".join(f"{k} {100 * agree[k]:.1f} %" for k in KINDS) + ")")
+            f"{100 * agree['all']:.2f} %  (" + ", ".join(f"{k} {100 * agree[k]:.1f} %" for k in KINDS + FACEUP) + ")")
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "curve.jsonl").write_text("")
@@ -297,7 +347,7 @@ def summary_meta(teacher: str, train: PackedDecisions, fitted: dict, **facts) ->
     final = fitted["curve"][-1]
     return {"stage": "netclone", "teacher": teacher, "train_decisions": len(train), "samples": fitted["samples"],
             "holdout_agreement": final["all"], "holdout_decisions": final["n"],
-            "holdout_agreement_by_kind": {k: final[k] for k in KINDS},
+            "holdout_agreement_by_kind": {k: final[k] for k in KINDS + FACEUP},
             "fit_cpu_seconds": fitted["fit_cpu_seconds"], **facts}
 
 
@@ -318,7 +368,7 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
     folder = Path("runs") / f"{args.exp_name}-{args.seed}"
     train, held = load_data(args.teacher, args.variant, opts, args.data_dir, train_walls=args.train_walls,
                             train_sets=args.train_sets, train_seed=args.train_seed, holdout_walls=args.holdout_walls,
-                            holdout_seed=args.holdout_seed, limit=args.limit, log=log)
+                            holdout_seed=args.holdout_seed, limit=args.limit, derived=args.derived, log=log)
     torch.manual_seed(args.seed)
     arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
     trunk, head = make_resnet(train.obs_shape, arch)
@@ -331,7 +381,7 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
         save_checkpoint(folder / "latest.pt", checkpoint_payload(
             trunk, head, variant=args.variant, options=opts, obs_shape=train.obs_shape, arch=arch,
             meta={"stage": "netclone", "teacher": args.teacher, "samples": seen, "holdout_agreement": agree["all"],
-                  "partial": True}))
+                  "partial": True}, derived=args.derived or None))
 
     fitted = fit(trunk, head, train, held, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                  lr_final=args.lr_final, weight_decay=args.weight_decay, eval_every=args.eval_every, seed=args.seed,
@@ -341,7 +391,7 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
                         holdout_walls=args.holdout_walls, cpu_seconds=round(time.process_time() - cpu0, 1),
                         args=asdict(args))
     payload = checkpoint_payload(trunk, head, variant=args.variant, options=opts, obs_shape=train.obs_shape,
-                                 arch=arch, meta=meta)
+                                 arch=arch, meta=meta, derived=args.derived or None)
     out = Path(args.out) if args.out else folder / "policy.pt"
     save_checkpoint(out, payload)
     summary = {"checkpoint": str(out), "checksum": payload["checksum"], **meta, "curve": fitted["curve"]}
