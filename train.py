@@ -91,6 +91,10 @@ def train(args: Args, config: str | None = None) -> dict:
         features = AdviceFeatures(args.variant, rules.options, args.advice_features)
         advice_row = obs_shape[0]
         obs_shape = (obs_shape[0] + features.rows, obs_shape[1])
+    if args.derived:  # the derived rows the policy reads after the observation (mjenv/encoding/handfeat.py)
+        from mjenv.encoding.handfeat import HandFeatures
+
+        obs_shape = (obs_shape[0] + HandFeatures(rules).rows, obs_shape[1])
     arch = {"channels": args.channels, "hidden": args.hidden, **({"net": args.net, "blocks": args.blocks} if args.net else {})}
     run_name = args.run_name or f"{args.variant}__{args.exp_name}__{args.seed}__{int(time.time())}"
     folder = Path(args.out) / run_name
@@ -106,6 +110,9 @@ def train(args: Args, config: str | None = None) -> dict:
             check_compatible(init, args.variant, rules.options, where=args.init_checkpoint)
     except ValueError as exc:  # a checkpoint that is unreadable or was trained on other rules
         raise ArgsError(str(exc)) from None
+    if init is not None and (init.get("derived") or "") != args.derived:
+        raise ArgsError(f"--init_checkpoint: its network reads derived rows {init.get('derived') or 'none'!r}, "
+                        f"--derived is {args.derived or 'none'!r}")
     if init is not None and dict(init["arch"]) != arch:
         raise ArgsError(f"--init_checkpoint: architecture {init['arch']} differs from --channels/--hidden {arch}")
     try:
@@ -164,7 +171,8 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
                 "config": config or "", "precision": args.precision, **(extra or {})}
         return checkpoint_payload(net.trunk, net.head, variant=rules.variant, options=rules.options, obs_shape=obs_shape,
                                   arch=net.arch, meta={**meta, **({"netclone": clone_report} if args.netclone_sets else {})},
-                                  features=features.version if features is not None else None, departures=departures)
+                                  features=features.version if features is not None else None, departures=departures,
+                                  derived=args.derived or None)
 
     eval_rows: list[dict] = []
     title = f"{run_name} ({config or 'args'}, all-seat)"

@@ -241,3 +241,39 @@ def test_train_py_device_flag():
         train.check_args(train.Args(netclone_sets=1))
     with pytest.raises(ArgsError, match="a network-only architecture reads no advice"):
         train.check_args(train.Args(net="resnet1d", advice=True))
+
+
+def test_a_clone_on_the_derived_hand_rows_records_them_and_computes_them_at_play_time(tmp_path):
+    """``--derived mjenv-hand-v1``: the checkpoint records the rows, its shape is v1's plus theirs, it stays
+    network-only, and the agent's logits are its network on the observation extended by those rows."""
+    from mjenv.encoding.handfeat import HAND_FEATURES, HandFeatures
+
+    import train
+
+    rows = HandFeatures("kawuxing3").rows
+    summary = train.train(_tiny_train_args(tmp_path, run_name="hf", derived=HAND_FEATURES, total_timesteps=300))
+    assert summary["steps"] >= 300  # the PPO stage's rollouts compute the rows too
+    ck = load_checkpoint(tmp_path / "runs" / "hf" / "final.pt")
+    assert ck["derived"] == HAND_FEATURES and ck["network_only"] is True
+    assert ck["obs_shape"] == [SHAPE[0] + rows, SHAPE[1]] and ck["meta"]["netclone"]["samples"] > 0
+    agent = make_agent(f"network:{tmp_path / 'runs' / 'hf' / 'final.pt'}", "kawuxing3")
+    assert _play(agent)
+    eng = Engine("kawuxing3", 3)
+    eng.reset(seed=2)
+    obs = encode(eng, eng.state.actor)
+    with torch.no_grad():
+        x = torch.as_tensor(HandFeatures("kawuxing3").extend(obs).reshape(3, -1))
+        want = agent.head(agent.trunk(x)).masked_fill(~torch.as_tensor(eng.mask), float("-inf")).numpy()
+    assert np.array_equal(agent.logits(obs, eng.mask), want)
+    # an unknown version of the rows is refused, and so is a clone started from one without them
+    with pytest.raises(CheckpointError, match="derived rows 'mjenv-hand-v9' are not one of .* a version mismatch"):
+        PolicyAgent(dict(ck, derived="mjenv-hand-v9"))
+    from agents.script_args import ArgsError
+
+    with pytest.raises(ArgsError, match="--init_checkpoint: its network reads derived rows 'mjenv-hand-v1'"):
+        train.train(_tiny_train_args(tmp_path, run_name="x", netclone_sets=0,
+                                     init_checkpoint=str(tmp_path / "runs" / "hf" / "final.pt")))
+    with pytest.raises(ArgsError, match="--derived: 'hand' is not 'mjenv-hand-v1'"):
+        train.check_args(train.Args(derived="hand"))
+    with pytest.raises(ArgsError, match="--derived: only the all-seat trainer's policy without advice"):
+        train.check_args(train.Args(derived=HAND_FEATURES, advice=True))

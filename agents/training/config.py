@@ -22,7 +22,7 @@ SECTIONS = {
     "run": ("exp_name", "seed", "variant", "ruleset", "preset", "options", "trainer", "precision", "device", "threads", "out",
             "run_name", "export", "init_checkpoint", "ray", "ray_workers", "progress", "tensorboard", "curve"),
     "network": ("net", "channels", "blocks", "hidden", "value_hidden", "advice", "advice_features", "advice_weight",
-                "oracle_critic"),
+                "oracle_critic", "derived"),
     "netclone": ("netclone_sets", "netclone_walls", "netclone_teacher", "netclone_seed", "netclone_holdout_walls",
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
                  "netclone_lr", "netclone_lr_final", "netclone_eval_every"),
@@ -115,6 +115,9 @@ class Args:
     heuristic-flush player's)"""
     advice_weight: float = 2.0
     """with advice: the starting weight of the advice in the logits"""
+    derived: str = ""
+    """derived observation rows the policy also reads: "" (mjenv-obs-v1 alone) or mjenv-hand-v1 (the seat's public
+    hand arithmetic, mjenv/encoding/handfeat.py; the netclone and all-seat PPO stages; the checkpoint records it)"""
     oracle_critic: bool = False
     """the value head reads, through its own trunk, the observation plus the oracle rows (every hand, the wall
     order); the policy never sees them and checkpoints hold the policy alone"""
@@ -335,6 +338,17 @@ def check_args(args: Args):
         raise ArgsError(f"--net {args.net}: a network-only architecture reads no advice (--no-advice)")
     if args.net and args.trainer != "allseat":
         raise ArgsError(f"--net {args.net}: only with --trainer allseat")
+    if args.derived:
+        from mjenv.encoding.handfeat import HAND_FEATURES
+
+        if args.derived != HAND_FEATURES:
+            raise ArgsError(f"--derived: {args.derived!r} is not {HAND_FEATURES!r} (or '' for none)")
+        if args.trainer != "allseat" or args.advice or args.oracle_critic:
+            raise ArgsError("--derived: only the all-seat trainer's policy without advice rows or an oracle critic "
+                            "reads derived rows")
+        if args.bc_rounds > 0 or args.distill_decisions > 0 or args.distill_labels or args.departure_decisions > 0 \
+                or args.departure_labels:
+            raise ArgsError("--derived: only the netclone and PPO stages read derived rows")
     if args.netclone_sets > 0 and args.net != "resnet1d":
         raise ArgsError("--netclone_sets: the network-only cloning stage fits --net resnet1d")
     if args.netclone_sets > 0 and args.netclone_teacher not in BUILTIN:

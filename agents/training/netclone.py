@@ -410,7 +410,7 @@ def netclone_stage(net, args: Any, opts, folder: Path, log: Callable[[str], None
     train, held = load_data(args.netclone_teacher, args.variant, opts, args.netclone_data, train_walls=args.netclone_walls,
                             train_sets=args.netclone_sets, train_seed=args.netclone_seed,
                             holdout_walls=args.netclone_holdout_walls, holdout_seed=args.netclone_holdout_seed,
-                            limit=args.netclone_limit, log=log)
+                            limit=args.netclone_limit, derived=getattr(args, "derived", ""), log=log)
     fitted = fit(net.trunk, net.head, train, held, epochs=args.netclone_epochs, batch_size=args.netclone_batch_size,
                  lr=args.netclone_lr, lr_final=args.netclone_lr_final, eval_every=args.netclone_eval_every,
                  seed=args.seed, folder=folder / "netclone", log=log)

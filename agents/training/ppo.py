@@ -66,6 +66,7 @@ def seat_spec(args: Any, rules, obs_shape, features) -> dict:
             "n_steps": args.n_steps, "seed": args.seed, "gamma": args.gamma, "gae_lambda": args.gae_lambda,
             "reward_scale": args.reward_scale, "opponents": list(args.opponents),
             "critic_rows": critic_rows(rules) if getattr(args, "oracle_critic", False) else 0,
+            "derived": getattr(args, "derived", "") or None,
             "opponent_weights": list(args.opponent_weights), "frozen_share": args.frozen_share, "threads": args.threads,
             "precision": args.precision}
 
@@ -237,7 +238,7 @@ class SeatRollouts:
 
     ``spec`` is a plain dict (so a Ray actor can be built from it): ``variant``, ``options`` (a rule options
     dict), ``obs_shape``, ``channels``, ``hidden``, ``value_hidden``, ``advice`` (feature set name or None),
-    ``num_tables``, ``n_steps``, ``seed``, ``gamma``, ``gae_lambda``, ``reward_scale``, ``opponents``,
+    ``derived`` (``mjenv-hand-v1`` or None: the derived rows the policy reads after the observation), ``num_tables``, ``n_steps``, ``seed``, ``gamma``, ``gae_lambda``, ``reward_scale``, ``opponents``,
     ``opponent_weights``, ``frozen_share``, ``threads``, ``critic_rows`` (the oracle critic's extra rows, 0 for
     none: the learner samples are then encoded with ``mjenv-oracle-v1``, the observation's rows first).  ``worker`` numbers the rollout worker: its tables play
     episode ids from ``worker * 2**40`` and its sampling is seeded with ``(seed, worker)``.
@@ -271,6 +272,10 @@ class SeatRollouts:
 
             self.features = AdviceFeatures(variant, self.opts, spec["advice"])
             advice_row = int(spec["obs_shape"][0]) - self.features.rows
+        elif spec.get("derived"):  # the derived rows (mjenv-hand-v1) after the observation, extended like advice
+            from mjenv.encoding.handfeat import HandFeatures
+
+            self.features = HandFeatures(self.rules)
         self.net = SeatNet(spec["obs_shape"], spec["channels"], spec["hidden"], spec["value_hidden"], advice_row,
                            precision=spec.get("precision", "fp32"), net=spec.get("net"), blocks=spec.get("blocks", 4),
                            critic_rows=self.critic_rows)

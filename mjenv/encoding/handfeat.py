@@ -127,9 +127,9 @@ def _derive(obs, lay, suit, honor, out):
     kept = np.zeros(34, np.int64)
     live = np.zeros(34, np.int64)
     vis = np.zeros(34, np.int64)
-    own_mt = np.zeros(34, np.int64)
+    seat_mt = np.zeros((n, 34), np.int64)  # tiles in each seat's melds
+    seat_nm = np.zeros(n, np.int64)  # each seat's melds
     shown = np.zeros(34, np.int64)
-    mt = np.zeros(34, np.int64)
     kinds = np.zeros(34, np.bool_)
     sa = np.zeros(34, np.int64)
     ua = np.zeros(34, np.int64)
@@ -152,28 +152,24 @@ def _derive(obs, lay, suit, honor, out):
             if kinds[t] and t < 27:
                 suit_in_play[t // 9] = True
             vis[t] = x
-            own_mt[t] = 0
         # melds (pong, chi at its lowest tile, three kongs) and discards of every seat; face-up tiles of the others
-        nm = 0
         nchi = 0
         for s in range(n):
+            seat_nm[s] = 0
+            for t in range(34):
+                seat_mt[s, t] = 0
             for t in range(34):
                 base = melds0 + 5 * s
                 pong = int(round(o[base, t]))
                 chi = int(round(o[base + 1, t]))
                 kongs = int(round(o[base + 2, t])) + int(round(o[base + 3, t])) + int(round(o[base + 4, t]))
-                add = 3 * pong + 4 * kongs
-                vis[t] += add
+                seat_mt[s, t] += 3 * pong + 4 * kongs
+                seat_nm[s] += pong + chi + kongs
                 if s == 0:
-                    own_mt[t] += add
-                    nm += pong + chi + kongs
                     nchi += chi
-                if chi > 0:
-                    for d in range(3):
-                        if t + d < 34:
-                            vis[t + d] += chi
-                            if s == 0:
-                                own_mt[t + d] += chi
+                for d in range(3):
+                    if t + d < 34:
+                        seat_mt[s, t + d] += chi
                 for r in range(4):
                     if o[disc0 + 5 * s + r, t] > 0.5:
                         vis[t] += 1
@@ -181,8 +177,11 @@ def _derive(obs, lay, suit, honor, out):
                     for r in range(4):
                         if o[rev0 + 7 * s + 2 + r, t] > 0.5:
                             vis[t] += 1
+        nm = seat_nm[0]
         total = 0
         for t in range(34):
+            for s in range(n):
+                vis[t] += seat_mt[s, t]
             total += h[t]
             live[t] = max(0, 4 - vis[t]) if kinds[t] else 0
             f[H_LIVE, t] = live[t] / 4.0
@@ -223,7 +222,7 @@ def _derive(obs, lay, suit, honor, out):
                         else:
                             kept[u] = 0
                             off += h[u]
-                            if own_mt[u] > 0:
+                            if seat_mt[0, u] > 0:
                                 feasible = False
                     if feasible:
                         p = max(_shanten_of(kept, nm, sp, suit, honor, acc, nxt), off)
@@ -275,7 +274,6 @@ def _derive(obs, lay, suit, honor, out):
             if o[rev0 + 7 * s, 0] < 0.5:
                 continue
             c = 0
-            nms = 0
             for t in range(34):
                 x = 0
                 for r in range(4):
@@ -283,29 +281,13 @@ def _derive(obs, lay, suit, honor, out):
                         x += 1
                 shown[t] = x
                 c += x
-                base = melds0 + 5 * s
-                chi = int(round(o[base + 1, t]))
-                kongs = int(round(o[base + 2, t])) + int(round(o[base + 3, t])) + int(round(o[base + 4, t]))
-                pong = int(round(o[base, t]))
-                nms += pong + chi + kongs
-            for t in range(34):
-                mt[t] = 0
-            for t in range(34):
-                base = melds0 + 5 * s
-                chi = int(round(o[base + 1, t]))
-                mt[t] += 3 * int(round(o[base, t])) + 4 * (int(round(o[base + 2, t])) + int(round(o[base + 3, t]))
-                                                            + int(round(o[base + 4, t])))
-                if chi > 0:
-                    for d in range(3):
-                        if t + d < 34:
-                            mt[t + d] += chi
             if c % 3 != 1:
                 continue
             face_down = int(round(o[rev0 + 7 * s + 6, 0] * 12.0))
-            sp_ok = sp and nms == 0 and face_down == 0 and c == 13
+            sp_ok = sp and seat_nm[s] == 0 and face_down == 0 and c == 13
             need = 4 - (c - 1) // 3
             for u in range(34):
-                if not kinds[u] or shown[u] >= 4 or shown[u] + mt[u] >= 4:
+                if not kinds[u] or shown[u] >= 4 or shown[u] + seat_mt[s, u] >= 4:
                     continue
                 shown[u] += 1
                 win = standard_one(shown, need, suit, honor, acc, nxt) == -1
@@ -369,7 +351,8 @@ class HandFeatures:
         _derive(np.ascontiguousarray(x), self.layout, tb["suit"], tb["honor"], out)
         return out[0] if single else out
 
-    def extend(self, obs: np.ndarray) -> np.ndarray:
-        """``float32 [K, C + rows, 34]``: the v1 observations with their derived rows appended."""
+    def extend(self, obs: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+        """``float32 [K, C + rows, 34]``: the v1 observations with their derived rows appended (``mask``, the legal
+        actions, is not read: the rows depend on the observation alone)."""
         x = np.asarray(obs, dtype=np.float32)
         return np.concatenate([x, self.derive(x)], axis=-2)
