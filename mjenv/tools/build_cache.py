@@ -100,6 +100,9 @@ def exercise(variant: str, folder: str | None = None) -> None:
         enc2.encode(eng.state, eng.state.actor, out=out2, engine=eng)
         eng.step(sampler.sample(eng.mask))
     eng.results  # noqa: B018 - reading results builds them
+    from mjenv.encoding.handfeat import HandFeatures  # the derived hand rows (mjenv-hand-v1) of those observations
+
+    HandFeatures(eng.rules).derive(out)
 
     names = list(BUILTIN)
     if importlib.util.find_spec("torch") is not None:  # the shipped checkpoints' policies
