@@ -5,7 +5,9 @@ Every table of an ``Engine(variant, B, record_events=False)`` plays one hand to 
 hands drawn, and a win's result is the costly one); then each table's result is read once and that reading alone is timed
 (``time.process_time``), split by how the hand ended (a win or a drawn hand).  Repeated over fresh deals until
 ``--hands`` hands per variant were read.  The figure is what a caller pays on top of playing, e.g. a tournament
-or a logger that looks at every result.
+or a logger that looks at every result.  The playing is timed too (CPU µs per hand, sampling included): where a
+family's wins are settled by the Python scorer during the step, the step pays what the reading then saves, so
+compare play + read between versions of the engine.
 
     python bench/results.py                              # every variant, 4,096 hands each
     python bench/results.py --variants kawuxing3,gejiu --hands 20000
@@ -15,8 +17,6 @@ from __future__ import annotations
 
 import argparse
 import time
-
-import numpy as np
 
 from mjenv.encoding.actions import WIN
 from mjenv.engine.core import Engine
@@ -29,12 +29,13 @@ def measure(variant: str, hands: int, batch: int) -> dict:
     """CPU µs per result read (all hands, wins, drawn hands) and the counts, over ``hands`` hands."""
     eng = Engine(variant, batch, record_events=False)
     sampler = ActionSampler(0)
-    cpu = {"win": 0.0, "draw": 0.0}
+    cpu = {"win": 0.0, "draw": 0.0, "play": 0.0}
     count = {"win": 0, "draw": 0}
     deal = 0
     eng.reset(seed=0)
     _ = [eng.results[b] for b in range(batch) if eng.done[b]]  # warm-up: every Python path imported once
     while count["win"] + count["draw"] < hands:
+        t = time.process_time()
         eng.reset(seed=deal)
         deal += 1
         while not eng.done.all():
@@ -42,6 +43,7 @@ def measure(variant: str, hands: int, batch: int) -> dict:
             actions = sampler.sample(mask)
             actions[mask[:, WIN]] = WIN
             eng.step(actions)
+        cpu["play"] += time.process_time() - t
         for b in range(batch):
             t = time.process_time()
             res = eng.results[b]
@@ -54,6 +56,7 @@ def measure(variant: str, hands: int, batch: int) -> dict:
         "all": 1e6 * (cpu["win"] + cpu["draw"]) / total,
         "win": 1e6 * cpu["win"] / max(count["win"], 1),
         "draw": 1e6 * cpu["draw"] / max(count["draw"], 1),
+        "play": 1e6 * cpu["play"] / total,
         "hands": total,
         "wins": count["win"],
     }
@@ -73,10 +76,12 @@ def main() -> None:
         r = measure(v, args.hands, args.batch)
         rows.append((v, r))
         print(f"{v:13s} {r['all']:7.1f} µs per result   wins {r['win']:7.1f} µs ({r['wins']} of {r['hands']})"
-              f"   drawn {r['draw']:7.1f} µs", flush=True)
-    print("\n| variant | µs per result (CPU) | per win | per drawn hand | wins / hands |\n|---|---:|---:|---:|---:|")
+              f"   drawn {r['draw']:7.1f} µs   playing {r['play']:7.1f} µs per hand", flush=True)
+    print("\n| variant | µs per result (CPU) | per win | per drawn hand | wins / hands | playing, µs per hand |"
+          "\n|---|---:|---:|---:|---:|---:|")
     for v, r in rows:
-        print(f"| {v} | {r['all']:.1f} | {r['win']:.1f} | {r['draw']:.1f} | {r['wins']:,} / {r['hands']:,} |")
+        print(f"| {v} | {r['all']:.1f} | {r['win']:.1f} | {r['draw']:.1f} | {r['wins']:,} / {r['hands']:,} "
+              f"| {r['play']:.1f} |")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,10 @@ the kernels valued each winner with (``kwscore.best_reading`` / ``gjscore.best_r
 ``--hands 2000 --batch 256 --seed 11`` for all 44 configurations, 88,000 hands, all equal.  Main a25ba11 (those
 results, the worlds' replay, the blocks-form fast player and every change since the split): ``--hands 10000
 --batch 256 --seed 11`` for all 44 configurations (run as ``--only kawuxing`` and one run per other family),
-440,000 hands, every step equal; 971 CPU s in all.
+440,000 hands, every step equal; 971 CPU s in all.  Diedaohu's, Liuwei's and Yangzhou's wins settled in the kernel
+(mjenv/engine/ddwin.py, yzend._yz_end; issue 30): ``--hands 300 --batch 64 --seed 11`` for all 44 configurations,
+``--hands 10000 --batch 256 --seed 11 --only diedaohu|liuwei|yangzhou`` (9 configurations, 90,000 hands) and
+``--hands 512 --batch 512 --threads 2 --seed 11`` for those three families, every step equal.
 """
 
 from __future__ import annotations
