@@ -2,7 +2,8 @@
 
 Random legal play (the compiled ``ActionSampler``), finished tables re-dealt at once, ``record_events=False``;
 the kernel entry point is timed from inside the engine, so the rest is Python: judging and valuing wins,
-settlements, ``results``, re-deals and the sampling.  CPU time (``time.process_time``).
+settlements, ``results``, re-deals and the sampling.  CPU time (``time.process_time``), one thread (with
+several, the kernel calls' CPU would count every thread's and the share pass 100 %).
 
     python bench/kernel_share.py [--variants kawuxing3,gejiu] [--seconds 8] [--batch 4096]
 """
@@ -40,7 +41,8 @@ def measure(variant: str, batch: int, seconds: float) -> tuple[float, float]:
 
     entry.kernel_for = kernel_for
     try:
-        eng = Engine(variant, batch, record_events=False)
+        # one thread: the kernel's timer reads this process's CPU clock, which counts every thread's time
+        eng = Engine(variant, batch, record_events=False, threads=1)
         eng.reset(seed=0)
         sampler = ActionSampler(0)
         for i in range(30):  # warm up and spread the tables over all points of a hand
