@@ -32,8 +32,14 @@ def measure(variant: str, hands: int, batch: int) -> dict:
     cpu = {"win": 0.0, "draw": 0.0, "play": 0.0}
     count = {"win": 0, "draw": 0}
     deal = 0
-    eng.reset(seed=0)
-    _ = [eng.results[b] for b in range(batch) if eng.done[b]]  # warm-up: every Python path imported once
+    # warm-up: one deal played and every result read, so that the Python paths of wins are imported and warm
+    eng.reset(seed=10**6)
+    while not eng.done.all():
+        mask = eng.mask
+        actions = sampler.sample(mask)
+        actions[mask[:, WIN]] = WIN
+        eng.step(actions)
+    _ = list(eng.results)
     while count["win"] + count["draw"] < hands:
         t = time.process_time()
         eng.reset(seed=deal)
