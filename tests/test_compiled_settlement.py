@@ -19,12 +19,15 @@ from mjenv.engine import codes as K
 from mjenv.engine import ddwin, yzend
 from mjenv.engine import state as S
 from mjenv.engine.core import Engine
+from mjenv.engine.family import settled_reading
+from mjenv.rules import hand as H
 from mjenv.rules.scoring import diedaohu as D
 from mjenv.rules.scoring import liuwei as L
 from mjenv.rules.scoring import yangzhou as Y
 from mjenv.tiles import Meld
 
 _KINDS = (S.PONG_MELD, S.DIRECT_KONG, S.ADDED_KONG, S.CONCEALED_KONG)
+_RANKS = {K.DD_END_DIEDAOHU: lambda c: D.CLASSES[c][2], K.DD_END_LIUWEI: L._RANK.__getitem__}
 _KINDS_CHI = _KINDS + (S.CHI_MELD, S.CHI_MELD, S.CHI_MELD)
 
 
@@ -153,10 +156,24 @@ def _settle_one(eng: Engine, rng: np.random.Generator, self_draw: bool):
     for tr in want.transfers:
         expect[tr.payer] -= tr.amount
         expect[tr.payee] += tr.amount
+    hands = {x: (st.hand[0, x].copy(), eng.melds_of(0, x)) for x in winners}
     E = eng._args + (7,)
     assert ddwin._dd_end(E, 0, code) == K.P_ENDED
     assert st.phase[0] == S.DONE
     assert eng._money_before_win[0].tobytes() == money0.tobytes()
+    # each winner's reading code names the reading the scorer values it with (or says several share its class)
+    rank = _RANKS[eng.family.dd_end]
+    for x in winners:
+        held, melds = hands[x]
+        w = int(st.drawn[0]) if self_draw else int(st.claim_tile[0])
+        concealed = held.copy()
+        if self_draw:
+            concealed[w] -= 1
+        rc = int(eng._pend[0, K.PEND_READING + x])
+        r = settled_reading(concealed, w, rc)
+        assert r is not None or rc & H.READING_TIE, rc
+        if r is not None:
+            assert r == D.best_class_reading(concealed, melds, w, rank)[0]
     return st.money[0].copy(), expect, bool(eng._pend[0, K.PEND_OVER]), bool(want.session_over), scored
 
 

@@ -28,6 +28,7 @@ from mjenv.engine.codes import (
     PEND_OVER,
     PEND_READING,
 )
+from mjenv.engine import handk
 from mjenv.engine.gates import kernel
 from mjenv.engine.state import (
     ADDED_KONG,
@@ -47,7 +48,8 @@ from mjenv.engine.state import (
     PONG_MELD,
     ROB,
 )
-from mjenv.engine.table import _end_hand, _give_won_tile, _pay
+from mjenv.engine.table import _end_hand, _full_hand, _give_won_tile, _pay
+from mjenv.rules.hand import READING_TIE
 
 # Hand classes in diedaohu.CLASSES order (the first that applies, §7.4).
 CLS_FENGQING, CLS_QINGDUIDUI, CLS_QINGYISE, CLS_HUNDUIDUI, CLS_HUNYISE, CLS_DUIDUIHU, CLS_PIHU = range(7)
@@ -95,6 +97,32 @@ def _dd_class(r8, s, w, add):
             return CLS_QINGDUIDUI if trip else CLS_QINGYISE
         return CLS_HUNDUIDUI if trip else CLS_HUNYISE
     return CLS_DUIDUIHU if trip else CLS_PIHU
+
+
+@kernel
+def _dd_reading(E, b, s, w, add):
+    """The code (``mjenv.rules.hand``'s reading codes) of the reading ``best_class_reading`` values seat ``s``'s
+    win on ``w`` with: its all-triplets reading when there is one (the only reading of the best class), else the
+    one reading; READING_TIE set when several readings share the class (the scorer's own order then picks)."""
+    _full_hand(E, b, s, w, add)
+    full = E[9][0]
+    work = E[9][1]
+    first = -1
+    count = 0
+    for p in range(34):
+        if full[p] < 2:
+            continue
+        m = handk.reading_choices(full, p)
+        for choice in range(1 << m):
+            ok, _, _, ns = handk.reading_split(full, work, p, choice, m)
+            if not ok:
+                continue
+            if ns == 0:
+                return p << 5 | choice
+            if first < 0:
+                first = p << 5 | choice
+            count += 1
+    return first if count <= 1 else first | READING_TIE
 
 
 @kernel
@@ -185,8 +213,9 @@ def _dd_end(E, b, code):
     (``settle_win`` through ``apply_win``: owed transfers of each winner's class, limited by the balances under
     园子, payers in the order they first owe, each one's debts from its next player on), the claimed tile joining
     the nearest winner's hand; end the hand and return P_ENDED with ``pend[b, 1]`` = END_*, ``pend[b,
-    PEND_OVER]`` = whether the settlement ended the session (a second bust, a self-drawn 风清 under 园子) and the
-    money before the win kept in ``fcfg`` for the result.  The claim window judged the wins legal already."""
+    PEND_OVER]`` = whether the settlement ended the session (a second bust, a self-drawn 风清 under 园子), each
+    winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for the others) and the money before the win kept
+    in ``fcfg`` for the result.  The claim window judged the wins legal already."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     n = MAX_SEATS
@@ -240,9 +269,18 @@ def _dd_end(E, b, code):
             busted += 1
         pend[b, PEND_READING + p] = -1
     pend[b, PEND_OVER] = limit and (stand_up or busted >= 2)
+    # each winner's reading code, for the result built when read (before the claimed tile moves)
     if code == P_SELF_DRAW:
+        s = r8[O8_CUR]
+        pend[b, PEND_READING + s] = _dd_reading(E, b, s, 0, False)
         kind = END_SELF_DRAW
     else:
+        for d in range(1, n):
+            s = (r8[O8_CLAIM_FROM] + d) % n
+            if r8[O8_CLAIM_REPLY + s] == A_WIN:
+                pend[b, PEND_READING + s] = _dd_reading(E, b, s, r8[O8_CLAIM_TILE], True)
+                if E[7][C_SINGLE_WINNER] != 0:
+                    break
         rob = r8[O8_PHASE] == ROB
         first = -1
         for d in range(1, n):

@@ -362,10 +362,14 @@ class DiedaohuFamily(Family, DiedaohuRules):
         busted = discarder is not None and self._busted(b, discarder, money)
         return D.DiedaohuContext(how, self._lock(b, s), busted)
 
-    def score(self, b, s, concealed, w, how, kong_position, last_tile, money=None):
+    def score(self, b, s, concealed, w, how, kong_position, last_tile, reading: int = -1, money=None):
         """Hand class value with the missed-win lock and the busted-discarder rule as legality (``money``: as
-        :meth:`_balances`)."""
+        :meth:`_balances`; ``reading``: the code of the best reading when the compiled core found it, Diedaohu and
+        Liuwei, :func:`settled_reading`)."""
         ctx = self._context(b, s, how, money)
+        r = settled_reading(concealed, w, reading)
+        if r is not None:
+            return self.scorer.score_reading(concealed, self.engine.melds_of(b, s), w, ctx, self.opts, r)
         return self.scorer.score_win(concealed, self.engine.melds_of(b, s), w, ctx, self.opts)
 
     def settle_win(self, b, scored, how, discarder, money=None):

@@ -3,7 +3,8 @@
 This module owns, for Diedaohu:
 
 * the hand class of a win (§7.4, one class per hand) and the best reading (§1.6) — :func:`score_win`,
-  :func:`score_hand`, :func:`best_class_reading`, :func:`hand_class`;
+  :func:`score_hand`, :func:`best_class_reading`, :func:`hand_class` (and on a reading already chosen:
+  :func:`score_reading`, :func:`class_reading`);
 * the payments of a win (§7.5), with the optional 风清 liability (``fengqing_baopai``, §8.9) —
   :func:`win_transfers`, :func:`settle_win`;
 * kong money 米钱 (§7.5) — :func:`kong_money`, :func:`settle_kong`;
@@ -77,6 +78,8 @@ __all__ = [
     "win_refusal",
     "fengqing_liability",
     "score_win",
+    "score_reading",
+    "class_reading",
     "score_hand",
     "win_transfers",
     "settle_win",
@@ -281,11 +284,31 @@ def score_win(concealed, melds, win_tile: int, ctx: DiedaohuContext, opts: Dieda
     return DiedaohuScore(**{**r, "fans": dict(r["fans"])})
 
 
+def score_reading(concealed, melds, win_tile: int, ctx: DiedaohuContext, opts, reading: Reading) -> DiedaohuScore:
+    """:func:`score_win` valued on ``reading`` alone, the reading :func:`best_class_reading` picks (the engine's
+    compiled core names it, so that a result is built without enumerating the others)."""
+    counts = hand_counts(concealed)
+    r = _score_cached(counts.tobytes(), tuple(melds), int(win_tile), ctx, opts, reading)
+    return DiedaohuScore(**{**r, "fans": dict(r["fans"])})
+
+
+def class_reading(counts: np.ndarray, melds: Sequence[Meld], win_tile: int, reading: Reading) -> tuple[Reading, str]:
+    """``(reading, its class)``, as :func:`best_class_reading` returns it when ``reading`` is its pick."""
+    full = counts.astype(np.int64)
+    full[int(win_tile)] += 1
+    return reading, hand_class(reading, melds, full + meld_counts(melds))
+
+
 @functools.lru_cache(maxsize=1 << 14)
-def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: DiedaohuContext, opts) -> dict:
+def _score_cached(
+    counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: DiedaohuContext, opts, reading: Reading | None = None
+) -> dict:
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     check_hand(counts, melds, w, chi=False, variant="Diedaohu")
-    found = best_class_reading(counts, melds, w, _class_value)
+    if reading is None:
+        found = best_class_reading(counts, melds, w, _class_value)
+    else:
+        found = class_reading(counts, melds, w, reading)
     if found is None:
         return no_reading_result(hand_class=None, share=0.0, baopai=None, baopai_from=None)
     reading, cls = found

@@ -4,7 +4,8 @@ This module owns, for variant ``liuwei``:
 
 * the win payments of the 陪冲 table (§10.4): on a discard (or rob) the discarder (出冲) and the two other players
   (陪冲) all pay; on a self-draw each of the three others pays; 风清 costs whole balances under 园子 —
-  :func:`score_win`, :func:`score_hand`, :func:`win_transfers`, :func:`settle_win`;
+  :func:`score_win`, :func:`score_hand`, :func:`score_reading` (on a reading already chosen),
+  :func:`win_transfers`, :func:`settle_win`;
 * kong money on the 50-scale (§10.3) — :func:`kong_money`, :func:`settle_kong`;
 * the scaling of every amount by N / 50 for ``bankroll: N`` (§10.4) — :func:`scale`;
 * one winner per discard, the nearest claimant (§10.1) — :func:`nearest_winner`;
@@ -54,6 +55,7 @@ from mjenv.rules.scoring.diedaohu import (
     apply_win,
     best_class_reading,
     check_hand,
+    class_reading,
     hand_counts,
     new_session as diedaohu_new_session,
     win_refusal,
@@ -73,6 +75,7 @@ __all__ = [
     "LiuweiScore",
     "scale",
     "score_win",
+    "score_reading",
     "score_hand",
     "nearest_winner",
     "win_transfers",
@@ -143,11 +146,22 @@ def score_win(concealed, melds, win_tile: int, ctx: DiedaohuContext, opts: Liuwe
     return LiuweiScore(**{**r, "fans": dict(r["fans"])})
 
 
+def score_reading(concealed, melds, win_tile: int, ctx: DiedaohuContext, opts, reading) -> LiuweiScore:
+    """:func:`score_win` valued on ``reading`` alone, the reading ``best_class_reading`` picks (the engine's compiled
+    core names it, so that a result is built without enumerating the others)."""
+    counts = hand_counts(concealed)
+    r = _score_cached(counts.tobytes(), tuple(melds), int(win_tile), ctx, opts, reading)
+    return LiuweiScore(**{**r, "fans": dict(r["fans"])})
+
+
 @functools.lru_cache(maxsize=1 << 14)
-def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: DiedaohuContext, opts) -> dict:
+def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: DiedaohuContext, opts, reading=None) -> dict:
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     check_hand(counts, melds, w, chi=False, variant="Liuwei")
-    found = best_class_reading(counts, melds, w, _RANK.__getitem__)
+    if reading is None:
+        found = best_class_reading(counts, melds, w, _RANK.__getitem__)
+    else:
+        found = class_reading(counts, melds, w, reading)
     if found is None:
         return no_reading_result(hand_class=None, share=0.0, peichong=None)
     reading, cls = found
