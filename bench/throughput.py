@@ -268,7 +268,7 @@ def profile_one(spec: str, variant: str, seconds: float, core: int) -> None:
     import cProfile
     import pstats
 
-    prof = cProfile.Profile()
+    prof = cProfile.Profile(time.process_time)  # CPU time, as the measurements (a loaded machine's waits left out)
     prof.runcall(run_one, spec, variant, seconds, core)
     stats = pstats.Stats(prof)
     stats.sort_stats("tottime").print_stats(20)
