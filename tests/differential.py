@@ -38,7 +38,9 @@ results, the worlds' replay, the blocks-form fast player and every change since 
 440,000 hands, every step equal; 971 CPU s in all.  Diedaohu's, Liuwei's and Yangzhou's wins settled in the kernel
 (mjenv/engine/ddwin.py, yzend._yz_end; issue 30): ``--hands 300 --batch 64 --seed 11`` for all 44 configurations,
 ``--hands 10000 --batch 256 --seed 11 --only diedaohu|liuwei|yangzhou`` (9 configurations, 90,000 hands) and
-``--hands 512 --batch 512 --threads 2 --seed 11`` for those three families, every step equal.
+``--hands 512 --batch 512 --threads 2 --seed 11`` for those three families, every step equal; with Diedaohu's and
+Liuwei's results built from the kernel's reading codes (ddwin._dd_reading): ``--hands 300 --batch 64 --seed 11`` (44
+configurations) and ``--hands 2000 --batch 256 --seed 11 --only diedaohu|liuwei`` (5 configurations), all equal.
 """
 
 from __future__ import annotations
