@@ -273,6 +273,21 @@ def test_a_clone_on_the_derived_hand_rows_records_them_and_computes_them_at_play
     with pytest.raises(ArgsError, match="--init_checkpoint: its network reads derived rows 'mjenv-hand-v1'"):
         train.train(_tiny_train_args(tmp_path, run_name="x", netclone_sets=0,
                                      init_checkpoint=str(tmp_path / "runs" / "hf" / "final.pt")))
+    # train.py's stage and the stage on its own fit the same weights on the derived rows too (as for v1 above)
+    import os
+
+    from agents.training.netclone import CloneArgs, run
+
+    staged = train.train(_tiny_train_args(tmp_path, run_name="hf0", derived=HAND_FEATURES))
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        alone = run(CloneArgs(data_dir=str(tmp_path / "data"), train_walls=12, train_sets=1, holdout_walls=4,
+                              channels=8, blocks=1, hidden=16, epochs=2, batch_size=64, lr=0.003, eval_every=200,
+                              device="cpu", derived=HAND_FEATURES, out=str(tmp_path / "alone.pt")), log=lambda s: None)
+    finally:
+        os.chdir(here)
+    assert staged["steps"] == 0 and alone["checksum"] == load_checkpoint(tmp_path / "runs" / "hf0" / "final.pt")["checksum"]
     with pytest.raises(ArgsError, match="--derived: 'hand' is not 'mjenv-hand-v1'"):
         train.check_args(train.Args(derived="hand"))
     with pytest.raises(ArgsError, match="--derived: only the all-seat trainer's policy without advice"):
