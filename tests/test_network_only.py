@@ -169,6 +169,10 @@ def test_the_shipped_network_only_checkpoint_loads_and_plays():
     assert ppo["network_only"] is True and ppo["arch"] == ck["arch"] and ppo["meta"]["algo"] == "allseat-ppo"
     assert ppo["checksum"] != ck["checksum"]
     assert _play(make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-ppo.pt'}", "kawuxing3"))
+    hand = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-hand.pt")  # the clone on the derived hand rows
+    assert hand["network_only"] is True and hand["derived"] == "mjenv-hand-v1" and hand["arch"] == ck["arch"]
+    assert hand["obs_shape"] == [SHAPE[0] + 18, SHAPE[1]] and hand["meta"]["holdout_agreement"] > 0.95
+    assert _play(make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-hand.pt'}", "kawuxing3"))
 
 
 def _tiny_train_args(tmp_path, **kw):
