@@ -158,13 +158,15 @@ def test_an_advised_v2_policy_with_no_learned_part_plays_the_flush_player():
 
 def test_the_shipped_yangzhou_checkpoint_plays_the_yangzhou_flush_player():
     """agents/checkpoints/yangzhou-default.pt reads heuristic-advice-v2; in Yangzhou that advisor is heuristic-flush
-    with the flush plan credited 5 steps and all triplets 4 (the heuristic: 3 and 3), which is where its measured
-    margin over the heuristic comes from (docs/experiments/four-player.md): its greedy moves are heuristic-flush's, and those
-    differ from the heuristic's."""
+    with the flush plan credited 5 steps and all triplets 4 (the heuristic: 3 and 3).  Its network, the departure head
+    set aside, plays heuristic-flush's moves, and those differ from the heuristic's; the head departs from them only
+    where it predicts a gain over tau 2 (docs/experiments/four-player.md)."""
     from agents import CHECKPOINT_DIR
 
     agent = make_agent(str(CHECKPOINT_DIR / "yangzhou-default.pt"), "yangzhou")
     assert agent.features.version == "heuristic-advice-v2"
+    assert agent.departures is not None and agent.checkpoint["departures"]["tau"] == 2.0
+    agent.departures = None  # the network alone
     flush, plain = make_agent("heuristic-flush", "yangzhou"), make_agent("heuristic", "yangzhou")
     assert list(flush._bonus()) == [5, 5, 5, 0, 0, 4] and list(plain._bonus()) == [3, 3, 3, 0, 0, 3]
     differ = 0
