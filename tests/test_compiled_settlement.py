@@ -283,9 +283,22 @@ def _yz_win(eng: Engine, rng: np.random.Generator, self_draw: bool):
     for tr in want.transfers:
         expect[tr.payer] -= tr.amount
         expect[tr.payee] += tr.amount
+    hands = {x: (st.hand[0, x].copy(), eng.melds_of(0, x)) for x in winners}
     E = eng._args + (7,)
     assert yzend._yz_end(E, 0, code) == K.P_ENDED
     assert st.phase[0] == S.DONE and eng._pend[0, K.PEND_OVER] == 0
+    # each winner's reading code names a reading whose own score is the scorer's (or says another ties)
+    for (x, sc) in scored:
+        held, melds = hands[x]
+        concealed = held.copy()
+        if self_draw:
+            concealed[w] -= 1
+        rc = int(eng._pend[0, K.PEND_READING + x])
+        r = settled_reading(concealed, w, rc)
+        assert r is not None or rc & H.READING_TIE, rc
+        if r is not None:
+            ctx = Y.YangzhouContext(how, Y.seat_wind(x, int(st.dealer[0])), rw)
+            assert Y.score_reading(concealed, melds, w, ctx, eng.opts, r) == sc
     return st.money[0].copy(), expect, scored
 
 

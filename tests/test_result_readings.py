@@ -1,9 +1,10 @@
-"""Results built from the reading the compiled core valued each win with (mjenv/engine/kwscore.py, gjscore.py, ddwin.py).
+"""Results built from the reading the compiled core valued each win with (mjenv/engine/kwscore.py, gjscore.py,
+ddwin.py, yzscore.py).
 
-The kernels that settle Kawuxing, Gejiu, Diedaohu and Liuwei wins record the code of each winner's best reading
+The kernels that settle the wins of every family record the code of each winner's best reading
 (``mjenv.rules.hand``'s reading codes, ``Engine._win_reading``); a result read later values that reading alone
-(``kawuxing.score_reading`` / ``gejiu.score_reading`` / ``diedaohu.score_reading`` / ``liuwei.score_reading``)
-instead of every reading.  Here the codes name exactly the
+(``kawuxing.score_reading``, ``gejiu.score_reading``, ``diedaohu.score_reading``, ``liuwei.score_reading``,
+``yangzhou.score_reading``) instead of every reading.  Here the codes name exactly the
 readings the Python scorer enumerates, and every result equals the one the full scorer builds.
 """
 
@@ -65,9 +66,11 @@ def test_codes_decode_to_readings_and_ties_fall_back():
     assert r == H.Reading("standard", (("seq", 0), ("seq", 0), ("seq", 9), ("seq", 9)), 27)
 
 
-@pytest.mark.parametrize("variant,batch", [("kawuxing3", 64), ("gejiu", 64), ("diedaohu", 640), ("liuwei", 640)])
+@pytest.mark.parametrize(
+    "variant,batch", [("kawuxing3", 64), ("gejiu", 64), ("diedaohu", 640), ("liuwei", 640), ("yangzhou", 2048)]
+)
 def test_results_from_the_kernels_reading_equal_the_full_scorer(variant, batch):
-    # (Diedaohu and Liuwei: random play wins about one hand in a hundred, hence the batch)
+    # (Diedaohu and Liuwei: random play wins about one hand in a hundred, Yangzhou one in 250, hence the batch)
     eng = Engine(variant, batch, record_events=False)
     rng = np.random.default_rng(1)
     wins = single = 0

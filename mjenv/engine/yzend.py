@@ -105,8 +105,8 @@ def _yz_self_draw(E, b, s, w):
 
 @kernel
 def _yz_total(E, b, s, w, self_draw):
-    """T of seat ``s``'s best reading of its win on ``w`` (``yzscore.best``; a self-draw's ``w`` is in the hand
-    already, a claimed one is not)."""
+    """``(T, code)`` of seat ``s``'s best reading of its win on ``w`` (``yzscore.best``; a self-draw's ``w`` is in
+    the hand already, a claimed one is not)."""
     r8 = E[0][b]
     scr = E[9]
     h = _hand(r8, s)
@@ -114,14 +114,14 @@ def _yz_total(E, b, s, w, self_draw):
         scr[3, t] = h[t]
     if self_draw:
         scr[3, w] -= 1
-    _, total, _ = yzscore.best(
+    _, total, _, code = yzscore.best(
         scr[3], scr[0], scr[1], scr[2], np.int64(w),
         r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
         r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
         r8[O8_N_MELDS + s], self_draw, np.int64(27 + (s - r8[O8_DEALER] + 4) % 4), E[4][b, PEND_ROUND_WIND],
         E[7][C_YZ : C_YZ + yzscore.N_YZ], E[8],
     )
-    return total
+    return total, code
 
 
 @kernel
@@ -165,7 +165,8 @@ def _yz_end(E, b, code):
     """Settle a Yangzhou win (P_SELF_DRAW or P_CLAIM_WIN) as the engine's Python path does (``yangzhou.settle_win``:
     T·b from each other seat on a self-draw, 2·T·b from the discarder (konger) to each winner in turn order; the
     liable seat of 包牌 pays it all), the claimed tile joining the nearest winner's hand; end the hand and return
-    P_ENDED with ``pend[b, 1]`` = END_*.  The claim window and the mask judged the wins legal already."""
+    P_ENDED with ``pend[b, 1]`` = END_* and each winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for
+    the others).  The claim window and the mask judged the wins legal already."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     n = MAX_SEATS
@@ -176,7 +177,8 @@ def _yz_end(E, b, code):
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
         w = r8[O8_DRAWN]
-        t = float(_yz_total(E, b, s, w, True)) * base
+        total, pend[b, PEND_READING + s] = _yz_total(E, b, s, w, True)
+        t = float(total) * base
         liable = _yz_liable(E, b, s, w, False)
         if liable >= 0:
             _pay(money, b, liable, s, (n - 1) * t)
@@ -199,7 +201,8 @@ def _yz_end(E, b, code):
             if first < 0:
                 first = s
             # valued before the tile moves (only the nearest winner's hand changes, after every value)
-            t = float(_yz_total(E, b, s, tile, False)) * base
+            total, pend[b, PEND_READING + s] = _yz_total(E, b, s, tile, False)
+            t = float(total) * base
             liable = _yz_liable(E, b, s, tile, True)
             _pay(money, b, frm if liable < 0 else liable, s, 2 * t)
         _give_won_tile(r8, E[1][b], frm, tile, first, rob)

@@ -26,6 +26,7 @@ import numpy as np
 
 from mjenv.engine import handk
 from mjenv.engine.jit import njit
+from mjenv.rules import hand as _H
 from mjenv.rules.scoring import yangzhou as _Y
 
 __all__ = ["config", "N_YZ", "best", "claim_legal", "self_draw_legal"]
@@ -106,6 +107,7 @@ def config(opts) -> np.ndarray:
 
 
 _jit = njit(cache=True, _nrt=False)
+_TIE = _H.READING_TIE
 
 
 @_jit
@@ -225,10 +227,11 @@ def _edge_or_closed(first, w):
 
 @_jit
 def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, yc, tabs):
-    """``(qualifies, T, B)`` of the best reading of a win on ``w`` by concealed counts ``h`` (*without* ``w``)
-    and ``nm`` melds of kinds ``mk`` / tiles ``mt``, as ``yangzhou.score_win`` chooses it (the largest key
-    (B > 0 and T ≥ min_fan, T, B) over readings and placements of ``w``); ``(False, 0, 0)`` without a reading.
-    ``full``, ``work`` and ``owned``: int8 rows of 34 used as working space."""
+    """``(qualifies, T, B, code)`` of the best reading of a win on ``w`` by concealed counts ``h`` (*without*
+    ``w``) and ``nm`` melds of kinds ``mk`` / tiles ``mt``, as ``yangzhou.score_win`` chooses it (the largest key
+    (B > 0 and T ≥ min_fan, T, B) over readings and placements of ``w``); ``code``: that reading's code
+    (``mjenv.rules.hand``'s reading codes, READING_TIE set when another reading has the same key); ``(False, 0,
+    0, -1)`` without a reading.  ``full``, ``work`` and ``owned``: int8 rows of 34 used as working space."""
     # the whole hand: suits, honors, terminals; the melds' fixed part
     suits = 0
     honors = False
@@ -297,6 +300,8 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
     best_key = np.int64(-1)
     best_t = 0
     best_b = 0
+    best_code = -1
+    tie = False
     for p in range(34):
         if full[p] < 2:
             continue
@@ -369,9 +374,13 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
                 best_key = key
                 best_t = total
                 best_b = b_value
+                best_code = p << 5 | choice
+                tie = False
+            elif key == best_key:
+                tie = True
     if best_key < 0:
-        return False, 0, 0
-    return (best_key >> 40) != 0, best_t, best_b
+        return False, 0, 0, -1
+    return (best_key >> 40) != 0, best_t, best_b, (best_code | _TIE) if tie else best_code
 
 
 @_jit
@@ -380,7 +389,7 @@ def claim_legal(h, full, work, owned, w, mk, mt, nm, seat_wind, round_wind, lock
     tile ``dadiaoche``, -1 for none)."""
     if yc[YZ_LOUHU] != 0 and locked and (dadiaoche < 0 or w != dadiaoche):
         return False
-    ok, _, _ = best(h, full, work, owned, w, mk, mt, nm, False, seat_wind, round_wind, yc, tabs)
+    ok, _, _, _ = best(h, full, work, owned, w, mk, mt, nm, False, seat_wind, round_wind, yc, tabs)
     return ok
 
 
@@ -391,7 +400,7 @@ def self_draw_legal(hand, before, full, work, owned, w, mk, mt, nm, seat_wind, r
     for t in range(34):
         before[t] = hand[t]
     before[w] -= 1
-    ok, _, _ = best(before, full, work, owned, w, mk, mt, nm, True, seat_wind, round_wind, yc, tabs)
+    ok, _, _, _ = best(before, full, work, owned, w, mk, mt, nm, True, seat_wind, round_wind, yc, tabs)
     return ok
 
 
@@ -402,7 +411,7 @@ def best_batch(hs, ws, mks, mts, nms, self_draws, seat_winds, round_winds, yc, t
     work = np.zeros(34, np.int8)
     owned = np.zeros(34, np.int8)
     for i in range(hs.shape[0]):
-        q, t, b = best(
+        q, t, b, _ = best(
             hs[i], full, work, owned, ws[i], mks[i], mts[i], nms[i], self_draws[i] != 0, seat_winds[i],
             round_winds[i], yc, tabs,
         )

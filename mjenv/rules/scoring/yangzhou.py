@@ -6,7 +6,7 @@ This module owns, for variants ``yangzhou`` (标准扬州式) and ``yangzhou_new
 * the small fans of a reading (§8.4), with the seat and round winds as inputs (§8.3) — :class:`YangzhouContext`;
 * the big fans (§8.5) and the big-fan value B of a reading (§8.6) — :func:`structure_fans`, :func:`big_fan_value`;
 * the total T = B + small fans, legality (B > 0 and T ≥ ``min_fan``, the missed-win lock) and the choice of the
-  scored reading (§8.7) — :func:`score_win`, :func:`score_hand`;
+  scored reading (§8.7) — :func:`score_win`, :func:`score_hand` (:func:`score_reading` on a reading already chosen);
 * the 1:2 payments (§8.8) and 包牌 liability (§8.9) — :func:`win_transfers`, :func:`settle_win`, :func:`liable_seat`;
 * the winds of a seat and a round (§8.3) — :func:`seat_wind`, :func:`round_wind`.
 
@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mjenv.rules.hand import reading_text, readings, wait_mask
+from mjenv.rules.hand import Reading, reading_text, readings, wait_mask
 from mjenv.rules.scoring.common import (
     json_number,
     no_reading_result,
@@ -78,6 +78,7 @@ __all__ = [
     "structure_fans",
     "big_fan_value",
     "score_win",
+    "score_reading",
     "score_hand",
     "liable_seat",
     "win_transfers",
@@ -483,14 +484,26 @@ def score_win(concealed, melds, win_tile: int, ctx: YangzhouContext, opts: Yangz
     return YangzhouScore(**{**r, "fans": dict(r["fans"])})
 
 
+def score_reading(concealed, melds, win_tile: int, ctx: YangzhouContext, opts, reading: Reading) -> YangzhouScore:
+    """:func:`score_win` valued on ``reading`` alone (its placements of the winning tile all tried), the reading
+    :func:`score_win` picks (the engine's compiled core names it, so that a result is built without enumerating
+    the others)."""
+    counts = hand_counts(concealed)
+    r = _score_cached(counts.tobytes(), tuple(melds), int(win_tile), ctx, opts, _tables_key(), reading)
+    return YangzhouScore(**{**r, "fans": dict(r["fans"])})
+
+
 def _tables_key() -> tuple:
     """The value tables as they stand now, so that a changed table is never answered from the cache."""
     return tuple(BIG_FANS.items()), tuple(SMALL_FANS.items()), tuple(COMPOSITES.items()), STRUCTURE
 
 
 @functools.lru_cache(maxsize=1 << 14)
-def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: YangzhouContext, opts, tables) -> dict:
-    """The work of :func:`score_win`, memoized on its arguments (``tables``: :func:`_tables_key`)."""
+def _score_cached(
+    counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: YangzhouContext, opts, tables, reading=None
+) -> dict:
+    """The work of :func:`score_win`, memoized on its arguments (``tables``: :func:`_tables_key`; ``reading``: only
+    that reading, :func:`score_reading`)."""
     counts = np.frombuffer(counts_bytes, dtype=np.int8)
     check_hand(counts, melds, w, chi=opts.chi == "on", variant="Yangzhou with chi: off")
     full = counts.astype(np.int8).copy()
@@ -501,7 +514,7 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Yan
     msets = _meld_sets(melds)
 
     best = None
-    for r in readings(full, seven_pairs=False):
+    for r in readings(full, seven_pairs=False) if reading is None else (reading,):
         sets = [_Set(kind, t, "hand") for kind, t in r.sets] + msets
         b_value, big_parts = big_fan_value([(s.kind, s.tile) for s in sets], suit_fan, opts)
         for placement in _placements(r, w):
