@@ -40,7 +40,9 @@ results, the worlds' replay, the blocks-form fast player and every change since 
 ``--hands 10000 --batch 256 --seed 11 --only diedaohu|liuwei|yangzhou`` (9 configurations, 90,000 hands) and
 ``--hands 512 --batch 512 --threads 2 --seed 11`` for those three families, every step equal; with Diedaohu's and
 Liuwei's results built from the kernel's reading codes (ddwin._dd_reading): ``--hands 300 --batch 64 --seed 11`` (44
-configurations) and ``--hands 2000 --batch 256 --seed 11 --only diedaohu|liuwei`` (5 configurations), all equal.
+configurations) and ``--hands 2000 --batch 256 --seed 11 --only diedaohu|liuwei`` (5 configurations), all equal;
+Yangzhou's from yzscore.best's codes: ``--hands 2000 --batch 256 --seed 11 --only yangzhou`` (4 configurations)
+all equal.
 """
 
 from __future__ import annotations
