@@ -741,7 +741,8 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         [w.collect(state) for w in workers] if ray is None else ray.get([w.collect.remote(ray.put(state)) for w in workers])))
     print(f"run {folder.name}: {args.variant}, all-seat PPO ({args.precision}), {args.total_timesteps:,} samples, "
           f"{len(workers)} worker(s) × {args.num_envs} tables × {args.n_steps} steps, frozen share {args.frozen_share} "
-          f"({dict(zip(args.opponents, args.opponent_weights))}), obs {OBS_VERSION} {tuple(obs_shape)}", flush=True)
+          f"({dict(zip(args.opponents, args.opponent_weights))}), obs {OBS_VERSION}"
+          f"{' + ' + args.derived if getattr(args, 'derived', '') else ''} {tuple(obs_shape)}", flush=True)
     while steps < args.total_timesteps:
         # rollout (the advantages are computed in the workers: SeatRollouts.collect, seat_advantages)
         state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
