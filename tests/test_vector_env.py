@@ -247,3 +247,15 @@ def test_maskable_ppo_trains_on_the_sb3_vec_env():
         assert obs.shape == (4, 100 * 34) and rew.dtype == np.float32
         for b in np.flatnonzero(done):
             assert "terminal_observation" in infos[b] and "result" in infos[b]
+
+
+def test_an_env_whose_constructor_refused_its_arguments_closes_quietly():
+    """gymnasium's ``VectorEnv.__del__`` calls ``close()`` on an object whose ``__init__`` raised: it must not raise
+    again (pytest reported it as an unraisable AttributeError)."""
+    from mjenv.envs.vector import MahjongVectorEnv
+
+    with pytest.raises(ValueError):
+        MahjongVectorEnv("kawuxing3", 0)
+    half_made = MahjongVectorEnv.__new__(MahjongVectorEnv)
+    half_made.close()
+    assert half_made.closed

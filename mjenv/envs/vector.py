@@ -156,7 +156,9 @@ class MahjongVectorEnv(LearnerEnvCore, VectorEnv):
 
     def close(self, **kwargs) -> None:
         """Nothing to release; later ``reset`` and ``step`` calls are refused."""
-        self.core.close()
+        core = self.__dict__.get("core")  # absent when the constructor refused its arguments (gymnasium's __del__ closes)
+        if core is not None:
+            core.close()
         self.closed = True
 
 
