@@ -105,6 +105,35 @@ def _put(eng: Engine, s: int, counts, melds) -> None:
         st.meld_src[0, s, j] = -1 if kind == S.CONCEALED_KONG else (s + 1 + src % 3) % 4  # another seat
 
 
+def _stage_win(eng: Engine, rng: np.random.Generator, self_draw: bool, chi: bool = False, p_winner: float = 0.5):
+    """Put a random winning position at table 0: a self-draw by one seat, or a discard (robbed with probability 0.2)
+    claimed by each other seat with probability ``p_winner`` (at least one).  Returns ``(code, how, discarder or
+    None, winners, winning tile)``; a single-winner family keeps only the first."""
+    st = eng.state
+    st.claim_reply[0] = 0
+    if self_draw:
+        s = int(rng.integers(4))
+        counts, melds = _hand(rng, None, chi)
+        w = int(rng.choice(np.flatnonzero(counts)))
+        _put(eng, s, counts, melds)
+        st.cur[0], st.drawn[0] = s, w
+        st.phase[0] = S.TURN
+        return K.P_SELF_DRAW, "self-draw", None, [s], w
+    frm = int(rng.integers(4))
+    w = int(rng.integers(34))
+    others = [(frm + k) % 4 for k in range(1, 4)]
+    winners = [x for x in others if rng.random() < p_winner] or [others[int(rng.integers(3))]]
+    for x in winners:
+        counts, melds = _hand(rng, w, chi)
+        counts[w] -= 1
+        _put(eng, x, counts, melds)
+        st.claim_reply[0, x] = A.WIN
+    st.claim_from[0], st.claim_tile[0] = frm, w
+    rob = rng.random() < 0.2
+    st.phase[0] = S.ROB if rob else S.CLAIM
+    return K.P_CLAIM_WIN, "rob" if rob else "discard", frm, winners[:1] if eng.family.single_winner else winners, w
+
+
 def _settle_one(eng: Engine, rng: np.random.Generator, self_draw: bool):
     """Draw a random win at table 0 of ``eng``, settle it compiled and by the scorer; both moneys and over flags."""
     st = eng.state
@@ -116,31 +145,7 @@ def _settle_one(eng: Engine, rng: np.random.Generator, self_draw: bool):
         out = rng.random(4) < 0.15
         eng.balance[0, out] = -st.money[0, out]  # some seats already busted
     money0 = st.money[0].copy()
-    st.claim_reply[0] = 0
-    if self_draw:
-        s = int(rng.integers(4))
-        counts, melds = _hand(rng, None)
-        w = int(rng.choice(np.flatnonzero(counts)))
-        _put(eng, s, counts, melds)
-        st.cur[0], st.drawn[0] = s, w
-        st.phase[0] = S.TURN
-        code, how, frm, winners = K.P_SELF_DRAW, "self-draw", None, [s]
-    else:
-        frm = int(rng.integers(4))
-        t = int(rng.integers(34))
-        others = [(frm + k) % 4 for k in range(1, 4)]
-        winners = [x for x in others if rng.random() < 0.5] or [others[int(rng.integers(3))]]
-        for x in winners:
-            counts, melds = _hand(rng, t)
-            counts[t] -= 1
-            _put(eng, x, counts, melds)
-            st.claim_reply[0, x] = A.WIN
-        st.claim_from[0], st.claim_tile[0] = frm, t
-        rob = rng.random() < 0.2
-        st.phase[0] = S.ROB if rob else S.CLAIM
-        code, how = K.P_CLAIM_WIN, "rob" if rob else "discard"
-        if fam.single_winner:
-            winners = winners[:1]
+    code, how, frm, winners, _ = _stage_win(eng, rng, self_draw)
     scored = []
     for x in winners:
         concealed = st.hand[0, x].copy()
@@ -244,31 +249,7 @@ def _yz_win(eng: Engine, rng: np.random.Generator, self_draw: bool):
     eng._pend[0, K.PEND_ROUND_WIND] = 27 + int(rng.integers(4))
     rw = int(eng._pend[0, K.PEND_ROUND_WIND])
     while True:
-        st.claim_reply[0] = 0
-        if self_draw:
-            s = int(rng.integers(4))
-            counts, melds = _hand(rng, None, chi)
-            w = int(rng.choice(np.flatnonzero(counts)))
-            _put(eng, s, counts, melds)
-            st.cur[0], st.drawn[0] = s, w
-            st.phase[0] = S.TURN
-            code, how, frm, winners = K.P_SELF_DRAW, "self-draw", None, [s]
-        else:
-            frm = int(rng.integers(4))
-            w = int(rng.integers(34))
-            others = [(frm + k) % 4 for k in range(1, 4)]
-            winners = [x for x in others if rng.random() < 0.4] or [others[int(rng.integers(3))]]
-            for x in winners:
-                counts, melds = _hand(rng, w, chi)
-                counts[w] -= 1
-                _put(eng, x, counts, melds)
-                st.claim_reply[0, x] = A.WIN
-            st.claim_from[0], st.claim_tile[0] = frm, w
-            rob = rng.random() < 0.2
-            st.phase[0] = S.ROB if rob else S.CLAIM
-            code, how = K.P_CLAIM_WIN, "rob" if rob else "discard"
-            if eng.family.single_winner:
-                winners = winners[:1]
+        code, how, frm, winners, w = _stage_win(eng, rng, self_draw, chi, p_winner=0.4)
         scored = []
         for x in winners:
             concealed = st.hand[0, x].copy()
