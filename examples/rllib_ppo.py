@@ -8,7 +8,10 @@ models (``--model``):
 * ``resnet1d``: the network-only policy network (:class:`agents.training.rllib_module.ResNetMaskedModule`, the one
   ``network:PATH`` checkpoints play), fresh (``--channels --blocks --hidden``) or from a network-only checkpoint
   (``--init agents/checkpoints/kawuxing3-network.pt``); ``--save PATH`` writes the trained policy as a network-only
-  ``mjenv-policy-v1`` checkpoint that ``python evaluate.py --agents network:PATH heuristic-flush`` plays.
+  ``mjenv-policy-v1`` checkpoint that ``python evaluate.py --agents network:PATH heuristic-flush`` plays.  The
+  network also reads the derived hand rows ``mjenv-hand-v1`` where its checkpoint does
+  (``--init agents/checkpoints/kawuxing3-network-hand.pt``) or with ``--derived mjenv-hand-v1``; the module computes
+  them from the env's observation.
 
 Both read the ``action_mask`` half of the observation and give illegal actions a logit of ``FLOAT_MIN``.  The
 defaults are a smoke-sized run::
@@ -17,6 +20,8 @@ defaults are a smoke-sized run::
     python examples/rllib_ppo.py --iterations 50 --batch 4000 --env_runners 2
     python examples/rllib_ppo.py --model resnet1d --init agents/checkpoints/kawuxing3-network.pt --lr 1e-5 \
         --iterations 20 --batch 4000 --save runs/rllib/network.pt
+    python examples/rllib_ppo.py --model resnet1d --init agents/checkpoints/kawuxing3-network-hand.pt --lr 1e-5 \
+        --iterations 20 --batch 4000 --save runs/rllib/network-hand.pt
 
 Each iteration prints the iteration, env steps so far, episodes (hands) finished and the mean per-seat return
 of the shared policy (money per hand: 0 on average, since self-play is zero-sum).
@@ -35,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 def module_spec(model: str = "mlp", hidden: int = 64, variant: str = "kawuxing3", resnet: dict | None = None):
     """The ``RLModuleSpec`` of the shared policy: RLlib's masked MLP example (``mlp``, ``hidden`` units), or the
     ``resnet1d`` network-only module with ``resnet`` as its extra ``model_config`` (``channels``, ``blocks``,
-    ``hidden``, ``init``)."""
+    ``hidden``, ``derived``, ``init``)."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     if model == "mlp":
@@ -49,7 +54,7 @@ def module_spec(model: str = "mlp", hidden: int = 64, variant: str = "kawuxing3"
 
         obs_shape = ObservationEncoder(variant).shape
         return RLModuleSpec(module_class=ResNetMaskedModule,
-                            model_config={"obs_shape": list(obs_shape), **(resnet or {})})
+                            model_config={"obs_shape": list(obs_shape), "variant": variant, **(resnet or {})})
     raise ValueError(f"--model must be mlp or resnet1d, got {model!r}")
 
 
@@ -89,13 +94,15 @@ def main(argv: list[str] | None = None) -> list[dict]:
     p.add_argument("--channels", type=int, default=None, help="resnet1d channels (default 64, or the --init checkpoint's)")
     p.add_argument("--blocks", type=int, default=None, help="resnet1d residual blocks (default 4, or the checkpoint's)")
     p.add_argument("--hidden", type=int, default=None, help="resnet1d dense units (default 256, or the checkpoint's)")
+    p.add_argument("--derived", default=None, choices=("mjenv-hand-v1",),
+                   help="resnet1d: the network also reads these derived rows (default: none, or the --init checkpoint's)")
     p.add_argument("--init", default=None, help="resnet1d: start from this network-only checkpoint")
     p.add_argument("--save", default=None, help="resnet1d: write the trained policy here as a network-only checkpoint")
     a = p.parse_args(argv)
-    if a.model != "resnet1d" and (a.init or a.save or a.channels or a.blocks or a.hidden):
-        p.error("--init, --save, --channels, --blocks and --hidden need --model resnet1d")
-    resnet = {k: v for k, v in (("channels", a.channels), ("blocks", a.blocks), ("hidden", a.hidden), ("init", a.init))
-              if v is not None}
+    if a.model != "resnet1d" and (a.init or a.save or a.channels or a.blocks or a.hidden or a.derived):
+        p.error("--init, --save, --channels, --blocks, --hidden and --derived need --model resnet1d")
+    resnet = {k: v for k, v in (("channels", a.channels), ("blocks", a.blocks), ("hidden", a.hidden), ("init", a.init),
+                                ("derived", a.derived)) if v is not None}
     import ray
 
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")

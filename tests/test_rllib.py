@@ -152,8 +152,45 @@ def test_the_resnet_module_refuses_a_checkpoint_it_cannot_be(tmp_path):
         resolve_model_config({"obs_shape": [100, 34], "init": shipped, "channels": 32})
     with pytest.raises(ValueError, match="checkpoint file not found"):
         resolve_model_config({"obs_shape": [100, 34], "init": str(tmp_path / "none.pt")})
-    shape, arch, ck = resolve_model_config({"obs_shape": [100, 34], "blocks": 2})
-    assert ck is None and arch == {"net": "resnet1d", "channels": 64, "blocks": 2, "hidden": 256}
+    with pytest.raises(ValueError, match="derived='mjenv-hand-v1' disagrees"):
+        resolve_model_config({"obs_shape": [100, 34], "init": shipped, "derived": "mjenv-hand-v1"})
+    with pytest.raises(ValueError, match="derived='mjenv-hand-v9': must be one of"):
+        resolve_model_config({"obs_shape": [100, 34], "derived": "mjenv-hand-v9"})
+    with pytest.raises(ValueError, match="computed from kawuxing4's mjenv-obs-v1 rows"):
+        resolve_model_config({"obs_shape": [100, 34], "derived": "mjenv-hand-v1", "variant": "kawuxing4"})
+    shape, arch, ck, hand = resolve_model_config({"obs_shape": [100, 34], "blocks": 2})
+    assert ck is None and hand is None and shape == (100, 34)
+    assert arch == {"net": "resnet1d", "channels": 64, "blocks": 2, "hidden": 256}
+    shape, _, _, hand = resolve_model_config({"obs_shape": [100, 34], "derived": "mjenv-hand-v1"})
+    assert hand.version == "mjenv-hand-v1" and shape == (118, 34)
+
+
+def test_the_resnet_module_computes_the_derived_rows_of_a_hand_checkpoint(tmp_path):
+    """From ``kawuxing3-network-hand.pt`` (which reads ``mjenv-hand-v1``) the module computes the derived rows from
+    the env's v1 observation: its logits are the checkpoint's as PolicyAgent plays it, and it saves back to it."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from agents.players.policy import PolicyAgent, load_checkpoint, save_checkpoint, tensor_checksum
+    from agents.training.rllib_module import ResNetMaskedModule, module_payload
+
+    shipped = ROOT / "agents" / "checkpoints" / "kawuxing3-network-hand.pt"
+    env, obs, mask = _env_batch()
+    module = ResNetMaskedModule(observation_space=env.observation_spaces["seat_0"],
+                                action_space=env.action_spaces["seat_0"],
+                                model_config={"obs_shape": [100, 34], "init": str(shipped)})
+    assert module.obs_shape == (118, 34)
+    batch = {Columns.OBS: {"observations": torch.as_tensor(obs), "action_mask": torch.as_tensor(mask)}}
+    with torch.no_grad():
+        out = module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS].numpy()
+        values = module.compute_values(batch)
+    assert values.shape == (len(obs),) and torch.isfinite(values).all()
+    legal = mask.astype(bool)
+    agent = PolicyAgent(shipped, network_only=True)
+    np.testing.assert_allclose(out[legal], agent.logits(obs.reshape(len(obs), 100, 34), legal)[legal], rtol=1e-5, atol=1e-5)
+    back = load_checkpoint(save_checkpoint(tmp_path / "back.pt", module_payload(module, env.rules)))
+    assert back["derived"] == "mjenv-hand-v1" and back["obs_shape"] == [118, 34]
+    assert back["network_only"] is True and tensor_checksum(back) == tensor_checksum(load_checkpoint(shipped))
 
 
 def test_rllib_ppo_trains_the_network_only_model_and_writes_a_checkpoint_that_plays(tmp_path):
@@ -169,13 +206,14 @@ def test_rllib_ppo_trains_the_network_only_model_and_writes_a_checkpoint_that_pl
     out = tmp_path / "rl.pt"
     try:
         rows = example.main(["--model", "resnet1d", "--channels", "8", "--blocks", "1", "--hidden", "32",
-                             "--iterations", "1", "--batch", "200", "--save", str(out)])
+                             "--derived", "mjenv-hand-v1", "--iterations", "1", "--batch", "200", "--save", str(out)])
     finally:
         ray.shutdown()
     assert rows[-1]["env_steps"] >= 200 and np.isfinite(rows[-1]["policy_loss"])
     ck = load_checkpoint(out)
     assert ck["network_only"] is True and ck["arch"] == {"net": "resnet1d", "channels": 8, "blocks": 1, "hidden": 32}
     assert ck["meta"]["algo"] == "RLlib PPO" and ck["meta"]["iterations"] == 1
+    assert ck["derived"] == "mjenv-hand-v1" and ck["obs_shape"] == [118, 34]  # the module computed the hand rows
     agent = PolicyAgent(out, network_only=True)
     eng = Engine("kawuxing3", 4)
     eng.reset(seed=0)
