@@ -14,7 +14,8 @@ machine is shared, and CPU time is what a configuration costs whatever else runs
   with ``last()`` at every step, a random legal action from its ``action_mask`` (its nonzero ids, one picked
   with Python's ``random`` as the peer's loop picks from its legal actions);
 * ``engine:B[:V]`` — ``Engine(V, B, record_events=False)``, a random legal action for every table from
-  :class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once;
+  :class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once (found with
+  ``Engine.any_done()`` at every step, then ``Engine.done``);
 * ``match:B[:V]`` — as ``engine`` but each finished table plays its match on with ``Engine.next_hand`` (a
   table whose session is over is dealt afresh), as tournaments and training with sessions do;
 * ``obs:B[:V]`` — the same plus the ``mjenv-obs-v1`` encoding of every table's acting seat after each step,
@@ -191,9 +192,8 @@ def _engine_runner(variant: str, batch: int, with_obs: bool, match: bool = False
         nonlocal next_id, steps
         d0, t0 = eng.n_decisions, time.process_time()
         while steps % check_every or (time.process_time() - t0 < budget and not (until_redealt and redealt.all())):
-            done = eng.done
-            if done.any():
-                idx = np.flatnonzero(done)
+            if eng.any_done():  # (a scalar read at B = 1, where ``eng.done.any()`` built and reduced an array)
+                idx = np.flatnonzero(eng.done)
                 finished.append(steps - dealt_at[idx])
                 redealt[idx] = True
                 if match:  # the match goes on; a table whose session is over starts a new one

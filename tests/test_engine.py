@@ -156,3 +156,24 @@ def test_match_of_several_hands_rotates_the_dealer():
         assert (e.hand_number == hand + 1).all()
     with pytest.raises(ValueError, match="no finished hand"):
         e.next_hand(tables=[0])
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_any_done_is_done_any(batch):
+    """``Engine.any_done()`` (a scalar read at B = 1) answers ``engine.done.any()`` before the first deal, through
+    whole hands (every step, including the one that ends a hand), and after re-deals of some tables."""
+    engine = Engine("kawuxing3", batch, record_events=False)
+    assert engine.any_done() is True and engine.done.all()
+    rng = np.random.default_rng(5)
+    engine.reset(seed=5)
+    seen, next_id = set(), batch
+    for _ in range(400):
+        assert engine.any_done() is bool(engine.done.any())
+        seen.add(engine.any_done())
+        done = np.flatnonzero(engine.done)
+        if len(done) and rng.random() < 0.5:
+            engine.reset(seed=5, tables=done[:1], table_ids=[next_id])
+            next_id += 1
+            assert engine.any_done() is bool(engine.done.any())
+        engine.step(random_actions(engine.mask, rng))
+    assert seen == {False, True}
