@@ -296,3 +296,39 @@ def test_a_clone_on_the_derived_hand_rows_records_them_and_computes_them_at_play
         train.check_args(train.Args(derived="hand"))
     with pytest.raises(ArgsError, match="--derived: only the all-seat trainer's policy without advice"):
         train.check_args(train.Args(derived=HAND_FEATURES, advice=True))
+
+
+def test_a_checkpoint_teacher_and_a_warm_start_give_the_same_weights_through_train_py_and_alone(tmp_path):
+    """A checkpoint file as the cloned teacher (its datasets named by the file's stem, reused on a second run) and a
+    warm start (``--init_checkpoint`` in train.py, ``init`` on its own) fit the same network both ways; a warm
+    start of another architecture is refused."""
+    import os
+
+    import train
+    from agents.script_args import ArgsError
+    from agents.training.netclone import CloneArgs, run, teacher_tag
+
+    train.train(_tiny_train_args(tmp_path, run_name="t0"))
+    teacher = tmp_path / "runs" / "t0" / "final.pt"
+    assert teacher_tag(str(teacher)) == "final" and teacher_tag("heuristic-flush") == "heuristic-flush"
+    kw = dict(netclone_teacher=str(teacher), netclone_seed=5, netclone_holdout_seed=6, init_checkpoint=str(teacher))
+    staged = train.train(_tiny_train_args(tmp_path, run_name="warm", **kw))
+    assert staged["steps"] == 0 and (tmp_path / "data" / "kawuxing3-final-s5-0" / "meta.json").is_file()
+    ck = load_checkpoint(tmp_path / "runs" / "warm" / "final.pt")
+    assert ck["network_only"] is True and ck["meta"]["netclone"]["teacher"] == str(teacher)
+    assert ck["checksum"] != load_checkpoint(teacher)["checksum"]
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        base = dict(teacher=str(teacher), data_dir=str(tmp_path / "data"), train_walls=12, train_sets=1, train_seed=5,
+                    holdout_walls=4, holdout_seed=6, channels=8, blocks=1, hidden=16, epochs=2, batch_size=64,
+                    lr=0.003, eval_every=200, device="cpu")
+        alone = run(CloneArgs(**base, init=str(teacher), out=str(tmp_path / "alone.pt")), log=lambda s: None)
+        fresh = run(CloneArgs(**base, out=str(tmp_path / "fresh.pt")), log=lambda s: None)
+        with pytest.raises(ValueError, match="architecture .* differs from the run's"):
+            run(CloneArgs(**{**base, "channels": 16}, init=str(teacher), out=str(tmp_path / "x.pt")), log=lambda s: None)
+    finally:
+        os.chdir(here)
+    assert alone["checksum"] == ck["checksum"] != fresh["checksum"]
+    with pytest.raises(ArgsError, match="--netclone_teacher: 'nobody.pt' is not one of .* nor a checkpoint file"):
+        train.check_args(train.Args(net="resnet1d", advice=False, netclone_sets=1, netclone_teacher="nobody.pt"))

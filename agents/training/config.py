@@ -146,7 +146,7 @@ class Args:
     netclone_walls: int = 25000
     """walls per dataset (about 20 decisions each)"""
     netclone_teacher: str = "heuristic-flush"
-    """the player cloned"""
+    """the player cloned: a built-in agent's name or a checkpoint file (*.pt, e.g. kawuxing3-default.pt)"""
     netclone_seed: int = 901
     """wall seed of the training datasets (set i holds walls i * netclone_walls ..)"""
     netclone_holdout_walls: int = 2000
@@ -351,8 +351,10 @@ def check_args(args: Args):
             raise ArgsError("--derived: only the netclone and PPO stages read derived rows")
     if args.netclone_sets > 0 and args.net != "resnet1d":
         raise ArgsError("--netclone_sets: the network-only cloning stage fits --net resnet1d")
-    if args.netclone_sets > 0 and args.netclone_teacher not in BUILTIN:
-        raise ArgsError(f"--netclone_teacher: {args.netclone_teacher!r} is not one of {', '.join(BUILTIN)}")
+    if args.netclone_sets > 0 and args.netclone_teacher not in BUILTIN and not (
+            args.netclone_teacher.endswith(".pt") and Path(args.netclone_teacher).is_file()):
+        raise ArgsError(f"--netclone_teacher: {args.netclone_teacher!r} is not one of {', '.join(BUILTIN)} "
+                        "nor a checkpoint file (*.pt)")
     if args.value_warmup > 0 and args.trainer != "allseat":
         raise ArgsError("--value_warmup: only with --trainer allseat")
     if args.kl_coef > 0 and args.trainer != "allseat":

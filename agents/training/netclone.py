@@ -3,9 +3,10 @@
 
 This module owns the cloning stage of the network-only policy: ``train.py``'s stage (``netclone_sets > 0``,
 :func:`netclone_stage`, ``python train.py --config netclone``), also runnable on its own with a fresh network
-(``python -m agents.training.netclone``, :class:`CloneArgs`, :func:`run`):
+(``python -m agents.training.netclone``, :class:`CloneArgs`, :func:`run`), from fresh weights or a checkpoint's
+(``init``; ``train.py``: ``--init_checkpoint``):
 
-* **data**: ``mjenv dataset`` folders of the teacher playing every seat (:func:`agents.tournament.recording.write_from_play`;
+* **data**: ``mjenv dataset`` folders of the teacher (a built-in agent or a checkpoint file) playing every seat (:func:`agents.tournament.recording.write_from_play`;
   made here from their seeds when a folder is missing, so a config reproduces its data).  Only decisions with at
   least two legal actions are kept (a forced move teaches nothing); their shards stay packed in memory (about
   0.9 KB a decision, :class:`PackedDecisions`) and are unpacked per minibatch;
@@ -130,17 +131,25 @@ class PackedDecisions:
         return out
 
 
+def teacher_tag(teacher: str) -> str:
+    """The name a dataset records for ``teacher`` and its folders carry: a built-in agent's name as given, a
+    checkpoint path's file stem (``agents/checkpoints/kawuxing3-default.pt`` -> ``kawuxing3-default``, the name
+    :func:`agents.make_agent` gives it)."""
+    return Path(teacher).stem if str(teacher).endswith(".pt") else str(teacher)
+
+
 def ensure_dataset(folder: str | Path, *, teacher: str, variant: str, options: Any, walls: int, seed: int,
                    first_wall: int = 0, log: Callable[[str], None] | None = None) -> Path:
-    """``folder``, written by ``teacher`` in every seat on walls ``first_wall ..`` of ``seed`` unless it already
-    holds a finished dataset (``meta.json``) of that source; a finished folder of another source is an error."""
+    """``folder``, written by ``teacher`` (a built-in agent's name or a checkpoint path) in every seat on walls
+    ``first_wall ..`` of ``seed`` unless it already holds a finished dataset (``meta.json``) of that source; a
+    finished folder of another source is an error."""
     from agents.tournament.recording import write_from_play
 
     folder = Path(folder)
     meta_path = folder / "meta.json"
     if meta_path.is_file():
         src = json.loads(meta_path.read_text()).get("source", {})
-        want = {"agents": [teacher], "seed": seed, "walls": walls, "first_wall": first_wall}
+        want = {"agents": [teacher_tag(teacher)], "seed": seed, "walls": walls, "first_wall": first_wall}
         have = {k: src.get(k) for k in want}
         if have != want:
             raise ValueError(f"{folder}: holds a dataset of {have}, not {want}; choose another folder")
@@ -228,6 +237,9 @@ class CloneArgs:
     derived: str = ""
     """derived observation rows the network also reads: empty (mjenv-obs-v1 alone) or mjenv-hand-v1
     (mjenv/encoding/handfeat.py, computed from the v1 rows per minibatch)"""
+    init: str = ""
+    """checkpoint whose network the fit starts from (empty: fresh weights); its architecture and derived rows must
+    be the run's (``train.py``'s stage starts from ``--init_checkpoint`` the same way)"""
 
 
 def load_data(teacher: str, variant: str, options: Any, data_dir, *, train_walls: int, train_sets: int, train_seed: int,
@@ -240,9 +252,10 @@ def load_data(teacher: str, variant: str, options: Any, data_dir, *, train_walls
     rows = derived_rows(derived, variant, options)
     data_dir = Path(data_dir)
     kw = dict(teacher=teacher, variant=variant, options=options, log=log)
-    train_dirs = [ensure_dataset(data_dir / f"{variant}-{teacher}-s{train_seed}-{i}", walls=train_walls, seed=train_seed,
+    tag = teacher_tag(teacher)
+    train_dirs = [ensure_dataset(data_dir / f"{variant}-{tag}-s{train_seed}-{i}", walls=train_walls, seed=train_seed,
                                  first_wall=i * train_walls, **kw) for i in range(train_sets)]
-    held_dir = ensure_dataset(data_dir / f"{variant}-{teacher}-s{holdout_seed}-held", walls=holdout_walls,
+    held_dir = ensure_dataset(data_dir / f"{variant}-{tag}-s{holdout_seed}-held", walls=holdout_walls,
                               seed=holdout_seed, **kw)
     train = PackedDecisions(train_dirs, limit=limit or None, derived=rows)
     held = PackedDecisions([held_dir], derived=rows)
@@ -372,6 +385,9 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
     torch.manual_seed(args.seed)
     arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
     trunk, head = make_resnet(train.obs_shape, arch)
+    if args.init:
+        load_init(trunk, head, args.init, arch, args.derived, opts, args.variant)
+        log(f"[netclone] starting from {args.init}")
     trunk.to(device)
     head.to(device)
     log(f"[netclone] {NET} {args.channels}x{args.blocks}, hidden {args.hidden}: {parameter_count(trunk, head):,} "
@@ -400,6 +416,22 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
         f"{100 * meta['holdout_agreement']:.2f} % of {meta['holdout_decisions']:,} decisions with a choice, "
         f"{fitted['fit_cpu_seconds']:.0f} fit CPU s")
     return summary
+
+
+def load_init(trunk, head, path: str, arch: dict, derived: str, options: Any, variant: str) -> None:
+    """Load the network of the checkpoint ``path`` into ``trunk`` and ``head`` (fresh ones of ``arch``); a checkpoint
+    of other rules, another architecture or other derived rows is a ``ValueError`` saying which."""
+    from agents.players.policy import check_compatible, load_checkpoint
+
+    ck = load_checkpoint(path)
+    check_compatible(ck, variant, options, where=path)
+    if (ck.get("derived") or "") != (derived or ""):
+        raise ValueError(f"--init {path}: its network reads derived rows {ck.get('derived') or 'none'!r}, "
+                         f"the run's are {derived or 'none'!r}")
+    if {k: ck["arch"].get(k) for k in arch} != arch:
+        raise ValueError(f"--init {path}: architecture {ck['arch']} differs from the run's {arch}")
+    trunk.load_state_dict(ck["trunk"])
+    head.load_state_dict(ck["head"])
 
 
 def netclone_stage(net, args: Any, opts, folder: Path, log: Callable[[str], None] = print) -> dict:
