@@ -32,6 +32,7 @@ every configuration N times, alternating (peer first in each pass), and reports 
     python bench/throughput.py --seconds 10 --passes 3 --markdown
     python bench/throughput.py engine:4096 obs:4096 --variant gejiu
     python bench/throughput.py --profile engine:4096:gejiu   # where the time goes (cProfile)
+    python bench/throughput.py riichienv aec engine:1 --interleave 20 --seconds 1   # paired chunks, on a loaded machine
 """
 
 from __future__ import annotations
@@ -81,13 +82,19 @@ def parse_spec(spec: str, variant: str) -> tuple[str, int, str]:
 # ----------------------------------------------------------------------------------------- the loops
 def _riichienv_loop(seconds: float) -> dict:
     """RiichiEnv hanchan games with uniformly random legal actions, for ``seconds`` of CPU time."""
+    return _riichienv_runner()(seconds)
+
+
+def _riichienv_runner():
+    """A warmed-up RiichiEnv loop and ``run(seconds)``, which plays hanchan games with uniformly random legal actions
+    for that much CPU time (whole games) and returns the figures."""
     import importlib.metadata as md
     import random
 
     from riichienv import RiichiEnv
 
     rng = random.Random(0)
-    decisions = games = 0
+    next_game = 0
 
     def game(g: int) -> int:
         env = RiichiEnv(game_mode="4p-red-half", seed=g, skip_mjai_logging=True)
@@ -104,12 +111,19 @@ def _riichienv_loop(seconds: float) -> dict:
         return k
 
     game(10**6)  # warm-up
-    t0 = time.process_time()
-    while time.process_time() - t0 < seconds:
-        decisions += game(games)
-        games += 1
-    dt = time.process_time() - t0
-    return {"decisions": decisions, "cpu_s": dt, "games": games, "version": md.version("riichienv")}
+
+    def run(seconds: float) -> dict:
+        nonlocal next_game
+        decisions = games = 0
+        t0 = time.process_time()
+        while time.process_time() - t0 < seconds:
+            decisions += game(next_game)
+            next_game += 1
+            games += 1
+        dt = time.process_time() - t0
+        return {"decisions": decisions, "cpu_s": dt, "games": games, "version": md.version("riichienv")}
+
+    return run
 
 
 def _aec_loop(variant: str, seconds: float) -> dict:
@@ -227,12 +241,14 @@ def serve(spec: str, variant: str, core: int) -> None:
     alternates several such processes on one core)."""
     _pin(core)
     kind, batch, var = parse_spec(spec, variant)
-    if kind == "aec":
+    if kind == PEER:
+        run = _riichienv_runner()
+    elif kind == "aec":
         run = _aec_runner(var)
     elif kind in ("engine", "match", "obs", "obs2"):
         run = _engine_runner(var, batch, with_obs=kind in ("obs", "obs2"), match=kind == "match", compact=kind == "obs2")
     else:
-        raise SystemExit(f"--serve takes aec, engine, match or obs configurations, not {spec!r}")
+        raise SystemExit(f"--serve takes riichienv, aec, engine, match or obs configurations, not {spec!r}")
     print("ready", flush=True)
     for line in sys.stdin:
         if line.strip() == "quit":
@@ -333,6 +349,45 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def interleave(runs: list[str], variant: str, seconds: float, reps: int, core: int) -> None:
+    """Set every configuration up once in its own pinned ``--serve`` process, then ``reps`` times run each for
+    ``seconds`` of CPU time back to back (the peer first), and print per configuration the median over repetitions
+    of its decisions/s and of its **paired ratio** to the peer's run of the same repetition, with the quartiles.
+
+    On a loaded machine the load drifts within a pass; a ratio taken from chunks seconds apart follows it far less
+    than whole passes minutes apart do."""
+    runs = sorted(runs, key=lambda spec: spec != PEER)  # the peer first in every repetition
+    procs = {}
+    for spec in runs:
+        cmd = [sys.executable, os.path.abspath(__file__), "--serve", spec, "--variant", variant, "--core", str(core)]
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if p.stdout.readline().strip() != "ready":
+            raise SystemExit(f"{spec}: its serving process did not start")
+        procs[spec] = p
+    rates: dict[str, list[float]] = {spec: [] for spec in runs}
+    try:
+        for _ in range(reps):
+            for spec, p in procs.items():
+                p.stdin.write(f"{seconds}\n")
+                p.stdin.flush()
+                rates[spec].append(json.loads(p.stdout.readline())["decisions_per_s"])
+    finally:
+        for p in procs.values():
+            p.stdin.write("quit\n")
+            p.stdin.flush()
+            p.wait()
+    peer = rates.get(PEER)
+    print("| configuration | decisions/s (CPU, median) | ÷ RiichiEnv, median of paired chunks | quartiles |")
+    print("|---|---:|---:|---:|")
+    for spec in runs:
+        if peer is None or spec == PEER:
+            print(f"| {spec} | {statistics.median(rates[spec]):,.0f} | | |")
+            continue
+        ratios = sorted(r / q for r, q in zip(rates[spec], peer))
+        q1, q2, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+        print(f"| {spec} | {statistics.median(rates[spec]):,.0f} | {statistics.median(ratios):.3g} | {q1:.3g}–{q3:.3g} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run every configuration in its own pinned subprocess, alternating over the passes, and print the figures."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -343,11 +398,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--core", type=int, default=0, help="CPU core every configuration is pinned to")
     p.add_argument("--markdown", action="store_true", help="also print a markdown table")
     p.add_argument("--profile", default=None, help="run one configuration under cProfile instead")
+    p.add_argument("--interleave", type=int, default=0, metavar="REPS",
+                   help="warm serving processes taking turns, REPS chunks of --seconds each (see interleave())")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one spec, print JSON
     p.add_argument("--serve", default=None, help=argparse.SUPPRESS)  # internal: see serve()
     ns = p.parse_args(argv)
-    if ns.seconds <= 0 or ns.passes < 1:
-        p.error("--seconds must be > 0 and --passes >= 1")
+    if ns.seconds <= 0 or ns.passes < 1 or ns.interleave < 0:
+        p.error("--seconds must be > 0, --passes >= 1 and --interleave >= 0")
     for spec in ns.runs:
         parse_spec(spec, ns.variant)
     if ns.one:
@@ -370,6 +427,9 @@ def main(argv: list[str] | None = None) -> int:
         f"pinned to core {ns.core}; figures in CPU time",
         flush=True,
     )
+    if ns.interleave:
+        interleave(runs, ns.variant, ns.seconds, ns.interleave, ns.core)
+        return 0
     passes = []
     for k in range(ns.passes):
         results = []

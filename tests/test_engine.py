@@ -177,3 +177,40 @@ def test_any_done_is_done_any(batch):
             assert engine.any_done() is bool(engine.done.any())
         engine.step(random_actions(engine.mask, rng))
     assert seen == {False, True}
+
+
+def test_step_reuses_the_arguments_of_the_same_action_array():
+    """``Engine.step`` keeps the kernel arguments of its last common call's action array: one buffer refilled at
+    every step plays exactly as a fresh array per step does; the same buffer reshaped in place, or holding an
+    illegal action, is refused as any array would be, and nothing changes."""
+    kept, fresh = Engine("kawuxing4", 4), Engine("kawuxing4", 4)
+    kept.reset(seed=2)
+    fresh.reset(seed=2)
+    rng = np.random.default_rng(2)
+    buf = np.zeros(4, np.int64)
+    next_id = 4
+    for i in range(300):
+        acts = random_actions(kept.mask, rng).astype(np.int64)
+        buf[:] = acts
+        if i % 40 == 7:  # the same memory, another shape: not one action per table
+            buf.shape = (4, 1)
+            with pytest.raises(IllegalActionError, match="flat"):
+                kept.step(buf)
+            buf.shape = (4,)
+        if i % 60 == 11:  # an illegal action in the kept buffer
+            live = int(np.flatnonzero(~kept.done)[0])
+            buf[live] = int(np.flatnonzero(~kept.mask[live])[0])
+            with pytest.raises(IllegalActionError, match="not legal"):
+                kept.step(buf)
+            buf[:] = acts
+        kept.step(buf)
+        fresh.step(acts.copy())
+        assert np.array_equal(kept.mask, fresh.mask) and np.array_equal(kept._b8, fresh._b8)
+        assert np.array_equal(kept._b16, fresh._b16) and kept.n_decisions == fresh.n_decisions
+        done = np.flatnonzero(kept.done)
+        if len(done):
+            assert kept.results[int(done[0])] == fresh.results[int(done[0])]
+            for eng in (kept, fresh):
+                eng.reset(seed=2, tables=done, table_ids=np.arange(next_id, next_id + len(done)))
+            next_id += len(done)
+    assert next_id > 8  # hands ended and were dealt again

@@ -314,6 +314,11 @@ class Engine:
         # the configuration vector as it is then, and its direct entry for the common step (_direct_entry).
         self._kernel = None
         self._step_kernel = None
+        # The last action array of a common step (Engine.step: tables None, int64 [B], contiguous) and that step's
+        # kernel arguments, made again only for another array.
+        self._step_acts: np.ndarray | None = None
+        self._step_args: tuple = ()
+        self._shape = (B,)
         # The arrays every kernel call takes, in their order (see mjenv.engine.entry.run_tables).
         self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
         self.threads = threads
@@ -558,32 +563,42 @@ class Engine:
         action is not legal, ``ValueError`` for malformed ``actions`` / ``tables`` and ``RuntimeError``
         before any hand was dealt (:mod:`mjenv.engine.arguments`); in each case nothing changes.
         """
-        if (
+        if actions is self._step_acts and tables is None and actions.dtype is _INT64 and actions.shape == self._shape:
+            # the array of the last common call again (the AEC env's, a loop's buffer): still one int64 row per
+            # table (an array changed in place keeps its memory contiguous), so the arguments made then serve
+            acts, idx = actions, self._all
+            if self._shards is None:
+                k = self._step_kernel(*self._step_args)
+            else:
+                k = self._call(self._step_kernel, K.MODE_STEP, idx, acts)
+        elif (
             tables is None
             and type(actions) is np.ndarray
             and actions.dtype is _INT64
-            and actions.shape == (self.batch_size,)
+            and actions.shape == self._shape
             and actions.flags.c_contiguous
             and self._ever_dealt
         ):  # the common call, already in the form the checks would give (the AEC env and vector envs)
             acts, idx = actions, self._all
+            self._step_acts, self._step_args = acts, (K.MODE_STEP, *self._args, idx, acts, self._waiting, self._info)
             if self._shards is None:  # (the one-table envs' path: no call more)
-                k = self._step_kernel(K.MODE_STEP, *self._args, idx, acts, self._waiting, self._info)
+                k = self._step_kernel(*self._step_args)
             else:
                 k = self._call(self._step_kernel, K.MODE_STEP, idx, acts)
         else:
             acts, tables = check_step_args(self, actions, tables)
             idx = self._all if tables is None else tables
             k = self._call(self._entry(), K.MODE_STEP, idx, acts.astype(np.int64, copy=False))
-        if self._info[1] >= 0:
-            j = int(self._info[1])
+        info = self._info
+        if info.item(1) >= 0:
+            j = info.item(1)
             b, a = int(idx[j]), int(acts[j])
             name = A.action_name(a) if 0 <= a < A.N_ACTIONS else f"id {a}"
             legal = ", ".join(A.action_name(x) for x in np.flatnonzero(self.mask[b]))
             raise IllegalActionError(
                 f"table {b}, seat {int(self.state.actor[b])}: action {name} is not legal (legal: {legal})"
             )
-        self.n_decisions += int(self._info[0])
+        self.n_decisions += info.item(0)
         if k:
             self._run(k)
 

@@ -128,6 +128,7 @@ from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.compact import encoder_for
 from mjenv.encoding.observation import OBS_VERSION
 from mjenv.engine.arguments import check_seed
+from mjenv.engine.codes import EV_REVEAL
 from mjenv.engine.core import Engine, IllegalActionError
 from mjenv.engine.state import DONE
 from mjenv.rules.value import Rules
@@ -200,12 +201,11 @@ class raw_env(AECEnv):
         self._rng_seed: int | None = None  # the generator is made from this seed when first needed
         self._rng_made: np.random.Generator | None = np.random.default_rng()
         self._hand_seed: int | None = None
-        self._decisions: list[tuple[int, int, int]] = []  # (event index, seat, action) of every decision
+        # (engine event records before it, seat, action) of every decision (save_replay makes the event index)
+        self._decisions: list[tuple[int, int, int]] = []
         self._zero_money = np.zeros(n).tobytes()
         self._money = self._zero_money  # money at the last settled step, as bytes (cheaper to compare)
-        self._revealed = st.revealed[0]  # for the event index of a decision (see Engine.event_count)
         self._evn = self.engine._evn
-        self._liang = bool(self.engine.family.liang)
         # The seat the engine waits for, or -1 once the hand is over: kept at every reset and step (the
         # env's engine moves only through them), so that observe and the legality check read no array.
         self._to_act = -1
@@ -319,14 +319,12 @@ class raw_env(AECEnv):
 
     def _step(self, agent: str, act: int) -> None:
         """``step`` of a live agent with an action id ``0 <= act < 111`` (checked by the caller)."""
-        at = self._evn.item(0)  # the decision's event index: Engine.event_count(0) without its array sum
-        if self._liang:  # each 亮倒 is one event written as three records
-            at -= 2 * self._revealed.tobytes().count(1)
+        at, seat = self._evn.item(0), self._to_act  # the engine's event records so far, the seat that decides
         self._act[0] = act
         self.engine.step(self._act)  # raises IllegalActionError (nothing changed) for an illegal action
         self._cumulative_rewards[agent] = 0.0
-        self._decisions.append((at, self.agent_name_mapping[agent], act))
-        if self._paid or self._money_now.tobytes() != self._money or self._phase[0] == DONE:
+        self._decisions.append((at, seat, act))
+        if self._paid or self._money_now.tobytes() != self._money or self._phase.item(0) == DONE:
             self._settle_step()
         else:  # most steps: no money moved, none had moved before, the hand goes on
             self._to_act = seat = self._actor.item(0)
@@ -374,8 +372,19 @@ class raw_env(AECEnv):
         }
         if self.ruleset is not None or self.preset is not None:
             extra["rules"] = {"ruleset": self.ruleset, "preset": self.preset}
-        decisions = [{"at": at, "seat": seat, "action": act} for at, seat, act in self._decisions]
+        decisions = self._decision_records()
         write_replay(path, self.engine, 0, extra, decisions=decisions, append=append)
+
+    def _decision_records(self) -> list[dict]:
+        """The hand's decisions as replay records ``{"at", "seat", "action"}``: a decision's event index is the
+        number of engine event records before it less two for every 亮倒 among them (one event written as three
+        records, as :meth:`Engine.event_count` counts)."""
+        ev = self.engine._ev[0, : self._evn.item(0), 0]
+        reveals = np.flatnonzero(ev == EV_REVEAL)  # record positions of the 亮倒 events, ascending
+        return [
+            {"at": at - 2 * int(np.searchsorted(reveals, at)), "seat": seat, "action": act}
+            for at, seat, act in self._decisions
+        ]
 
     def render(self) -> str | None:
         """The table as text (``ansi``: returned; ``human``: printed)."""
@@ -438,7 +447,12 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
             EnvLogger.error_observe_before_reset()
         raw = self.env
         agent = raw.agent_selection
-        obs = raw.observe(agent) if observe else None
+        if observe:  # raw.observe(agent), one call fewer
+            seat = raw.agent_name_mapping[agent]
+            mask = raw._mask_row.copy() if seat == raw._to_act else np.zeros(N_ACTIONS, np.int8)
+            obs = {"observation": raw._row(seat), "action_mask": mask}
+        else:
+            obs = None
         return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
 
     def step(self, action) -> None:
