@@ -155,7 +155,7 @@ class DatasetWriter:
             full = encoder_for(eng, oracle=True).encode(st, seats, tables, engine=eng)
             self.obs[slots] = full[:, :self.shape[0]]
             self.extra[slots] = full[:, self.shape[0]:]
-        elif K and slots[-1] - slots[0] == K - 1:  # consecutive slots: encode in place
+        elif K and np.array_equal(slots, np.arange(slots[0], slots[0] + K)):  # consecutive, in order: encode in place
             encoder_for(eng).encode(st, seats, tables, out=self.obs[slots[0]:slots[0] + K], engine=eng)
         else:
             self.obs[slots] = encoder_for(eng).encode(st, seats, tables, engine=eng)

@@ -108,3 +108,24 @@ def test_the_command_line_writes_once_and_refuses_bad_folders(tmp_path, capsys):
     (tmp_path / "half").mkdir()
     with pytest.raises(DatasetError, match="meta.json: missing"):
         DatasetReader(tmp_path / "half")
+
+
+def test_each_decision_is_stored_with_its_own_observation_when_reused_slots_come_out_of_order(tmp_path):
+    """Slots handed back by a written shard can come out of the free list as ``c, c+2, c+1, c+3``: spanning ``K``
+    places but not in order.  Each decision's observation must land in its own slot (beside its mask and action),
+    not in the next place of an in-place block."""
+    from agents.players.base import resolve_options
+    from mjenv.dataset import open_writer
+
+    eng = Engine("kawuxing3", 4)
+    eng.reset(seed=5)
+    for _ in range(7):  # a few moves, so the four tables' observations differ
+        eng.step(np.argmax(eng.mask, axis=1))
+    w = open_writer(tmp_path / "d", 64, "kawuxing3", resolve_options("kawuxing3", None), False, {"kind": "test"}, tables=4)
+    w.free = w.free[:-8] + [13, 11, 12, 10]  # taken from the end, reversed: slots 10, 12, 11, 13
+    tables = np.arange(4)
+    w.on_step(eng, tables, np.argmax(eng.mask, axis=1), np.arange(4), np.zeros(4, np.int64), np.zeros(4, np.int64))
+    want = encoder_for(eng).encode(eng.state, eng.state.actor[tables].astype(np.int64), tables)
+    assert len({want[t].tobytes() for t in tables}) == 4
+    for t, slot in zip(tables, (10, 12, 11, 13)):
+        assert np.array_equal(w.obs[slot], want[t]) and np.array_equal(w.mask[slot], eng.mask[t])
