@@ -130,11 +130,11 @@ def test_the_tile_logits_score_each_tile_at_its_own_column():
 
 
 def test_netclone_learns_from_a_tiny_dataset(tmp_path):
-    from agents.training.netclone import CloneArgs, KINDS, decision_kinds, run
+    from agents.training.netclone import CloneArgs, KINDS, PackedDecisions, decision_kinds, departs, run
 
     args = CloneArgs(exp_name="t", data_dir=str(tmp_path / "data"), train_walls=12, train_sets=1, holdout_walls=4,
                      channels=8, blocks=1, hidden=16, epochs=3, batch_size=64, lr=0.003, eval_every=100,
-                     device="cpu", out=str(tmp_path / "clone.pt"))
+                     device="cpu", out=str(tmp_path / "clone.pt"), split_by="heuristic")
     import os
 
     here = os.getcwd()
@@ -147,9 +147,19 @@ def test_netclone_learns_from_a_tiny_dataset(tmp_path):
     assert curve[-1]["samples"] == summary["samples"] > 0 and len(curve) >= 2
     assert curve[-1]["train_loss"] < curve[0]["train_loss"]
     assert set(KINDS) <= set(curve[-1])
+    # the split by the teacher's departures from heuristic (counts of both parts, and the checkpoint records them)
+    last = curve[-1]
+    assert last["follows heuristic n"] + last["departs from heuristic n"] == last["n"] > 0
+    assert summary["holdout_agreement_by_split"]["follows heuristic"] == last["follows heuristic"]
     agent = make_agent(f"network:{tmp_path / 'clone.pt'}", "kawuxing3")
     assert agent.meta["stage"] == "netclone" and agent.meta["holdout_agreement"] == curve[-1]["all"]
     assert (tmp_path / "runs" / "t-0" / "curve.jsonl").read_text().count("\n") == len(curve)
+    held = PackedDecisions([tmp_path / "data" / "kawuxing3-heuristic-flush-s902-held"])
+    assert not departs(held, "heuristic-flush").any()  # the teacher itself, deciding from the recorded observations
+    s, r = held.index[7]  # another legal action recorded at one decision: a departure there and nowhere else
+    legal = np.flatnonzero(held.batch(np.array([7]))["mask"][0])
+    held.shards[s]["action"][r] = legal[legal != held.shards[s]["action"][r]][0]
+    assert np.flatnonzero(departs(held, "heuristic-flush")).tolist() == [7]
     mask = np.zeros((3, 111), bool)
     mask[0, [0, 5]] = True                 # discards only
     mask[1, [0, 107]] = True               # a turn with a self-drawn win

@@ -17,8 +17,10 @@ This module owns the cloning stage of the network-only policy: ``train.py``'s st
   stay as recorded); the checkpoint records it and :class:`agents.players.policy.PolicyAgent` computes the same
   rows at play time;
 * **held out**: another seed's walls, never trained on; every ``eval_every`` samples the greedy policy's
-  agreement with the teacher is measured there, overall, by decision kind (:func:`decision_kinds`) and by whether
-  an opponent's 亮倒 hand is face up (:data:`FACEUP`), and logged
+  agreement with the teacher is measured there, overall, by decision kind (:func:`decision_kinds`), by whether
+  an opponent's 亮倒 hand is face up (:data:`FACEUP`) and, with ``split_by``, by whether the teacher departs
+  there from a hand-written player's choice (:func:`departs`; the teacher is then e.g. ``kawuxing3-default.pt``,
+  whose gain over ``heuristic-flush`` lies in its departures), and logged
   with the samples and CPU seconds so far (the learning curve, ``curve.jsonl`` and ``curve.png``), and the
   network so far is written to ``latest.pt`` (``meta.partial`` true) so a long run can be stopped and used.
 
@@ -46,6 +48,21 @@ self-drawn win, a kong or 亮倒; a reply to another seat's tile (pong, kong, ch
 
 FACEUP = ("no face-up hand", "face-up hand")
 """Splits of the held-out agreement by whether any opponent's 亮倒 hand is face up at the decision."""
+
+
+def departs(data: "PackedDecisions", player: str, batch_size: int = 2048) -> np.ndarray:
+    """``bool [len(data)]``: where the recorded action of each kept decision of ``data`` is not ``player``'s choice
+    (``heuristic`` or ``heuristic-flush``, :func:`agents.players.heuristic.heuristic_player`, deciding from the same
+    v1 observation): the teacher's departures from that player."""
+    from agents.players.heuristic import heuristic_player
+
+    ref = heuristic_player(player, data.meta["variant"], data.meta.get("options"))
+    rows = int(data.shards[0]["obs_shape"][0])
+    out = np.zeros(len(data), bool)
+    for i in range(0, len(data), batch_size):
+        b = data.batch(np.arange(i, min(i + batch_size, len(data))))
+        out[i:i + len(b["action"])] = np.asarray(ref.act(b["obs"][:, :rows], b["mask"])) != b["action"]
+    return out
 
 
 def faceup(obs: np.ndarray, encoder) -> np.ndarray:
@@ -162,19 +179,28 @@ def ensure_dataset(folder: str | Path, *, teacher: str, variant: str, options: A
     return folder
 
 
+def split_names(player: str) -> tuple[str, str]:
+    """The names of the held-out split by :func:`departs` from ``player``: ``("follows P", "departs from P")``."""
+    return (f"follows {player}", f"departs from {player}")
+
+
 def agreement_by_kind(act: Callable[[np.ndarray, np.ndarray], np.ndarray], data: PackedDecisions,
-                      batch_size: int = 2048) -> dict:
+                      batch_size: int = 2048, split: tuple[str, np.ndarray] | None = None) -> dict:
     """Greedy agreement of ``act(obs, mask)`` with the recorded actions of every kept decision of ``data``:
-    ``{"all": share, "n": count, NAME: share, NAME + " n": count, ...}`` for each kind (:data:`KINDS`) and each
-    face-up split (:data:`FACEUP`)."""
-    names = KINDS + FACEUP
+    ``{"all": share, "n": count, NAME: share, NAME + " n": count, ...}`` for each kind (:data:`KINDS`), each
+    face-up split (:data:`FACEUP`) and, with ``split = (player, departs(data, player))``, each of
+    :func:`split_names` ``(player)``."""
+    names = KINDS + FACEUP + (split_names(split[0]) if split is not None else ())
     hits = np.zeros(len(names), np.int64)
     count = np.zeros(len(names), np.int64)
     for i in range(0, len(data), batch_size):
         b = data.batch(np.arange(i, min(i + batch_size, len(data))))
         got = np.asarray(act(b["obs"], b["mask"])) == b["action"]
-        group = np.concatenate([b["kind"], len(KINDS) + b["faceup"].astype(np.int64)])
-        hits += np.bincount(group, weights=np.concatenate([got, got]), minlength=len(names)).astype(np.int64)
+        parts = [b["kind"], len(KINDS) + b["faceup"].astype(np.int64)]
+        if split is not None:
+            parts.append(len(KINDS) + len(FACEUP) + split[1][i:i + len(got)].astype(np.int64))
+        group = np.concatenate(parts)
+        hits += np.bincount(group, weights=np.concatenate([got] * len(parts)), minlength=len(names)).astype(np.int64)
         count += np.bincount(group, minlength=len(names))
     n = count[: len(KINDS)].sum()
     out = {"all": float(hits[: len(KINDS)].sum() / max(n, 1)), "n": int(n)}
@@ -234,6 +260,9 @@ class CloneArgs:
     """torch CPU threads"""
     out: str = ""
     """checkpoint to write (default ``runs/<exp_name>-<seed>/policy.pt``)"""
+    split_by: str = ""
+    """also split the held-out agreement by whether the teacher's action is this player's choice on the same
+    observation (heuristic or heuristic-flush; empty: no split): where the teacher departs from it"""
     derived: str = ""
     """derived observation rows the network also reads: empty (mjenv-obs-v1 alone) or mjenv-hand-v1
     (mjenv/encoding/handfeat.py, computed from the v1 rows per minibatch)"""
@@ -277,11 +306,12 @@ def derived_rows(name: str, variant: str, options: Any):
 
 def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: float, batch_size: int, lr: float,
         lr_final: float, weight_decay: float = 0.0, eval_every: int, seed: int, folder: Path,
-        log: Callable[[str], None] = print, snapshot: Callable[[int, dict], None] | None = None) -> dict:
+        log: Callable[[str], None] = print, snapshot: Callable[[int, dict], None] | None = None,
+        split: tuple[str, np.ndarray] | None = None) -> dict:
     """Fit ``trunk`` and ``head`` (on their device) to the recorded actions of ``train`` (masked cross-entropy, Adam,
     cosine decay from ``lr`` to ``lr_final`` over ``epochs`` passes, minibatches from one permutation per pass seeded
-    by ``seed``); every ``eval_every`` samples and at the end, the held-out agreement by kind is appended to
-    ``folder/curve.jsonl`` (and ``snapshot(samples, agreement)`` called).  Returns ``{"curve", "samples",
+    by ``seed``); every ``eval_every`` samples and at the end, the held-out agreement by kind (and by ``split``, see
+    :func:`agreement_by_kind`) is appended to ``folder/curve.jsonl`` (and ``snapshot(samples, agreement)`` called).  Returns ``{"curve", "samples",
     "fit_cpu_seconds"}``; the curve is also drawn to ``folder/curve.png``."""
     import torch
 
@@ -300,11 +330,12 @@ def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: f
 
     curve: list[dict] = []
     fit_cpu = 0.0
+    shown = KINDS + FACEUP + (split_names(split[0]) if split is not None else ())
 
     def evaluate(seen: int, loss: float) -> None:
         trunk.eval()
         head.eval()
-        agree = agreement_by_kind(greedy, held)
+        agree = agreement_by_kind(greedy, held, split=split)
         trunk.train()
         head.train()
         row = {"samples": seen, "fit_cpu_s": round(fit_cpu, 1), "cpu_s": round(time.process_time() - cpu0, 1),
@@ -315,7 +346,7 @@ def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: f
         if snapshot is not None:
             snapshot(seen, agree)
         log(f"[netclone] {seen:>10,} samples  {fit_cpu:7.0f} fit CPU s  loss {loss:.4f}  held-out agreement "
-            f"{100 * agree['all']:.2f} %  (" + ", ".join(f"{k} {100 * agree[k]:.1f} %" for k in KINDS + FACEUP) + ")")
+            f"{100 * agree['all']:.2f} %  (" + ", ".join(f"{k} {100 * agree[k]:.1f} %" for k in shown) + ")")
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "curve.jsonl").write_text("")
@@ -360,7 +391,10 @@ def summary_meta(teacher: str, train: PackedDecisions, fitted: dict, **facts) ->
     final = fitted["curve"][-1]
     return {"stage": "netclone", "teacher": teacher, "train_decisions": len(train), "samples": fitted["samples"],
             "holdout_agreement": final["all"], "holdout_decisions": final["n"],
-            "holdout_agreement_by_kind": {k: final[k] for k in KINDS + FACEUP},
+            "holdout_agreement_by_kind": {k: final[k] for k in KINDS + FACEUP if k in final},
+            **({"holdout_agreement_by_split": {k: final[k] for k in final if k.startswith(("follows ", "departs from "))
+                                               and not k.endswith(" n")}}
+               if any(k.startswith("departs from ") for k in final) else {}),
             "fit_cpu_seconds": fitted["fit_cpu_seconds"], **facts}
 
 
@@ -382,6 +416,11 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
     train, held = load_data(args.teacher, args.variant, opts, args.data_dir, train_walls=args.train_walls,
                             train_sets=args.train_sets, train_seed=args.train_seed, holdout_walls=args.holdout_walls,
                             holdout_seed=args.holdout_seed, limit=args.limit, derived=args.derived, log=log)
+    split = None
+    if args.split_by:
+        split = (args.split_by, departs(held, args.split_by))
+        log(f"[netclone] the teacher departs from {args.split_by} in {split[1].sum():,} of the {len(held):,} held-out "
+            f"decisions ({100 * split[1].mean():.2f} %)")
     torch.manual_seed(args.seed)
     arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
     trunk, head = make_resnet(train.obs_shape, arch)
@@ -401,7 +440,7 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
 
     fitted = fit(trunk, head, train, held, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                  lr_final=args.lr_final, weight_decay=args.weight_decay, eval_every=args.eval_every, seed=args.seed,
-                 folder=folder, log=log, snapshot=snapshot)
+                 folder=folder, log=log, snapshot=snapshot, split=split)
     meta = summary_meta(args.teacher, train, fitted, train_seed=args.train_seed,
                         train_walls=args.train_walls * args.train_sets, holdout_seed=args.holdout_seed,
                         holdout_walls=args.holdout_walls, cpu_seconds=round(time.process_time() - cpu0, 1),
