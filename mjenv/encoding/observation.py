@@ -588,19 +588,20 @@ def _make_encode_rows(compact: bool):
                 row = planes[j, 0]
                 vo = 34 * static_planes.shape[0]
                 o = (out[0], row[:vo].reshape((static_planes.shape[0], 34)), row[vo:].view(np.float32), rmap)
-                pl = o[1]
-                for r in range(static_planes.shape[0]):
-                    for t in range(34):
-                        pl[r, t] = static_planes[r, t]
+                sp = static_planes.reshape(-1)  # the static planes, copied as one flat run (as v1's rows below)
+                for i in range(vo):
+                    row[i] = sp[i]
                 va = o[2]
                 for i in range(static_values.shape[0]):
                     va[i] = static_values[i]
             else:
                 o = (out[j], planes[0], values[0], rmap)
-                o1 = o[0]
-                for r in range(static.shape[0]):
-                    for t in range(34):
-                        o1[r, t] = static[r, t]
+                # the static rows, copied as one flat run (a loop over rows and columns ran ≈ 3× slower: ≈ 1 µs of a
+                # one-row call's 1.6)
+                flat = o[0].reshape(-1)
+                src = static.reshape(-1)
+                for i in range(src.shape[0]):
+                    flat[i] = src[i]
             r8 = b8[b]
             r16 = b16[b]
             ph = r8[O8_PHASE]
