@@ -314,6 +314,7 @@ class Engine:
         # the configuration vector as it is then, and its direct entry for the common step (_direct_entry).
         self._kernel = None
         self._step_kernel = None
+        self._deal_kernel = None  # table.deal_tables' direct entry, for a deal of every table
         # The last action array of a common step (Engine.step: tables None, int64 [B], contiguous) and that step's
         # kernel arguments, made again only for another array.
         self._step_acts: np.ndarray | None = None
@@ -421,14 +422,18 @@ class Engine:
                 if self._py_events[b]:
                     self._py_events[b] = []
         self._ever_dealt = True
-        T.deal_tables(
-            self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers,
-            self._cfg, self._ev, self._evn, self.mask,
-        )
+        deal = (self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers, self._cfg, self._ev,
+                self._evn, self.mask)  # fmt: skip
+        # Every table dealt (the one-table env's deal): the direct entries, without numba's type dispatch (the
+        # arguments are the engine's arrays and C-contiguous ones made above, of the types they were compiled for).
+        whole = tables is None and self._deal_kernel is not None
+        (self._deal_kernel if whole else T.deal_tables)(*deal)
+        if tables is None and self._deal_kernel is None:
+            self._deal_kernel = _direct_entry(T.deal_tables, deal)
         self._pend[sel] = 0
         if self._cfg[K.C_YZ + yzscore.YZ_ON]:  # the round wind the compiled Yangzhou judging reads
             self._pend[sel, K.PEND_ROUND_WIND] = self.family.round_winds(idx)
-        k = self._call(self._entry(), K.MODE_ADVANCE, idx, self._none)
+        k = self._call(self._step_kernel if whole else self._entry(), K.MODE_ADVANCE, idx, self._none)
         if self._step_kernel is None:  # compiled by now for the common step's argument types
             example = (K.MODE_STEP, *self._args, self._all, self._all, self._waiting, self._info)
             self._step_kernel = _direct_entry(self._kernel, example)
@@ -606,22 +611,30 @@ class Engine:
         """Handle the pendings of the first ``k`` tables in ``_waiting`` in Python, resume them, repeat."""
         while k:
             waiting = self._waiting[:k].copy()
-            ended = self._pend[waiting, 0] == K.P_ENDED
-            if ended.any():
-                self._book_ended(waiting[ended])
-                waiting = waiting[~ended]
-                if not len(waiting):
+            if k == 1:  # one table (a one-table env's hand end): a scalar test, no mask arrays
+                if self._pend.item(waiting.item(0), 0) == K.P_ENDED:
+                    self._book_ended(waiting)
                     return
+            else:
+                ended = self._pend[waiting, 0] == K.P_ENDED
+                if ended.any():
+                    self._book_ended(waiting[ended])
+                    waiting = waiting[~ended]
+                    if not len(waiting):
+                        return
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
             k = self._call(self._kernel, K.MODE_RESUME, waiting, self._none)
 
     def _book_ended(self, idx: np.ndarray) -> None:
         """Book the hands the kernel settled and ended (P_ENDED): match money, the session, a lazy result."""
-        self._end_kind[idx] = self._pend[idx, 1]
-        self._win_reading[idx] = self._pend[idx, K.PEND_READING : K.PEND_READING + S.MAX_SEATS]
-        self._pend[idx, :2] = 0
-        self.match_money[idx] += self.state.money[idx]
+        # ``sel`` addresses the rows of ``idx``: a slice for one table (a one-table env's hand end), where numpy's
+        # fancy indexing costs ≈ 1 µs an array
+        sel = slice(idx.item(0), idx.item(0) + 1) if len(idx) == 1 else idx
+        self._end_kind[sel] = self._pend[sel, 1]
+        self._win_reading[sel] = self._pend[sel, K.PEND_READING : K.PEND_READING + S.MAX_SEATS]
+        self._pend[sel, :2] = 0
+        self.match_money[sel] += self.state.money[sel]
         if self._has_sessions:
             # Drawn hands (no winners, no settlement: the rounds, or kong money that left two players busted under
             # 园子, may end the session) in one batch; wins (Diedaohu, Liuwei, Yangzhou) one by one, with whether their
@@ -634,9 +647,9 @@ class Engine:
                 b = int(idx[j])
                 ended = _SettledWin(bool(self._pend[b, K.PEND_OVER]))
                 self.sessions[b], over[j] = self.family.advance_session(b, self._kernel_winners(b)[0], ended)
-            self.session_over[idx] = over
+            self.session_over[sel] = over
         else:  # Kawuxing and Gejiu have no sessions: advance_session keeps None and never ends one
-            self.session_over[idx] = False
+            self.session_over[sel] = False
         results = self.results
         for b in idx.tolist():
             list.__setitem__(results, b, _UNREAD)
