@@ -11,12 +11,14 @@ a head (:func:`agents.training.departures.fit_head`, the ``long`` config's setti
   variant, with its own number of seats), each wall played once with the head in each seat and once without; the
   figure is the head's seat money less the same seat's money without it, per hand, with its 95 % CI over walls.  ``fast`` is ``heuristic-flush``'s compiled core (its
   shortlist matches the Python player's on 99.6 % of decisions), so this is a quick proxy of the policy's margin,
-  not the evaluate.py measurement.
+  not the evaluate.py measurement.  ``--cap N`` lets the head depart at most N times per seat and hand (the labels value
+  one departure from a state the compiled player reached; a cap tells whether later departures are what loses).
 
 The labelling CPU time of each size is the label files' own, prorated.  Prints a table, then one JSON line.
 
     python bench/departure_curve.py --labels runs/train/long/departure_labels.npz --sizes 10000 25000 50000 90000
     python bench/departure_curve.py --variant gejiu --labels FILES --sizes 90000 --walls 1500 --tau 0.05 0.1 0.2
+    python bench/departure_curve.py --variant gejiu --labels FILES --sizes 54000 --holdout_from 108000 --walls 1000 --tau 0.1 --cap 1 --fit_seed 1
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ from mjenv.rules.options import n_players  # noqa: E402
 
 
 def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.CandidateFeatures, batch: int = 256,
-         variant: str = "kawuxing3"):
+         variant: str = "kawuxing3", cap: int | None = None):
     """``(money [len(walls), n seats], departures, decisions)``: ``fast`` everywhere, the head choosing for ``seat``
-    (-1: nowhere)."""
+    (-1: nowhere), at most ``cap`` departures a hand (None: no limit; after the cap the seat plays ``fast``)."""
     player = FastPlayer(variant)
     seats = n_players(variant)
     out = np.zeros((len(walls), seats))
@@ -55,12 +57,15 @@ def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.Can
         st, enc = eng.state, encoder_for(eng)
         eng.reset(seed=seed, table_ids=ids, dealer=ids % seats)
         acts = np.zeros(len(ids), np.int64)
+        used = np.zeros(len(ids), np.int64)
         while True:
             live = np.flatnonzero(st.phase != S.DONE)
             if not len(live):
                 break
             player.decide(eng, live, out=acts)
             mine = live[st.actor[live] == seat] if seat >= 0 else live[:0]
+            if cap is not None:
+                mine = mine[used[mine] < cap]
             if len(mine):
                 cand, ncand = player.candidates(eng, mine, D.CANDIDATES)
                 sel = ncand >= 2
@@ -70,6 +75,7 @@ def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.Can
                     col = D.choose(D.predict(head, feats.pairwise(obs, eng.mask[b], c, n)), n, tau)
                     go = col > 0
                     acts[b[go]] = c[np.flatnonzero(go), col[go]]
+                    used[b[go]] += 1
                     departs += int(go.sum())
                     decisions += len(b)
             eng.step(acts)
@@ -88,6 +94,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=123)
     p.add_argument("--tau", type=float, nargs="+", default=[D.DEFAULTS["tau"]],
                    help="departure thresholds (money per hand); each is played on the same walls")
+    p.add_argument("--cap", type=int, default=None,
+                   help="at most this many departures per seat and hand (default: no limit)")
+    p.add_argument("--fit_seed", type=int, default=0, help="the fit's seed (train.py's stage fits with the run's seed)")
     a = p.parse_args(argv)
     import torch
 
@@ -108,7 +117,7 @@ def main(argv=None) -> int:
     base = None
     for size in sorted(a.sizes):
         t0 = time.process_time()
-        head = DT.fit_head(x[:size], gain[:size], valid[:size])
+        head = DT.fit_head(x[:size], gain[:size], valid[:size], seed=a.fit_seed)
         fit_cpu = time.process_time() - t0
         held_rows = DT.realized_gains(D.predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], a.tau, per_seat_hand)
         if base is None:
@@ -116,7 +125,7 @@ def main(argv=None) -> int:
         for tau, held in zip(a.tau, held_rows):
             diffs, dep, dec = [], 0, 0
             for seat in range(seats):
-                money, d_, n_ = play(walls, a.seed, seat, head, tau, feats, variant=a.variant)
+                money, d_, n_ = play(walls, a.seed, seat, head, tau, feats, variant=a.variant, cap=a.cap)
                 diffs.append(money[:, seat] - base[:, seat])
                 dep, dec = dep + d_, dec + n_
             d = np.mean(diffs, 0)
