@@ -57,11 +57,10 @@ def departs(data: "PackedDecisions", player: str, batch_size: int = 2048) -> np.
     from agents.players.heuristic import heuristic_player
 
     ref = heuristic_player(player, data.meta["variant"], data.meta.get("options"))
-    rows = int(data.shards[0]["obs_shape"][0])
     out = np.zeros(len(data), bool)
     for i in range(0, len(data), batch_size):
-        b = data.batch(np.arange(i, min(i + batch_size, len(data))))
-        out[i:i + len(b["action"])] = np.asarray(ref.act(b["obs"][:, :rows], b["mask"])) != b["action"]
+        b = data.batch(np.arange(i, min(i + batch_size, len(data))), derived=False)
+        out[i:i + len(b["action"])] = np.asarray(ref.act(b["obs"], b["mask"])) != b["action"]
     return out
 
 
@@ -129,8 +128,9 @@ class PackedDecisions:
         C, W = (int(v) for v in self.shards[0]["obs_shape"])
         return (C + (self.derived.rows if self.derived is not None else 0), W)
 
-    def batch(self, which: np.ndarray) -> dict[str, np.ndarray]:
-        """The kept decisions ``which`` (positions ``0 .. len-1``), unpacked, in that order."""
+    def batch(self, which: np.ndarray, derived: bool = True) -> dict[str, np.ndarray]:
+        """The kept decisions ``which`` (positions ``0 .. len-1``), unpacked, in that order (the v1 rows alone when
+        ``derived`` is false)."""
         from mjenv.dataset import unpack
 
         pairs = self.index[np.asarray(which, dtype=np.int64)]
@@ -143,7 +143,7 @@ class PackedDecisions:
         out = {k: np.concatenate([p[k] for p in parts])[inv] for k in ("obs", "mask", "action")}
         out["kind"] = decision_kinds(out["mask"])
         out["faceup"] = faceup(out["obs"], self.encoder)
-        if self.derived is not None:
+        if self.derived is not None and derived:
             out["obs"] = self.derived.extend(out["obs"])
         return out
 
@@ -263,6 +263,9 @@ class CloneArgs:
     split_by: str = ""
     """also split the held-out agreement by whether the teacher's action is this player's choice on the same
     observation (heuristic or heuristic-flush; empty: no split): where the teacher departs from it"""
+    depart_weight: float = 1.0
+    """loss weight of the training decisions where the teacher departs from ``split_by``'s choice (1: all weigh
+    the same; otherwise ``split_by`` is needed, and marking the training decisions costs one of its decisions each)"""
     derived: str = ""
     """derived observation rows the network also reads: empty (mjenv-obs-v1 alone) or mjenv-hand-v1
     (mjenv/encoding/handfeat.py, computed from the v1 rows per minibatch)"""
@@ -307,11 +310,12 @@ def derived_rows(name: str, variant: str, options: Any):
 def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: float, batch_size: int, lr: float,
         lr_final: float, weight_decay: float = 0.0, eval_every: int, seed: int, folder: Path,
         log: Callable[[str], None] = print, snapshot: Callable[[int, dict], None] | None = None,
-        split: tuple[str, np.ndarray] | None = None) -> dict:
+        split: tuple[str, np.ndarray] | None = None, weights: np.ndarray | None = None) -> dict:
     """Fit ``trunk`` and ``head`` (on their device) to the recorded actions of ``train`` (masked cross-entropy, Adam,
     cosine decay from ``lr`` to ``lr_final`` over ``epochs`` passes, minibatches from one permutation per pass seeded
     by ``seed``); every ``eval_every`` samples and at the end, the held-out agreement by kind (and by ``split``, see
-    :func:`agreement_by_kind`) is appended to ``folder/curve.jsonl`` (and ``snapshot(samples, agreement)`` called).  Returns ``{"curve", "samples",
+    :func:`agreement_by_kind`) is appended to ``folder/curve.jsonl``; ``weights`` (one per training decision, or None)
+    weigh each decision's cross-entropy in its minibatch (and ``snapshot(samples, agreement)`` called).  Returns ``{"curve", "samples",
     "fit_cpu_seconds"}``; the curve is also drawn to ``folder/curve.png``."""
     import torch
 
@@ -369,7 +373,11 @@ def fit(trunk, head, train: PackedDecisions, held: PackedDecisions, *, epochs: f
         for g in opt.param_groups:
             g["lr"] = lr_final + 0.5 * (lr - lr_final) * (1 + np.cos(np.pi * frac))
         logits = head(trunk(x)).masked_fill(~m, -1e9)
-        loss = torch.nn.functional.cross_entropy(logits, y)
+        if weights is None:
+            loss = torch.nn.functional.cross_entropy(logits, y)
+        else:
+            w = torch.as_tensor(weights[idx], dtype=logits.dtype).to(device)
+            loss = (torch.nn.functional.cross_entropy(logits, y, reduction="none") * w).sum() / w.sum()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -421,6 +429,15 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
         split = (args.split_by, departs(held, args.split_by))
         log(f"[netclone] the teacher departs from {args.split_by} in {split[1].sum():,} of the {len(held):,} held-out "
             f"decisions ({100 * split[1].mean():.2f} %)")
+    weights = None
+    if args.depart_weight != 1.0:
+        if not args.split_by:
+            raise ValueError("--depart_weight: name the player departed from with --split_by")
+        t0 = time.process_time()
+        marked = departs(train, args.split_by)
+        weights = np.where(marked, args.depart_weight, 1.0).astype(np.float32)
+        log(f"[netclone] the teacher departs from {args.split_by} in {marked.sum():,} training decisions "
+            f"({100 * marked.mean():.2f} %), weighted {args.depart_weight} ({time.process_time() - t0:.0f} CPU s)")
     torch.manual_seed(args.seed)
     arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
     trunk, head = make_resnet(train.obs_shape, arch)
@@ -440,7 +457,7 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
 
     fitted = fit(trunk, head, train, held, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                  lr_final=args.lr_final, weight_decay=args.weight_decay, eval_every=args.eval_every, seed=args.seed,
-                 folder=folder, log=log, snapshot=snapshot, split=split)
+                 folder=folder, log=log, snapshot=snapshot, split=split, weights=weights)
     meta = summary_meta(args.teacher, train, fitted, train_seed=args.train_seed,
                         train_walls=args.train_walls * args.train_sets, holdout_seed=args.holdout_seed,
                         holdout_walls=args.holdout_walls, cpu_seconds=round(time.process_time() - cpu0, 1),
