@@ -346,17 +346,25 @@ def test_a_checkpoint_teacher_and_a_warm_start_give_the_same_weights_through_tra
 
 def test_depart_weight_weighs_the_teachers_departures_and_needs_split_by(tmp_path, monkeypatch):
     """``depart_weight`` marks the training decisions where the teacher departs from ``split_by``'s choice and
-    weighs their cross-entropy: another network than the unweighted fit; without ``split_by`` it is refused."""
+    weighs their cross-entropy: another network than the unweighted fit, the same as train.py's stage with
+    ``netclone_depart_weight``; without the player to depart from it is refused."""
     from agents.training.netclone import CloneArgs, run
 
     monkeypatch.chdir(tmp_path)
     base = dict(data_dir=str(tmp_path / "data"), train_walls=12, train_sets=1, holdout_walls=4, channels=8, blocks=1,
-                hidden=16, epochs=1, batch_size=64, lr=0.003, eval_every=10_000, device="cpu", split_by="heuristic")
+                hidden=16, epochs=2, batch_size=64, lr=0.003, eval_every=200, device="cpu", split_by="heuristic")
     lines = []
     plain = run(CloneArgs(**base, out=str(tmp_path / "plain.pt")), log=lambda s: None)
     weighed = run(CloneArgs(**base, depart_weight=5.0, out=str(tmp_path / "w.pt")), log=lines.append)
     marked = [s for s in lines if "training decisions" in s and "weighted 5.0" in s]
     assert marked and int(marked[0].split(" in ")[1].split()[0].replace(",", "")) > 0
     assert weighed["checksum"] != plain["checksum"]
+    import train
+    from agents.script_args import ArgsError
+
+    staged = train.train(_tiny_train_args(tmp_path, run_name="w", netclone_split_by="heuristic", netclone_depart_weight=5.0))
+    assert staged["steps"] == 0 and load_checkpoint(tmp_path / "runs" / "w" / "final.pt")["checksum"] == weighed["checksum"]
+    with pytest.raises(ArgsError, match="--netclone_depart_weight: name the player departed from"):
+        train.check_args(train.Args(net="resnet1d", advice=False, netclone_sets=1, netclone_depart_weight=2.0))
     with pytest.raises(ValueError, match="--depart_weight: name the player departed from with --split_by"):
         run(CloneArgs(**{**base, "split_by": ""}, depart_weight=5.0, out=str(tmp_path / "x.pt")), log=lambda s: None)

@@ -25,7 +25,7 @@ SECTIONS = {
                 "oracle_critic", "derived"),
     "netclone": ("netclone_sets", "netclone_walls", "netclone_teacher", "netclone_seed", "netclone_holdout_walls",
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
-                 "netclone_lr", "netclone_lr_final", "netclone_eval_every"),
+                 "netclone_lr", "netclone_lr_final", "netclone_eval_every", "netclone_split_by", "netclone_depart_weight"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
               "bc_policy_weight"),
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
@@ -167,6 +167,11 @@ class Args:
     """learning rate at the end"""
     netclone_eval_every: int = 250000
     """samples between held-out agreement measurements (the learning curve)"""
+    netclone_split_by: str = ""
+    """split the held-out agreement by the teacher's departures from this player's choice (heuristic or
+    heuristic-flush; empty: none)"""
+    netclone_depart_weight: float = 1.0
+    """loss weight of the training decisions where the teacher departs from netclone_split_by's choice (1: none)"""
 
     # [distill] stage 2a: search distillation (agents/training/distill.py)
     distill_decisions: int = 0
@@ -299,7 +304,7 @@ BOUNDS = {
     "netclone_walls": (1, None), "netclone_seed": (0, None), "netclone_holdout_walls": (1, None),
     "netclone_holdout_seed": (0, None), "netclone_limit": (0, None), "netclone_epochs": (0, None),
     "netclone_batch_size": (1, None), "netclone_lr": (0, None), "netclone_lr_final": (0, None),
-    "netclone_eval_every": (1, None), "value_hidden": (1, None), "opponent_weights": (0, None),
+    "netclone_eval_every": (1, None), "netclone_depart_weight": (0, None), "value_hidden": (1, None), "opponent_weights": (0, None),
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
@@ -355,6 +360,10 @@ def check_args(args: Args):
             args.netclone_teacher.endswith(".pt") and Path(args.netclone_teacher).is_file()):
         raise ArgsError(f"--netclone_teacher: {args.netclone_teacher!r} is not one of {', '.join(BUILTIN)} "
                         "nor a checkpoint file (*.pt)")
+    if args.netclone_split_by not in ("", "heuristic", "heuristic-flush"):
+        raise ArgsError(f"--netclone_split_by: {args.netclone_split_by!r} is not heuristic or heuristic-flush (or '')")
+    if args.netclone_depart_weight != 1.0 and not args.netclone_split_by:
+        raise ArgsError("--netclone_depart_weight: name the player departed from with --netclone_split_by")
     if args.value_warmup > 0 and args.trainer != "allseat":
         raise ArgsError("--value_warmup: only with --trainer allseat")
     if args.kl_coef > 0 and args.trainer != "allseat":

@@ -424,20 +424,7 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
     train, held = load_data(args.teacher, args.variant, opts, args.data_dir, train_walls=args.train_walls,
                             train_sets=args.train_sets, train_seed=args.train_seed, holdout_walls=args.holdout_walls,
                             holdout_seed=args.holdout_seed, limit=args.limit, derived=args.derived, log=log)
-    split = None
-    if args.split_by:
-        split = (args.split_by, departs(held, args.split_by))
-        log(f"[netclone] the teacher departs from {args.split_by} in {split[1].sum():,} of the {len(held):,} held-out "
-            f"decisions ({100 * split[1].mean():.2f} %)")
-    weights = None
-    if args.depart_weight != 1.0:
-        if not args.split_by:
-            raise ValueError("--depart_weight: name the player departed from with --split_by")
-        t0 = time.process_time()
-        marked = departs(train, args.split_by)
-        weights = np.where(marked, args.depart_weight, 1.0).astype(np.float32)
-        log(f"[netclone] the teacher departs from {args.split_by} in {marked.sum():,} training decisions "
-            f"({100 * marked.mean():.2f} %), weighted {args.depart_weight} ({time.process_time() - t0:.0f} CPU s)")
+    split, weights = departure_marks(train, held, args.split_by, args.depart_weight, log)
     torch.manual_seed(args.seed)
     arch = {"net": NET, "channels": args.channels, "blocks": args.blocks, "hidden": args.hidden}
     trunk, head = make_resnet(train.obs_shape, arch)
@@ -474,6 +461,27 @@ def run(args: CloneArgs, log: Callable[[str], None] = print) -> dict:
     return summary
 
 
+def departure_marks(train: PackedDecisions, held: PackedDecisions, split_by: str, depart_weight: float,
+                    log: Callable[[str], None] = print) -> tuple[tuple[str, np.ndarray] | None, np.ndarray | None]:
+    """``(split, weights)`` for :func:`fit`: the held-out split by the teacher's departures from ``split_by``'s
+    choice (None without ``split_by``), and the per-decision loss weights (``depart_weight`` where the teacher
+    departs, 1 elsewhere; None when ``depart_weight`` is 1).  A weight without ``split_by`` is a ``ValueError``."""
+    if depart_weight != 1.0 and not split_by:
+        raise ValueError("--depart_weight: name the player departed from with --split_by")
+    if not split_by:
+        return None, None
+    split = (split_by, departs(held, split_by))
+    log(f"[netclone] the teacher departs from {split_by} in {split[1].sum():,} of the {len(held):,} held-out "
+        f"decisions ({100 * split[1].mean():.2f} %)")
+    if depart_weight == 1.0:
+        return split, None
+    t0 = time.process_time()
+    marked = departs(train, split_by)
+    log(f"[netclone] the teacher departs from {split_by} in {marked.sum():,} training decisions "
+        f"({100 * marked.mean():.2f} %), weighted {depart_weight} ({time.process_time() - t0:.0f} CPU s)")
+    return split, np.where(marked, depart_weight, 1.0).astype(np.float32)
+
+
 def load_init(trunk, head, path: str, arch: dict, derived: str, options: Any, variant: str) -> None:
     """Load the network of the checkpoint ``path`` into ``trunk`` and ``head`` (fresh ones of ``arch``); a checkpoint
     of other rules, another architecture or other derived rows is a ``ValueError`` saying which."""
@@ -499,9 +507,11 @@ def netclone_stage(net, args: Any, opts, folder: Path, log: Callable[[str], None
                             train_sets=args.netclone_sets, train_seed=args.netclone_seed,
                             holdout_walls=args.netclone_holdout_walls, holdout_seed=args.netclone_holdout_seed,
                             limit=args.netclone_limit, derived=getattr(args, "derived", ""), log=log)
+    split, weights = departure_marks(train, held, getattr(args, "netclone_split_by", ""),
+                                     getattr(args, "netclone_depart_weight", 1.0), log)
     fitted = fit(net.trunk, net.head, train, held, epochs=args.netclone_epochs, batch_size=args.netclone_batch_size,
                  lr=args.netclone_lr, lr_final=args.netclone_lr_final, eval_every=args.netclone_eval_every,
-                 seed=args.seed, folder=folder / "netclone", log=log)
+                 seed=args.seed, folder=folder / "netclone", log=log, split=split, weights=weights)
     meta = summary_meta(args.netclone_teacher, train, fitted, train_seed=args.netclone_seed,
                         train_walls=args.netclone_walls * args.netclone_sets, holdout_seed=args.netclone_holdout_seed,
                         holdout_walls=args.netclone_holdout_walls, cpu_seconds=round(time.process_time() - cpu0, 1))
