@@ -33,6 +33,7 @@ every configuration N times, alternating (peer first in each pass), and reports 
     python bench/throughput.py engine:4096 obs:4096 --variant gejiu
     python bench/throughput.py --profile engine:4096:gejiu   # where the time goes (cProfile)
     python bench/throughput.py riichienv aec engine:1 --interleave 20 --seconds 1   # paired chunks, on a loaded machine
+    python bench/throughput.py riichienv aec --interleave 20 --seconds 0.5 --trees /tmp/old,.   # two checkouts
 """
 
 from __future__ import annotations
@@ -349,43 +350,63 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def interleave(runs: list[str], variant: str, seconds: float, reps: int, core: int) -> None:
+def interleave(runs: list[str], variant: str, seconds: float, reps: int, core: int, trees: list[str] | None = None) -> None:
     """Set every configuration up once in its own pinned ``--serve`` process, then ``reps`` times run each for
     ``seconds`` of CPU time back to back (the peer first), and print per configuration the median over repetitions
     of its decisions/s and of its **paired ratio** to the peer's run of the same repetition, with the quartiles.
 
     On a loaded machine the load drifts within a pass; a ratio taken from chunks seconds apart follows it far less
-    than whole passes minutes apart do."""
+    than whole passes minutes apart do.  ``trees`` (checkouts of mjenv, e.g. an older commit in a ``git worktree``):
+    every configuration but the peer is served from each tree (its own ``bench/throughput.py``, its package first on
+    ``PYTHONPATH``, an empty ``NUMBA_CACHE_DIR`` so that it runs its shipped compiled store as after an install), and
+    each tree after the first is also compared with the first, repetition by repetition."""
+    import tempfile
+
     runs = sorted(runs, key=lambda spec: spec != PEER)  # the peer first in every repetition
+    jobs = [(spec, None) if spec == PEER or not trees else (spec, tree) for spec in runs for tree in (trees or [None])]
+    jobs = list(dict.fromkeys(jobs))  # the peer once
     procs = {}
-    for spec in runs:
-        cmd = [sys.executable, os.path.abspath(__file__), "--serve", spec, "--variant", variant, "--core", str(core)]
-        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    for spec, tree in jobs:
+        script, env = os.path.abspath(__file__), None
+        if tree is not None:
+            script = os.path.join(os.path.abspath(tree), "bench", "throughput.py")
+            env = dict(os.environ, NUMBA_CACHE_DIR=tempfile.mkdtemp(prefix="mjenv-bench-cache-"))
+            env["PYTHONPATH"] = os.pathsep.join([os.path.abspath(tree)] + [x for x in [os.environ.get("PYTHONPATH")] if x])
+        cmd = [sys.executable, script, "--serve", spec, "--variant", variant, "--core", str(core)]
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         if p.stdout.readline().strip() != "ready":
-            raise SystemExit(f"{spec}: its serving process did not start")
-        procs[spec] = p
-    rates: dict[str, list[float]] = {spec: [] for spec in runs}
+            raise SystemExit(f"{spec}{'' if tree is None else ' of ' + tree}: its serving process did not start")
+        procs[spec, tree] = p
+    rates: dict[tuple, list[float]] = {job: [] for job in procs}
     try:
         for _ in range(reps):
-            for spec, p in procs.items():
+            for job, p in procs.items():
                 p.stdin.write(f"{seconds}\n")
                 p.stdin.flush()
-                rates[spec].append(json.loads(p.stdout.readline())["decisions_per_s"])
+                rates[job].append(json.loads(p.stdout.readline())["decisions_per_s"])
     finally:
         for p in procs.values():
             p.stdin.write("quit\n")
             p.stdin.flush()
             p.wait()
-    peer = rates.get(PEER)
-    print("| configuration | decisions/s (CPU, median) | ÷ RiichiEnv, median of paired chunks | quartiles |")
-    print("|---|---:|---:|---:|")
-    for spec in runs:
-        if peer is None or spec == PEER:
-            print(f"| {spec} | {statistics.median(rates[spec]):,.0f} | | |")
-            continue
-        ratios = sorted(r / q for r, q in zip(rates[spec], peer))
-        q1, q2, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
-        print(f"| {spec} | {statistics.median(rates[spec]):,.0f} | {statistics.median(ratios):.3g} | {q1:.3g}–{q3:.3g} |")
+
+    def spread(ratios: list[float]) -> str:
+        ratios = sorted(ratios)
+        q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+        return f"{statistics.median(ratios):.3g} | {q1:.3g}–{q3:.3g}"
+
+    peer = rates.get((PEER, None))
+    print("| configuration | tree | decisions/s (CPU, median) | ÷ RiichiEnv, median of paired chunks | quartiles |")
+    print("|---|---|---:|---:|---:|")
+    for (spec, tree), r in rates.items():
+        ratio = spread([a / b for a, b in zip(r, peer)]) if peer is not None and spec != PEER else " | "
+        print(f"| {spec} | {tree or ''} | {statistics.median(r):,.0f} | {ratio} |")
+    if trees and len(trees) > 1:
+        print("\n| configuration | tree ÷ first tree | median of paired chunks | quartiles |\n|---|---|---:|---:|")
+        for spec in runs:
+            for tree in trees[1:] if spec != PEER else ():
+                pairs = zip(rates[spec, tree], rates[spec, trees[0]])
+                print(f"| {spec} | {tree} ÷ {trees[0]} | {spread([a / b for a, b in pairs])} |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -400,11 +421,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--profile", default=None, help="run one configuration under cProfile instead")
     p.add_argument("--interleave", type=int, default=0, metavar="REPS",
                    help="warm serving processes taking turns, REPS chunks of --seconds each (see interleave())")
+    p.add_argument("--trees", default=None, metavar="PATH[,PATH...]",
+                   help="with --interleave: serve the configurations from each of these checkouts and compare them")
     p.add_argument("--one", default=None, help=argparse.SUPPRESS)  # internal: run one spec, print JSON
     p.add_argument("--serve", default=None, help=argparse.SUPPRESS)  # internal: see serve()
     ns = p.parse_args(argv)
     if ns.seconds <= 0 or ns.passes < 1 or ns.interleave < 0:
         p.error("--seconds must be > 0, --passes >= 1 and --interleave >= 0")
+    if ns.trees is not None:
+        if not ns.interleave:
+            p.error("--trees needs --interleave")
+        for tree in ns.trees.split(","):
+            if not os.path.isfile(os.path.join(tree, "bench", "throughput.py")):
+                p.error(f"--trees: {tree!r} is not a checkout of mjenv (no bench/throughput.py)")
     for spec in ns.runs:
         parse_spec(spec, ns.variant)
     if ns.one:
@@ -428,7 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     if ns.interleave:
-        interleave(runs, ns.variant, ns.seconds, ns.interleave, ns.core)
+        interleave(runs, ns.variant, ns.seconds, ns.interleave, ns.core, ns.trees.split(",") if ns.trees else None)
         return 0
     passes = []
     for k in range(ns.passes):
