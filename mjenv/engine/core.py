@@ -24,7 +24,6 @@ of N tables plays exactly the games of N single tables reset with the same seed 
 
 from __future__ import annotations
 
-from collections.abc import Sequence as SequenceABC
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -35,6 +34,7 @@ from mjenv.engine import codes as K
 from mjenv.engine import entry
 from mjenv.engine.arguments import IllegalActionError, WallError, check_batch_size, check_reset_args, check_step_args
 from mjenv.engine.calls import _UNREAD, _SettledWin, _direct_entry
+from mjenv.engine.views import EventLog, _EventLogs, _Results, _Sessions
 from mjenv.engine import state as S
 from mjenv.engine import jitcache, yzscore
 from mjenv.engine.family import Family, family_for
@@ -79,158 +79,8 @@ def seeded_wall(seed: int, table_id: int, tiles: Sequence[int]) -> list[int]:
     return row
 
 
-class EventLog(list):
-    """One table's events of the current hand as dicts (docs/replay-format.md), converted when read.
-
-    The engine writes compact records; the log turns them into dicts when it is fetched
-    (``engine.events[b]``) or read, and caches them.  It is a ``list``, so ``json.dumps`` and friends
-    take it as it was when fetched; reading it through its own methods (len, index, iteration)
-    brings it up to date with the engine.  When the table is dealt again the log is completed and
-    detached, so a log the caller holds keeps the hand it belonged to.
-    """
-
-    def __init__(self, engine: "Engine", b: int):
-        super().__init__()
-        self._engine: Engine | None = engine
-        self._b = b
-        self._done = 0
-
-    def _sync(self) -> "EventLog":
-        eng = self._engine
-        if eng is not None:
-            end = int(eng._evn[self._b])
-            if end > K.EV_CAPACITY:
-                raise RuntimeError(f"table {self._b}: more than {K.EV_CAPACITY} events in one hand")
-            while self._done < end:
-                self._done = eng._convert(self._b, self._done, self)
-        return self
-
-    def _detach(self) -> None:
-        self._sync()
-        self._engine = None
-
-    def __len__(self) -> int:
-        return list.__len__(self._sync())
-
-    def __getitem__(self, i):
-        return list.__getitem__(self._sync(), i)
-
-    def __iter__(self):
-        return list.__iter__(self._sync())
-
-    def __eq__(self, other) -> bool:
-        return list.__eq__(self._sync(), other)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return list.__repr__(self._sync())
-
-
-class _EventLogs(SequenceABC):
-    """``engine.events``: one :class:`EventLog` per table."""
-
-    def __init__(self, engine: "Engine"):
-        self._engine = engine
-
-    def __len__(self) -> int:
-        return self._engine.batch_size
-
-    def __getitem__(self, b):
-        if isinstance(b, slice):
-            return [self[i] for i in range(*b.indices(len(self)))]
-        return self._engine._log(int(b))
-
-
-
-
-class _Results(list):
-    """``engine.results``: per table the finished hand's result dict, or None while it plays.
-
-    Hands the kernels settle themselves (Kawuxing, Gejiu, drawn hands) are stored as a marker and get their dict —
-    fans, reading texts, transfers, from the pure scorer valuing the one reading the kernel chose
-    (:meth:`Engine._kernel_result`) — when first read, so a batch that never reads results never pays for them.  The state they are built from stays untouched until the table is dealt again, and a
-    deal clears the entry first.  Reading through any list method gives the dicts.
-    """
-
-    def __init__(self, n: int, build):
-        super().__init__([None] * n)
-        self._build = build
-
-    def _get(self, i: int):
-        v = list.__getitem__(self, i)
-        if v is _UNREAD:
-            v = self._build(i % len(self))
-            list.__setitem__(self, i, v)
-        return v
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self._get(j) for j in range(*i.indices(len(self)))]
-        return self._get(i)
-
-    def __iter__(self):
-        return (self._get(i) for i in range(len(self)))
-
-    def __contains__(self, x) -> bool:
-        return any(v is x or v == x for v in self)
-
-    def __eq__(self, other) -> bool:
-        return list(self) == (list(other) if isinstance(other, list) else other)
-
-    def __ne__(self, other) -> bool:
-        return not self == other
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(list(self))
-
-    def __copy__(self) -> list:
-        return list(self)
-
-    def __deepcopy__(self, memo) -> list:
-        import copy
-
-        return copy.deepcopy(list(self), memo)
-
-    def __reduce__(self):
-        return (list, (list(self),))
-
-    def index(self, x, *args) -> int:  # type: ignore[override]
-        return list(self).index(x, *args)
-
-    def count(self, x) -> int:  # type: ignore[override]
-        return list(self).count(x)
-
-
-class _Sessions(_Results):
-    """``engine.sessions``: per table its session (一操) object, or None in families without sessions.
-
-    The engine keeps the sessions as int64 rows ``(dealer, rounds, passes, hands, over)`` (``Engine._ses``) that
-    the family starts and advances in batches (:meth:`~mjenv.engine.family.DiedaohuFamily.advance_drawn`); an
-    entry's object is made from its row when it is read, and assigning an entry (the Python path of a won hand,
-    a replay) writes the row too.
-    """
-
-    def __init__(self, n: int, build, rows: np.ndarray):
-        super().__init__(n, build)
-        self._rows = rows
-
-    def __setitem__(self, i, v) -> None:
-        if isinstance(i, slice):
-            raise TypeError("engine.sessions entries are set one table at a time")
-        list.__setitem__(self, i, v)
-        if v is not None:
-            self._rows[i] = (v.dealer, v.rounds, v.passes, v.hands, v.over)
-
-    def _stale(self, rows) -> None:
-        """Tables ``rows`` changed in the rows: their objects are made again when read."""
-        for b in rows:
-            list.__setitem__(self, b, _UNREAD)
-
-
 _INT64 = np.dtype(np.int64)
+_STEP_ACTS = 13  # where the action array sits in Engine._step_args: (mode, 11 arrays of Engine._args, idx, acts, ...)
 
 
 class Engine:
@@ -315,10 +165,10 @@ class Engine:
         self._kernel = None
         self._step_kernel = None
         self._deal_kernel = None  # table.deal_tables' direct entry, for a deal of every table
-        # The last action array of a common step (Engine.step: tables None, int64 [B], contiguous) and that step's
-        # kernel arguments, made again only for another array.
-        self._step_acts: np.ndarray | None = None
-        self._step_args: tuple = ()
+        # The kernel arguments of the last common step (Engine.step: tables None, an int64 [B] contiguous action
+        # array, at _STEP_ACTS), made again only for another array.  A cache, not state: kept in a tuple, so that the
+        # engine's arrays (vars(engine)) stay its state and scratch buffers.
+        self._step_args: tuple = (None,) * (_STEP_ACTS + 3)
         self._shape = (B,)
         # The arrays every kernel call takes, in their order (see mjenv.engine.entry.run_tables).
         self._args = (self._b8, self._b16, self._money, self.mask, self._pend, self._ev, self._evn, self._cfg, self._tabs, self._scratch, self._fcfg)
@@ -568,7 +418,7 @@ class Engine:
         action is not legal, ``ValueError`` for malformed ``actions`` / ``tables`` and ``RuntimeError``
         before any hand was dealt (:mod:`mjenv.engine.arguments`); in each case nothing changes.
         """
-        if actions is self._step_acts and tables is None and actions.dtype is _INT64 and actions.shape == self._shape:
+        if actions is self._step_args[_STEP_ACTS] and tables is None and actions.dtype is _INT64 and actions.shape == self._shape:
             # the array of the last common call again (the AEC env's, a loop's buffer): still one int64 row per
             # table (an array changed in place keeps its memory contiguous), so the arguments made then serve
             acts, idx = actions, self._all
@@ -585,7 +435,7 @@ class Engine:
             and self._ever_dealt
         ):  # the common call, already in the form the checks would give (the AEC env and vector envs)
             acts, idx = actions, self._all
-            self._step_acts, self._step_args = acts, (K.MODE_STEP, *self._args, idx, acts, self._waiting, self._info)
+            self._step_args = (K.MODE_STEP, *self._args, idx, acts, self._waiting, self._info)
             if self._shards is None:  # (the one-table envs' path: no call more)
                 k = self._step_kernel(*self._step_args)
             else:
