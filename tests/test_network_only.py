@@ -183,6 +183,12 @@ def test_the_shipped_network_only_checkpoint_loads_and_plays():
     assert hand["network_only"] is True and hand["derived"] == "mjenv-hand-v1" and hand["arch"] == ck["arch"]
     assert hand["obs_shape"] == [SHAPE[0] + 18, SHAPE[1]] and hand["meta"]["holdout_agreement"] > 0.95
     assert _play(make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-hand.pt'}", "kawuxing3"))
+    dh = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-dh.pt")  # the clone of the departure-head player
+    assert dh["network_only"] is True and not dh.get("features") and dh.get("departures") is None
+    assert dh["derived"] == "mjenv-hand-v1" and dh["arch"] == ck["arch"] and dh["obs_shape"] == hand["obs_shape"]
+    assert dh["meta"]["teacher"] == "agents/checkpoints/kawuxing3-default.pt" and dh["meta"]["holdout_agreement"] > 0.9
+    assert dh["meta"]["args"]["init"] == "agents/checkpoints/kawuxing3-network-hand.pt" and dh["checksum"] != hand["checksum"]
+    assert _play(make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-dh.pt'}", "kawuxing3"))
 
 
 def _tiny_train_args(tmp_path, **kw):
