@@ -11,7 +11,8 @@ This module owns the cloning stage of the network-only policy: ``train.py``'s st
   least two legal actions are kept (a forced move teaches nothing); their shards stay packed in memory (about
   0.9 KB a decision, :class:`PackedDecisions`) and are unpacked per minibatch;
 * **fit**: masked cross-entropy to the teacher's action, Adam with a cosine learning-rate decay over the run's
-  samples, minibatches drawn from a fresh permutation of all kept decisions each epoch;
+  samples, minibatches drawn from a fresh permutation of all kept decisions each epoch; with ``depart_weight``, the
+  decisions where the teacher departs from ``split_by``'s choice weigh that much more (:func:`departure_marks`);
 * **derived rows** (``derived``, optional): ``mjenv-hand-v1`` (:mod:`mjenv.encoding.handfeat`, the public hand
   arithmetic) appended to each unpacked v1 observation, computed per minibatch from the v1 rows (the datasets
   stay as recorded); the checkpoint records it and :class:`agents.players.policy.PolicyAgent` computes the same
