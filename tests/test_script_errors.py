@@ -72,9 +72,10 @@ def test_evaluate_checkpoint_errors_are_one_line(tmp_path, capsys):
 
 TRAIN_ERRORS = [
     (["--total_timesteps", "-1"], "--total_timesteps must be >= 0"),
-    (["--trainer", "sb3", "--total_timesteps", "0"], "--total_timesteps: the sb3 trainer needs at least 1"),
-    (["--trainer", "sb3", "--distill_decisions", "10"], "--distill_decisions: search distillation runs in the allseat"),
-    (["--distill_labels", "missing.npz"], "--distill_labels: 'missing.npz' not found"),
+    # (the sb3 trainer and distillation read the advised network: the default config's network-only net refuses them first)
+    (["--config", "advised", "--trainer", "sb3", "--total_timesteps", "0"], "--total_timesteps: the sb3 trainer needs at least 1"),
+    (["--config", "advised", "--trainer", "sb3", "--distill_decisions", "10"], "--distill_decisions: search distillation runs in the allseat"),
+    (["--config", "advised", "--distill_labels", "missing.npz"], "--distill_labels: 'missing.npz' not found"),
     (["--distill_worlds", "1"], "--distill_worlds must be >= 2"),
     (["--distill_verify_worlds", "1"], "--distill_verify_worlds: 0 (no verification) or at least 2"),
     (["--batch_size", "0"], "--batch_size must be >= 2"),
@@ -92,6 +93,7 @@ TRAIN_ERRORS = [
     (["--eval_opponents", "self"], "--eval_opponents: 'self'"),
     (["--init_checkpoint", "missing.pt"], "--init_checkpoint: 'missing.pt' not found"),
     (["--config", "nope"], "--config: 'nope' not found"),
+    (["--trainer", "sb3"], "--net resnet1d: only with --trainer allseat"),
     (["--eval_walls", "0"], "--eval_walls must be >= 1"),
 ]
 

@@ -21,13 +21,20 @@ from mjenv.envs.vector import LearnerTables
 
 
 def test_configs_load_and_the_command_line_overrides_them():
-    args, config = parse_args(train.Args, ["--config", "default", "--seed", "7", "--opponents", "random", "self",
+    args, config = parse_args(train.Args, ["--config", "advised", "--seed", "7", "--opponents", "random", "self",
                                            "--opponent_weights", "0.5", "0.5", "--no-tensorboard"], config_dir=train.CONFIG_DIR)
-    assert config == "default"
+    assert config == "advised"
     assert args.seed == 7 and args.tensorboard is False
     assert args.opponents == ["random", "self"] and args.opponent_weights == [0.5, 0.5]
-    assert args.total_timesteps == 8_192 and args.bc_rounds == 4  # from configs/train/default.toml
+    assert args.total_timesteps == 8_192 and args.bc_rounds == 4  # from configs/train/advised.toml
     assert args.advice and args.advice_features == "heuristic-advice-v2" and args.bc_teacher == "heuristic-flush"
+    # python train.py (no --config): the network-only recipe of kawuxing3-network-dh.pt
+    default, config = parse_args(train.Args, [], config_dir=train.CONFIG_DIR, default_config="default")
+    assert config == "default" and not default.advice and default.net == "resnet1d" and default.derived == "mjenv-hand-v1"
+    assert default.netclone_sets == 2 and default.netclone_teacher.endswith("kawuxing3-default.pt")
+    assert default.init_checkpoint.endswith("kawuxing3-network-hand.pt")
+    assert (train.CONFIG_DIR.parents[1] / default.init_checkpoint).is_file()
+    assert default.total_timesteps == 0 and default.bc_rounds == 0
     selfplay, _ = parse_args(train.Args, ["--config", "selfplay"], config_dir=train.CONFIG_DIR)
     assert selfplay.total_timesteps >= 10 * 131_072 and selfplay.hidden >= args.hidden
 
@@ -42,7 +49,7 @@ def test_configs_have_one_section_per_stage_and_a_misplaced_key_is_an_error(tmp_
 
     homes = [k for keys in SECTIONS.values() for k in keys]
     assert sorted(homes) == sorted(f.name for f in dataclasses.fields(train.Args))
-    for name in ("default", "distill", "long", "selfplay"):  # train.py's configs (netclone*.toml: agents.training.netclone)
+    for name in ("default", "advised", "distill", "long", "selfplay"):  # the configs of train.py's stages
         path = train.CONFIG_DIR / f"{name}.toml"
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         assert set(data) <= set(SECTIONS) and all(isinstance(v, dict) for v in data.values()), path.name
