@@ -31,7 +31,7 @@ SECTIONS = {
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
                 "distill_worlds", "distill_candidates", "distill_verify_worlds", "distill_screen_z", "distill_z",
                 "distill_min_gain", "distill_epochs", "distill_lr", "distill_departure_weight", "distill_soft"),
-    "departures": ("departure_decisions", "departure_labels", "departure_seed", "departure_worlds",
+    "departures": ("departure_decisions", "departure_labels", "departure_policy", "departure_seed", "departure_worlds",
                    "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
@@ -215,6 +215,9 @@ class Args:
     departure_labels: list[str] = field(default_factory=list)
     """label files (e.g. a run's departure_labels.npz, or agents.training.distill.save_labels files made with 3 candidates)
     to fit the departure head on instead of labelling afresh"""
+    departure_policy: str = ""
+    """a policy checkpoint whose player plays every seat of the labelled hands (expert iteration,
+    agents/training/exit.py: the states an improved player reaches); empty: heuristic-flush's compiled player"""
     departure_seed: int = 3000
     """seed of the departure labelling; chunk i of 5,000 decisions plays the walls of seed departure_seed + i"""
     departure_worlds: int = 32
@@ -387,6 +390,10 @@ def check_args(args: Args):
         if not args.advice or args.advice_features != "heuristic-advice-v2":
             raise ArgsError("--departure_decisions: needs --advice with --advice_features heuristic-advice-v2 (the head "
                             "departs from heuristic-flush's choice, which that network plays)")
+    if args.departure_policy and not Path(args.departure_policy).is_file():
+        raise ArgsError(f"--departure_policy: {args.departure_policy!r} not found")
+    if args.departure_policy and args.departure_labels:
+        raise ArgsError("--departure_policy: the label files are already labelled; give one or the other")
     for path in args.departure_labels:
         if not Path(path).is_file():
             raise ArgsError(f"--departure_labels: {path!r} not found")

@@ -4,7 +4,8 @@ The head, its features and its checkpoint entry are :mod:`agents.players.departu
 this module owns what only training needs: :func:`fit_head` (least squares over an ensemble), :func:`label_gains`
 (the head's inputs and targets from :func:`agents.training.distill.label_states` labels), :func:`realized_gains`
 (held-out gains per threshold) and :func:`run_stage`; :func:`departure_stage` is that stage with ``train.py``'s ``departure_*`` arguments
-(``train.py --departure_decisions N``, the ``long`` config; ``departures.json`` in the run folder).
+(``train.py --departure_decisions N``, the ``long`` config; ``departures.json`` in the run folder;
+``--departure_policy CKPT`` labels the states that checkpoint's player reaches, the ``exit`` config).
 """
 
 from __future__ import annotations
@@ -98,17 +99,18 @@ TAUS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_files=(), seed: int = 3000,
               tables: int = 64, label_prob: float = 0.25, worlds: int = 32, holdout: float = 0.1,
               tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
-              epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None,
+              epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None, policy=None,
               log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
     """Label ``decisions`` decisions (:func:`agents.training.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
-    ``seed + i``; saved to ``folder/departure_labels.npz``) or read ``label_files``; fit the head on all but the last
+    ``seed + i``; saved to ``folder/departure_labels.npz``; ``policy``, an agent or None, plays the tables: expert
+    iteration, :mod:`agents.training.exit`) or read ``label_files``; fit the head on all but the last
     ``holdout`` share of them and report, on that share, what departing at each of :data:`TAUS` gains.
     Returns ``(checkpoint part, report)``."""
     from agents.training.distill import chunked_labels
 
     cpu0 = time.process_time()
     labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed, tables=tables,
-                            label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, verify_worlds=0,
+                            label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, verify_worlds=0, policy=policy,
                             save_to=None if folder is None else Path(folder) / "departure_labels.npz",
                             name="departure labels", log=log)
     label_cpu = time.process_time() - cpu0
@@ -140,11 +142,13 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
     ``departures.json`` (and ``departure_labels.npz`` when it labels) in the run folder; returns the head's
     checkpoint entry."""
     from agents.tournament.arena import json_text
+    from agents.training.exit import make_policy
 
+    policy = make_policy(args.departure_policy or None, rules.variant, rules.options)
     part, report = run_stage(
         rules.variant, rules.options, decisions=args.departure_decisions, label_files=args.departure_labels,
         seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
         members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
-        folder=folder, log=lambda m: print(m, flush=True))
+        folder=folder, policy=policy, log=lambda m: print(m, flush=True))
     (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
     return part

@@ -63,9 +63,15 @@ def decision_kinds(cand: np.ndarray, ncand: np.ndarray) -> np.ndarray:
 
 def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: int = 1000, tables: int = 64,
                  label_prob: float = 0.25, worlds: int = 32, candidates: int = 3, seed: int = 0,
-                 verify_worlds: int = 0, screen_z: float = 0.5, kinds=None,
+                 verify_worlds: int = 0, screen_z: float = 0.5, kinds=None, policy=None,
                  log: Callable[[str], None] | None = None) -> dict:
     """Play self-play hands until ``decisions`` decisions are labelled (see the module docstring).
+
+    ``policy``: the player whose moves the tables play in every seat (an agent with ``act(obs, mask)`` on
+    ``mjenv-obs-v1`` rows, e.g. a :class:`agents.players.policy.PolicyAgent`; expert iteration labels the states an
+    improved player reaches, :mod:`agents.training.exit`); None: the compiled player.  Either way the shortlist is
+    the compiled player's and the rollouts after each candidate are played by it; ``played int8 [N]`` stores the
+    shortlist column the tables played (-1: a move outside the shortlist).
 
     Returns ``obs float32 [N, C, 34]`` (the acting seat's ``mjenv-obs-v1`` observation), ``mask bool [N, 111]``,
     ``cand int64 [N, candidates]`` (-1 padded, the player's choice first), ``ncand``, ``value float32 [N, k]``
@@ -111,7 +117,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     next_wall = tables
     eng.reset(seed=seed, table_ids=np.arange(tables), dealer=np.arange(tables) % eng.n)
     parts: dict[str, list] = {k: [] for k in ("obs", "mask", "cand", "ncand", "value", "gain", "se", "wall_left",
-                                              "valt", "vgain", "vse")}
+                                              "valt", "vgain", "vse", "played")}
     vbase = mix(np.asarray([seed ^ 0x5EED], dtype=np.uint64))[0]
     count = hands = steps = 0
     acts = np.full(tables, -1, np.int64)
@@ -119,6 +125,9 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     while count < decisions:
         live = np.flatnonzero(st.phase != S.DONE)
         player.decide(eng, live, out=acts)
+        if policy is not None and len(live):
+            acts[live] = policy.act(encoder.encode(st, st.actor[live].astype(np.int64), live, engine=eng),
+                                    eng.mask[live])
         cand, ncand = player.candidates(eng, live, candidates)
         ok = (ncand >= 2) & (rng.random(len(live)) < label_prob)
         if kind_codes is not None:
@@ -168,6 +177,8 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
             parts["gain"].append(gain)
             parts["se"].append(se)
             parts["wall_left"].append((st.back[b] - st.front[b]).astype(np.int16))
+            hit = cand[pick] == acts[b][:, None]
+            parts["played"].append(np.where(hit.any(1), hit.argmax(1), -1).astype(np.int8))
             count += len(b)
         eng.step(acts)
         steps += 1
@@ -188,6 +199,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
                    "steps": int(steps), "tables": int(tables), "label_prob": float(label_prob), "worlds": int(worlds),
                    "candidates": int(candidates), "seed": int(seed), "verify_worlds": int(verify_worlds),
                    "screen_z": float(screen_z), "kinds": None if kinds is None else list(kinds),
+                   "policy": None if policy is None else str(getattr(policy, "name", type(policy).__name__)),
                    "cpu_seconds": round(time.process_time() - cpu0, 1)}
     return out
 
@@ -322,6 +334,8 @@ def save_labels(path, labels: dict) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {k: labels[k] for k in _ARRAYS}
+    if "played" in labels:
+        arrays["played"] = labels["played"]
     arrays.update(pack_planes(labels["obs"]))
     arrays["meta_json"] = np.frombuffer(json.dumps(labels["meta"]).encode(), np.uint8)
     tmp = path.with_name(path.name + ".tmp.npz")
@@ -340,6 +354,8 @@ def load_labels(path) -> dict:
     try:
         with np.load(path) as d:
             out = {k: d[k] for k in _ARRAYS}
+            if "played" in d.files:  # labels of a policy's tables (label_states(policy=...))
+                out["played"] = d["played"]
             out["obs"] = unpack_planes(d)
             out["meta"] = json.loads(bytes(d["meta_json"]).decode())
     except (OSError, KeyError, ValueError) as exc:
@@ -351,7 +367,8 @@ def load_labels(path) -> dict:
 
 def concat_labels(parts: list[dict]) -> dict:
     """Several label sets as one (their ``meta`` summed where it counts)."""
-    out = {k: np.concatenate([p[k] for p in parts]) for k in (*_ARRAYS, "obs")}
+    keys = (*_ARRAYS, "obs") + (("played",) if all("played" in p for p in parts) else ())
+    out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     meta = dict(parts[0]["meta"])
     for key in ("decisions", "hands", "steps", "cpu_seconds"):
         meta[key] = sum(p["meta"].get(key, 0) for p in parts)
@@ -450,17 +467,17 @@ CHUNK = 5000
 def chunked_labels(variant: str, options: Any, *, decisions: int = 0, label_files=(), seed: int = 2000,
                    tables: int = 64, label_prob: float = 0.25, worlds: int = 32, candidates: int = 3,
                    verify_worlds: int = 128, screen_z: float = 0.5, save_to: Path | None = None, name: str = "labels",
-                   log: Callable[[str], None] | None = None) -> dict:
+                   policy=None, log: Callable[[str], None] | None = None) -> dict:
     """The labels of a training stage: ``label_files`` read and joined, or ``decisions`` decisions labelled by
     :func:`label_states` in chunks of :data:`CHUNK` (chunk ``i`` with seed ``seed + i``, so any prefix of chunks is
-    the same whatever the total), joined and saved to ``save_to``."""
+    the same whatever the total; ``policy`` plays the tables, as there), joined and saved to ``save_to``."""
     if label_files:
         return concat_labels([load_labels(f) for f in label_files])
     parts = []
     for i in range(-(-int(decisions) // CHUNK)):
         parts.append(label_states(variant, options, decisions=min(CHUNK, int(decisions) - i * CHUNK), tables=tables,
                                   label_prob=label_prob, worlds=worlds, candidates=candidates, seed=seed + i,
-                                  verify_worlds=verify_worlds, screen_z=screen_z, log=log))
+                                  verify_worlds=verify_worlds, screen_z=screen_z, policy=policy, log=log))
         if log:
             log(f"[{name}] chunk {i + 1}: {parts[-1]['meta']['decisions']:,} decisions, "
                 f"{parts[-1]['meta']['cpu_seconds']:.0f} CPU s")

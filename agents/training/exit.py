@@ -1,0 +1,192 @@
+"""Expert iteration for the departure head: label the states an improved player reaches, fit a new head on them.
+
+A round of expert iteration (ExIt) here has three steps:
+
+1. **States of the improved player.**  The tables are played in every seat by a policy checkpoint (e.g.
+   ``kawuxing3-default.pt``, the advised network with its departure head, or a network-only clone), not by
+   ``heuristic-flush``: :func:`agents.training.distill.label_states` with ``policy=``.  A decision is labelled with
+   probability ``label_prob`` (the same rule as the departure stage of ``train.py``).
+2. **The expert's values.**  Each candidate of ``heuristic-flush``'s shortlist (:data:`CANDIDATES`, its own choice
+   first; the policy's move is one of them wherever the policy departs through a head) is played in the same
+   ``worlds`` sampled worlds and rolled out to the end of the hand by the compiled player; the paired mean gain of
+   each alternative over the choice is the label.  The policy's own column is kept (``played``).
+3. **The apprentice.**  A departure head (:func:`agents.training.departures.fit_head`, the features and format of
+   :mod:`agents.players.departures`) is fitted to those labels and put on a base checkpoint in place of its head.
+
+The labels are saved chunk by chunk (chunk ``i`` of ``chunk`` decisions with seed ``seed + i``, one ``.npz`` per
+chunk, :func:`agents.training.distill.save_labels`), so a run can stop at any time and resume; the same seed gives
+the same labels.  ``train.py --departure_policy CKPT`` (``configs/train/exit.toml``) runs steps 1–3 as its departure
+stage; this module is the standalone, resumable form:
+
+```bash
+python -m agents.training.exit label --policy agents/checkpoints/kawuxing3-default.pt --seed 5000 --chunks 60 --out DIR
+python -m agents.training.exit fit --labels DIR/labels-*.npz --base agents/checkpoints/kawuxing3-default.pt --out NEW.pt
+```
+
+docs/experiments/expert-iteration.md documents the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from agents.players.departures import CANDIDATES, DEFAULTS
+
+CHUNK = 5000
+"""Labelled decisions per chunk file (as the departure stage's chunks)."""
+
+
+def make_policy(policy, variant: str, options: Any = None):
+    """A :class:`agents.players.policy.PolicyAgent` (greedy) for a checkpoint path; an agent object is returned as it is."""
+    if policy is None or hasattr(policy, "act"):
+        return policy
+    from agents.players.policy import PolicyAgent
+
+    return PolicyAgent(str(policy), variant, options)
+
+
+def chunk_path(folder, seed: int) -> Path:
+    """The file of the chunk labelled with ``seed``."""
+    return Path(folder) / f"labels-{int(seed)}.npz"
+
+
+def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, seed: int, chunks: int, folder,
+                 chunk: int = CHUNK, tables: int = 64, label_prob: float = 0.25, worlds: int = 32,
+                 log: Callable[[str], None] | None = None) -> list[Path]:
+    """Label ``chunks`` chunks of ``chunk`` decisions on the states ``policy`` (a checkpoint path or agent) reaches in
+    every seat, chunk ``i`` with seed ``seed + i``, each saved to :func:`chunk_path`; a chunk whose file exists is
+    kept as it is (resume).  Returns the chunk files."""
+    from agents.training.distill import label_states, save_labels
+
+    if int(chunks) < 1 or int(chunk) < 1:
+        raise ValueError(f"chunks and chunk: need at least 1 each, got {chunks} and {chunk}")
+    agent = make_policy(policy, variant, options)
+    paths = []
+    for i in range(int(chunks)):
+        path = chunk_path(folder, seed + i)
+        if not path.is_file():
+            labels = label_states(variant, options, decisions=int(chunk), tables=tables, label_prob=label_prob,
+                                  worlds=worlds, candidates=CANDIDATES, seed=seed + i, verify_worlds=0, policy=agent,
+                                  log=log)
+            save_labels(path, labels)
+            if log:
+                meta = labels["meta"]
+                log(f"[exit] {path.name}: {meta['decisions']:,} decisions, {meta['hands']:,} hands, "
+                    f"{meta['cpu_seconds']:.0f} CPU s; {played_summary(labels)}")
+        paths.append(path)
+    return paths
+
+
+def played_gain(labels: dict) -> tuple[float, float, float]:
+    """``(share, gain, ci95)``: the share of labelled decisions where the tables' player played an alternative of the
+    shortlist (column > 0), and the labelled gain per decision of its moves over the shortlist's choice with a 95 %
+    CI (0 where it played the choice; decisions where it played outside the shortlist count 0)."""
+    played = np.asarray(labels["played"], np.int64)
+    gain = np.asarray(labels["gain"], np.float64)
+    col = np.maximum(played, 0)
+    got = gain[np.arange(len(col)), col]
+    ci = 1.96 * got.std(ddof=1) / np.sqrt(len(got)) if len(got) > 1 else float("nan")
+    return float((played > 0).mean()), float(got.mean()), float(ci)
+
+
+def played_summary(labels: dict) -> str:
+    """One line: how often the tables' player departs from the shortlist's choice and what its moves gain."""
+    if "played" not in labels:
+        return "no played column"
+    share, gain, ci = played_gain(labels)
+    outside = float((np.asarray(labels["played"]) < 0).mean())
+    return (f"its player departs at {100 * share:.2f} % ({100 * outside:.2f} % outside the shortlist), labelled gain "
+            f"{gain:+.4f} ± {ci:.4f} per decision")
+
+
+def fit(label_files, base, *, variant: str | None = None, holdout: float = 0.1, tau: float = DEFAULTS["tau"],
+        members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"], epochs: int = DEFAULTS["epochs"],
+        fit_seed: int = 0, log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
+    """Fit a departure head on ``label_files`` (:func:`agents.training.departures.run_stage`: the last ``holdout``
+    share held out and reported per threshold) and put it on the checkpoint ``base`` (a path) in place of its head.
+    Returns ``(checkpoint payload, report)``; the payload is stamped (checksum, fingerprints)."""
+    from agents.players.policy import load_checkpoint, stamp
+    from agents.players.base import resolve_rules
+    from agents.training.departures import run_stage
+
+    if not label_files:
+        raise ValueError("label_files: none given")
+    ck = load_checkpoint(base)
+    if ck.get("features") != "heuristic-advice-v2":
+        raise ValueError(f"{base}: its network does not play heuristic-flush's advice (features "
+                         f"{ck.get('features')!r}), which a departure head departs from")
+    rules = resolve_rules(variant or ck["variant"], ck["options"])
+    part, report = run_stage(rules.variant, rules.options, label_files=[str(f) for f in label_files], holdout=holdout,
+                             tau=tau, members=members, hidden=hidden, epochs=epochs, fit_seed=fit_seed, log=log)
+    report["label_files"] = [str(f) for f in label_files]
+    report["base"] = str(base)
+    part["meta"] = {**part.get("meta", {}), "exit": {"label_seeds": sorted({int(Path(f).stem.split("-")[-1])
+                                                                           for f in label_files
+                                                                           if Path(f).stem.split("-")[-1].isdigit()}),
+                                                     "policy": report["labels"].get("policy")}}
+    ck = dict(ck)
+    ck["departures"] = part
+    ck["meta"] = {**ck.get("meta", {}), "exit_base": Path(str(base)).name,
+                  "exit_decisions": int(report["decisions"])}
+    return stamp(ck), report
+
+
+def main(argv=None) -> int:
+    """Command line: ``label`` (resumable chunk files) and ``fit`` (a head on them, on a base checkpoint)."""
+    ap = argparse.ArgumentParser(prog="python -m agents.training.exit", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    lab = sub.add_parser("label", help="label the states a policy reaches (chunk files)")
+    lab.add_argument("--policy", required=True, help="checkpoint whose player plays every seat")
+    lab.add_argument("--variant", default="kawuxing3")
+    lab.add_argument("--seed", type=int, required=True, help="chunk i plays the walls of seed SEED + i")
+    lab.add_argument("--chunks", type=int, required=True)
+    lab.add_argument("--chunk", type=int, default=CHUNK, help="decisions per chunk")
+    lab.add_argument("--worlds", type=int, default=32)
+    lab.add_argument("--label_prob", type=float, default=0.25)
+    lab.add_argument("--out", required=True, help="folder of the chunk files")
+    lab.add_argument("--threads", type=int, default=1, help="torch threads")
+    f = sub.add_parser("fit", help="fit a departure head on label files and put it on a base checkpoint")
+    f.add_argument("--labels", nargs="+", required=True)
+    f.add_argument("--base", required=True, help="checkpoint whose head is replaced (an advised network)")
+    f.add_argument("--out", required=True)
+    f.add_argument("--report", default=None, help="JSON file for the fit's report (default: OUT with .json)")
+    f.add_argument("--holdout", type=float, default=0.1)
+    f.add_argument("--tau", type=float, default=DEFAULTS["tau"])
+    f.add_argument("--members", type=int, default=DEFAULTS["members"])
+    f.add_argument("--hidden", type=int, default=DEFAULTS["hidden"])
+    f.add_argument("--epochs", type=int, default=DEFAULTS["epochs"])
+    f.add_argument("--fit_seed", type=int, default=0)
+    f.add_argument("--threads", type=int, default=1, help="torch threads")
+    args = ap.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    log = lambda m: print(m, flush=True)  # noqa: E731
+    cpu0 = time.process_time()
+    if args.cmd == "label":
+        label_chunks(args.policy, args.variant, seed=args.seed, chunks=args.chunks, folder=args.out, chunk=args.chunk,
+                     worlds=args.worlds, label_prob=args.label_prob, log=log)
+        log(f"[exit] labelled in {time.process_time() - cpu0:.0f} CPU s")
+        return 0
+    from agents.players.policy import save_checkpoint
+    from agents.tournament.arena import json_text
+
+    ck, report = fit(args.labels, args.base, holdout=args.holdout, tau=args.tau, members=args.members,
+                     hidden=args.hidden, epochs=args.epochs, fit_seed=args.fit_seed, log=log)
+    save_checkpoint(args.out, ck)
+    report["checksum"] = ck["checksum"]
+    report_path = Path(args.report) if args.report else Path(args.out).with_suffix(".json")
+    report_path.write_text(json_text(report), encoding="utf-8")
+    log(f"[exit] {args.out}: {ck['checksum'][:19]}…, {report['decisions']:,} decisions, "
+        f"{time.process_time() - cpu0:.0f} CPU s; report {report_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

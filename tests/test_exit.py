@@ -1,0 +1,97 @@
+"""Expert iteration for the departure head (agents/training/exit.py): labels on a policy's states, resumable chunks,
+the fit on a base checkpoint, and train.py's --departure_policy."""
+
+import json
+
+import numpy as np
+import pytest
+
+from agents.training import exit as X
+from agents.training.distill import label_states, load_labels
+
+torch = pytest.importorskip("torch")
+
+DEFAULT = "agents/checkpoints/kawuxing3-default.pt"
+
+
+class FirstLegal:
+    """A policy that plays the lowest legal action id (far from the compiled player, so the states differ)."""
+
+    name = "first-legal"
+
+    def act(self, obs, mask):
+        return np.asarray(mask, bool).argmax(1).astype(np.int64)
+
+
+def test_labels_follow_the_policy_that_plays_the_tables():
+    own = label_states(decisions=30, tables=8, worlds=3, candidates=3, seed=11)
+    other = label_states(decisions=30, tables=8, worlds=3, candidates=3, seed=11, policy=FirstLegal())
+    assert (own["played"] == 0).all()  # the compiled player plays its own choice
+    first = other["mask"].argmax(1)
+    hit = other["cand"] == first[:, None]
+    # the played column is where the policy's move sits in the shortlist, -1 where it is not in it
+    assert (other["played"] == np.where(hit.any(1), hit.argmax(1), -1)).all()
+    assert (other["played"] != 0).any()
+    assert not np.array_equal(own["obs"], other["obs"])  # other moves, other states
+    assert other["meta"]["policy"] == "first-legal" and own["meta"]["policy"] is None
+    share, gain, ci = X.played_gain(other)
+    col = np.maximum(other["played"], 0)
+    assert share == pytest.approx((other["played"] > 0).mean())
+    assert gain == pytest.approx(other["gain"][np.arange(30), col].mean())
+
+
+def test_label_chunks_are_saved_per_seed_and_resumed(tmp_path):
+    kw = dict(seed=20, chunks=2, folder=tmp_path, chunk=12, tables=8, worlds=3)
+    paths = X.label_chunks(FirstLegal(), **kw)
+    assert [p.name for p in paths] == ["labels-20.npz", "labels-21.npz"]
+    first = load_labels(paths[1])
+    stamp = paths[0].stat().st_mtime_ns
+    paths[1].unlink()
+    X.label_chunks(FirstLegal(), **kw)  # resumes: chunk 20 kept, chunk 21 labelled again, the same
+    assert paths[0].stat().st_mtime_ns == stamp
+    again = load_labels(paths[1])
+    for key in ("obs", "cand", "gain", "played"):
+        assert np.array_equal(first[key], again[key])
+    with pytest.raises(ValueError, match="chunks and chunk"):
+        X.label_chunks(FirstLegal(), seed=1, chunks=0, folder=tmp_path)
+
+
+def test_fit_puts_a_new_head_on_the_base_checkpoint(tmp_path):
+    from agents.players.policy import PolicyAgent, load_checkpoint, save_checkpoint
+
+    paths = X.label_chunks(FirstLegal(), seed=30, chunks=2, folder=tmp_path, chunk=20, tables=8, worlds=3)
+    ck, report = X.fit(paths, DEFAULT, holdout=0.25, members=2, hidden=8, epochs=2)
+    assert report["decisions"] == 40 and report["fitted"] == 30 and report["labels"]["policy"] == "first-legal"
+    base = load_checkpoint(DEFAULT)
+    assert ck["departures"]["arch"] == {"members": 2, "hidden": 8}
+    assert ck["departures"]["meta"]["exit"]["label_seeds"] == [30, 31]
+    assert ck["checksum"] != base["checksum"] and ck["meta"]["exit_base"] == "kawuxing3-default.pt"
+    for key in base["trunk"]:  # the network is the base's
+        assert torch.equal(ck["trunk"][key], base["trunk"][key])
+    agent = PolicyAgent(save_checkpoint(tmp_path / "new.pt", ck), "kawuxing3")
+    assert agent.departures is not None and agent.departures.tau == 0.1
+    with pytest.raises(ValueError, match="does not play heuristic-flush's advice"):
+        X.fit(paths, "agents/checkpoints/kawuxing3-network-dh.pt")
+    with pytest.raises(ValueError, match="label_files: none given"):
+        X.fit([], DEFAULT)
+
+
+def test_train_labels_the_states_of_a_departure_policy(tmp_path):
+    import train
+    from agents.script_args import ArgsError, parse_args
+
+    args = train.Args(total_timesteps=0, bc_rounds=0, advice=True, advice_features="heuristic-advice-v2",
+                      advice_weight=5.0, channels=4, hidden=8, value_hidden=4, departure_decisions=24,
+                      departure_policy=DEFAULT, departure_members=1, departure_hidden=4, departure_epochs=1,
+                      departure_holdout=0.25, eval_every=0, final_eval_walls=1, eval_opponents=["random"],
+                      out=str(tmp_path), run_name="x", progress=False, tensorboard=False, curve=False, threads=1)
+    train.train(args)
+    labels = load_labels(tmp_path / "x" / "departure_labels.npz")
+    assert labels["meta"]["policy"] == "kawuxing3-default" and len(labels["played"]) == 24
+    report = json.loads((tmp_path / "x" / "departures.json").read_text())
+    assert report["labels"]["policy"] == "kawuxing3-default"
+    with pytest.raises(ArgsError, match="--departure_policy: 'nope.pt' not found"):
+        train.check_args(train.Args(departure_decisions=10, advice=True, advice_features="heuristic-advice-v2",
+                                    departure_policy="nope.pt"))
+    exit_cfg, _ = parse_args(train.Args, ["--config", "exit"], config_dir=train.CONFIG_DIR)
+    assert exit_cfg.departure_policy == DEFAULT and exit_cfg.departure_decisions > 0
