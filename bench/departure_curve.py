@@ -19,6 +19,7 @@ The labelling CPU time of each size is the label files' own, prorated.  Prints a
     python bench/departure_curve.py --labels runs/train/long/departure_labels.npz --sizes 10000 25000 50000 90000
     python bench/departure_curve.py --variant gejiu --labels FILES --sizes 90000 --walls 1500 --tau 0.05 0.1 0.2
     python bench/departure_curve.py --variant gejiu --labels FILES --sizes 54000 --holdout_from 108000 --walls 1000 --tau 0.1 --cap 1 --fit_seed 1
+    python bench/departure_curve.py --variant gejiu --features candidate-features-v2 --labels FILES --sizes 108000 --fit_seed 1
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ def main(argv=None) -> int:
     p.add_argument("--cap", type=int, default=None,
                    help="at most this many departures per seat and hand (default: no limit)")
     p.add_argument("--fit_seed", type=int, default=0, help="the fit's seed (train.py's stage fits with the run's seed)")
+    p.add_argument("--features", default=D.FEATURES, choices=sorted(D.FEATURE_SETS),
+                   help="what the head reads (candidate-features-v2: Gejiu only, v1 and the ready hands' wait values)")
     a = p.parse_args(argv)
     import torch
 
@@ -110,8 +113,11 @@ def main(argv=None) -> int:
     seats = n_players(a.variant)
     per_seat_hand = n / (meta["label_prob"] * seats * meta["hands"])
     cpu_per_label = meta["cpu_seconds"] / n
-    x, gain, valid = DT.label_gains(labels, a.variant)
-    feats = D.CandidateFeatures(a.variant)
+    try:
+        feats = D.CandidateFeatures(a.variant, version=a.features)
+    except ValueError as exc:
+        p.error(str(exc))
+    x, gain, valid = DT.label_gains(labels, a.variant, features=a.features)
     walls = np.arange(a.first_wall, a.first_wall + a.walls)
     rows = []
     base = None

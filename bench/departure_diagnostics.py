@@ -19,6 +19,7 @@ Three measurements (docs/experiments/four-player.md, "Gejiu again", has them for
     python bench/departure_diagnostics.py noise --variant gejiu --decisions 2000 --seed 9100 --worlds 8 32
     python bench/departure_diagnostics.py truth --variant gejiu --decisions 12000 --seed 9300 --labels FILES --fit 108000
     python bench/departure_diagnostics.py calibration --variant gejiu --labels FILES --fit 108000 --sizes 13500 27000 54000
+    python bench/departure_diagnostics.py calibration --variant gejiu --features candidate-features-v2 --labels FILES --fit 108000
     python bench/departure_diagnostics.py calibration --variant kawuxing4 --checkpoint agents/checkpoints/kawuxing4-default.pt --held FILES
 """
 
@@ -80,7 +81,7 @@ def fitted_head(a, x=None, gain=None, valid=None):
         import torch
 
         part = torch.load(a.checkpoint, map_location="cpu", weights_only=False)["departures"]
-        head = D.make_head(part["arch"]["members"], part["arch"]["hidden"])
+        head = D.make_head(part["arch"]["members"], part["arch"]["hidden"], D.FEATURE_SETS[part["features"]])
         head.load_state_dict(part["state"])
         return head.eval()
     return DT.fit_head(x[: a.fit], gain[: a.fit], valid[: a.fit], seed=1)
@@ -176,11 +177,15 @@ def calibration(a) -> None:
     first = 0 if a.held else a.fit
     if not a.held and first >= len(held["cand"]):
         raise SystemExit(f"calibration: --fit {a.fit} leaves none of the {len(held['cand'])} labels held out")
-    hx, hg, hv = (v[first:] for v in DT.label_gains(held, a.variant))
+    if a.checkpoint:
+        import torch
+
+        a.features = torch.load(a.checkpoint, map_location="cpu", weights_only=False)["departures"]["features"]
+    hx, hg, hv = (v[first:] for v in DT.label_gains(held, a.variant, features=a.features))
     nc = np.asarray(held["ncand"])[first:]
     meta = held["meta"]
     per_seat_hand = len(held["cand"]) / (meta["label_prob"] * n_players(a.variant) * max(int(meta["hands"]), 1))
-    fx = DT.label_gains(fit_set, a.variant) if fit_set is not None and not a.checkpoint else (None, None, None)
+    fx = DT.label_gains(fit_set, a.variant, features=a.features) if fit_set is not None and not a.checkpoint else (None, None, None)
     sizes = [] if a.checkpoint else sorted(set(a.sizes or []) | {a.fit})
     runs = [("checkpoint", fitted_head(a))] if a.checkpoint else []
     for size in sizes:
@@ -228,6 +233,8 @@ def main(argv=None) -> int:
     c.add_argument("--checkpoint", default=None, help="read this checkpoint's head instead of fitting one")
     c.add_argument("--held", nargs="*", default=[], help="held-out label files (default: the rest of --labels)")
     c.add_argument("--tau", type=float, nargs="+", default=[0.05, 0.1, 0.2, 0.3, 0.5])
+    c.add_argument("--features", default=D.FEATURES, choices=sorted(D.FEATURE_SETS),
+                   help="what a fitted head reads (candidate-features-v2: Gejiu only; a checkpoint's head reads its own)")
     a = p.parse_args(argv)
     if a.what == "truth" and a.labels and a.fit < 2:
         p.error("truth: --labels needs --fit (how many of them to fit the head on)")

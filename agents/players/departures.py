@@ -30,6 +30,13 @@ revealed opponent waits on, honors, pairs, triplets, and the live waits when rea
 revealed opponent waits on, after a claim, in a claim window.  The head reads, per alternative, its own
 features, their difference from the choice's, and the decision's: ``PAIR_FEATURES`` = 58.
 
+**``candidate-features-v2``** (Gejiu only, :data:`FEATURE_SETS`): v1 and, per candidate, what the ready hand it
+leaves is worth (:data:`WAIT_FEATURES` = 3, :meth:`CandidateFeatures.wait_values`), with its difference from the
+choice's: 64 inputs.  ``heuristic-flush`` ranks Gejiu's ready discards by live waits alone (Kawuxing's weighs
+them by hand value), while Gejiu's patterns multiply (七对 or 清一色 is 4× a 平胡, docs/rules/gejiu.md §6.8):
+between two ready discards the one whose waits score more can gain although it has fewer, and v1 cannot see it
+(docs/experiments/four-player.md, "Gejiu: what the head could not see").
+
 The head is an ensemble of small MLPs (mean of ``members`` predictions; ``hidden`` units, two layers) over
 standardised inputs; its tensors live in the checkpoint with the normalisation, ``tau`` and a fingerprint of the
 shortlist and features on fixed positions (:func:`departure_fingerprint`), which the checkpoint is refused
@@ -54,6 +61,10 @@ KINDS = ("discard", "liang", "kong", "pong", "claim_kong", "pass", "other")
 CAND_FEATURES = len(KINDS) + 10 + 8
 DECISION_FEATURES = 8
 PAIR_FEATURES = 2 * CAND_FEATURES + DECISION_FEATURES
+FEATURES_V2 = "candidate-features-v2"
+WAIT_FEATURES = 3
+FEATURE_SETS = {FEATURES: PAIR_FEATURES, FEATURES_V2: PAIR_FEATURES + 2 * WAIT_FEATURES}
+"""Input width of the head per feature set (``candidate-features-v2`` is v1 and the wait values, Gejiu only)."""
 DEFAULTS = {"members": 5, "hidden": 64, "epochs": 20, "lr": 1e-3, "weight_decay": 1e-4, "tau": 0.1,
             "batch_size": 512, "clip": 20.0}
 """Fit settings of :func:`fit_head` and the departure threshold (money per hand) of a fitted head."""
@@ -75,14 +86,18 @@ def candidate_kinds(actions: np.ndarray) -> np.ndarray:
 class CandidateFeatures:
     """Computes ``candidate-features-v1`` for batches of one variant and rule set (see the module docstring)."""
 
-    version = FEATURES
-
-    def __init__(self, variant: str = "kawuxing3", options: Any = None):
+    def __init__(self, variant: str = "kawuxing3", options: Any = None, version: str = FEATURES):
         from agents.players.heuristic import HeuristicAgent, heuristic_player
 
+        if version not in FEATURE_SETS:
+            raise ValueError(f"departure features {version!r} is not one of {', '.join(FEATURE_SETS)}")
+        self.version = version
+        self.width = FEATURE_SETS[version]
         self.advisor = heuristic_player("heuristic-flush", variant, options)
         self.variant = self.advisor.variant
         assert isinstance(self.advisor, HeuristicAgent)
+        if version == FEATURES_V2 and self.advisor.family != "gejiu":
+            raise ValueError(f"departure features {FEATURES_V2!r} read Gejiu's hand values; {self.variant!r} is not Gejiu")
         self.view = self.advisor.view
         self.kinds = self.view.kinds
         self._sp = self.advisor._sp
@@ -177,12 +192,66 @@ class CandidateFeatures:
             out[~ok, k] = 0.0
         return out, decision
 
+    def wait_values(self, obs: np.ndarray, mask: np.ndarray, cand: np.ndarray, ncand: np.ndarray) -> np.ndarray:
+        """float32 [N, K, WAIT_FEATURES]: for each discard or pass candidate that leaves a ready 13-tile hand (its
+        Gejiu wait set, docs/rules/gejiu.md §6.6, not empty), over its waits that score a legal win: the sum of live
+        copies × the discard-win value V / 2 (a 平胡 counts 1 per live copy, as ukeire does), the largest V / 2 of a
+        wait with a live copy, and the live-weighted mean V / 2 (0 with no live copy); zeros elsewhere."""
+        from mjenv.rules.scoring import gejiu as G
+
+        mask = np.asarray(mask, bool)
+        N = len(mask)
+        obs = np.asarray(obs, np.float32).reshape(N, *self.view.shape)
+        cand = np.asarray(cand, np.int64)
+        d = self.view.decode(obs)
+        live = d.live()
+        hand = d.hand.astype(np.int16)
+        nm = d.n_melds[:, 0].astype(np.int64)
+        out = np.zeros((N, cand.shape[1], WAIT_FEATURES), np.float32)
+        ctx = G.GejiuContext("discard")
+        melds_of: dict[int, tuple] = {}
+        for k in range(cand.shape[1]):
+            a = cand[:, k]
+            kind = candidate_kinds(a)
+            ok = (k < np.asarray(ncand)) & ((kind == 0) | (kind == 5))
+            h = hand.copy()
+            disc = np.flatnonzero(ok & (kind == 0))
+            h[disc, a[disc]] -= 1
+            rows = np.flatnonzero(ok & (h.sum(1) + 3 * nm == 13))
+            if not len(rows):
+                continue
+            hk = np.clip(h[rows], 0, 4).astype(np.int8)
+            waits = G.wait_mask(hk, hk + d.meld_tiles[rows, 0].astype(np.int8))
+            for j in np.flatnonzero(waits.any(1)):
+                r = int(rows[j])
+                if r not in melds_of:
+                    melds_of[r] = self.advisor._melds(d, r)
+                total = weight = top = 0.0
+                for t in np.flatnonzero(waits[j]):
+                    try:
+                        sc = G.score_win(hk[j], melds_of[r], int(t), ctx, self.advisor.opts)
+                    except ValueError:  # a wait on a fifth copy
+                        continue
+                    if not sc.legal or live[r, t] <= 0:
+                        continue
+                    v = sc.value / 2.0
+                    total += float(live[r, t]) * v
+                    weight += float(live[r, t])
+                    top = max(top, v)
+                out[r, k] = (total, top, total / weight if weight else 0.0)
+        return out
+
     def pairwise(self, obs, mask, cand, ncand) -> np.ndarray:
-        """float32 [N, K - 1, PAIR_FEATURES]: for each alternative (columns 1..K-1), its features, their difference
-        from the choice's (column 0) and the decision's (what :class:`DepartureHead` reads)."""
+        """float32 [N, K - 1, width]: for each alternative (columns 1..K-1), its features, their difference
+        from the choice's (column 0) and the decision's (what :class:`DepartureHead` reads); under
+        ``candidate-features-v2`` then its wait values and their difference from the choice's."""
         per, decision = self.per_candidate(obs, mask, cand, ncand)
         K = per.shape[1]
-        return np.concatenate([per[:, 1:], per[:, 1:] - per[:, :1], np.repeat(decision[:, None], K - 1, 1)], 2)
+        x = np.concatenate([per[:, 1:], per[:, 1:] - per[:, :1], np.repeat(decision[:, None], K - 1, 1)], 2)
+        if self.version == FEATURES_V2:
+            w = self.wait_values(obs, mask, cand, ncand)
+            x = np.concatenate([x, w[:, 1:], w[:, 1:] - w[:, :1]], 2)
+        return x
 
 
 # ------------------------------------------------------------------------------------------ the head
@@ -197,9 +266,10 @@ def _torch():
     return torch
 
 
-def make_head(members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"]):
-    """A :class:`DepartureHead` torch module: ``members`` MLPs ``PAIR_FEATURES -> hidden -> hidden -> 1`` whose mean
-    is the predicted gain, over inputs standardised by its ``mean`` / ``scale`` buffers."""
+def make_head(members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"], inputs: int = PAIR_FEATURES):
+    """A :class:`DepartureHead` torch module: ``members`` MLPs ``inputs -> hidden -> hidden -> 1`` whose mean
+    is the predicted gain, over inputs standardised by its ``mean`` / ``scale`` buffers (``inputs``: the feature
+    set's width, :data:`FEATURE_SETS`)."""
     torch = _torch()
     nn = torch.nn
 
@@ -209,10 +279,10 @@ def make_head(members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden
         def __init__(self):
             super().__init__()
             self.members = nn.ModuleList([
-                nn.Sequential(nn.Linear(PAIR_FEATURES, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
+                nn.Sequential(nn.Linear(inputs, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                               nn.Linear(hidden, 1)) for _ in range(members)])
-            self.register_buffer("mean", torch.zeros(PAIR_FEATURES))
-            self.register_buffer("scale", torch.ones(PAIR_FEATURES))
+            self.register_buffer("mean", torch.zeros(inputs))
+            self.register_buffer("scale", torch.ones(inputs))
 
         def forward(self, x):
             z = (x - self.mean) / self.scale
@@ -242,13 +312,14 @@ def choose(pred: np.ndarray, ncand: np.ndarray, tau: float) -> np.ndarray:
 # ------------------------------------------------------------------------------------------ checkpoint part
 
 
-def head_payload(head, *, tau: float, variant: str, options: Any, meta: dict | None = None) -> dict:
+def head_payload(head, *, tau: float, variant: str, options: Any, meta: dict | None = None,
+                 features: str = FEATURES) -> dict:
     """The ``"departures"`` entry of a checkpoint: feature set, shortlist length, ``tau``, architecture, tensors
     and the fingerprint of the advisor's shortlist and features (:func:`departure_fingerprint`)."""
-    return {"features": FEATURES, "candidates": CANDIDATES, "tau": float(tau),
+    return {"features": features, "candidates": CANDIDATES, "tau": float(tau),
             "arch": {"members": len(head.members), "hidden": int(head.members[0][0].out_features)},
             "state": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
-            "fingerprint": departure_fingerprint(variant, options), "meta": meta or {}}
+            "fingerprint": departure_fingerprint(variant, options, features), "meta": meta or {}}
 
 
 def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
@@ -257,8 +328,9 @@ def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
     if not isinstance(part, dict):
         return ["departures is not a dict"]
     problems = []
-    if part.get("features") != FEATURES:
-        problems.append(f"departures features {part.get('features')!r} is not {FEATURES!r}")
+    features = part.get("features")
+    if features not in FEATURE_SETS:
+        problems.append(f"departures features {features!r} is not one of {', '.join(FEATURE_SETS)}")
     if part.get("candidates") != CANDIDATES:
         problems.append(f"departures candidates {part.get('candidates')!r} is not {CANDIDATES}")
     if not isinstance(part.get("tau"), float):
@@ -271,9 +343,15 @@ def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
         problems.append("departures state is not a dict of tensors")
     if problems:
         return problems
-    now = departure_fingerprint(variant, options)
+    width = state.get("mean")
+    if width is None or tuple(width.shape) != (FEATURE_SETS[features],):
+        return [f"departures state does not read {FEATURE_SETS[features]} inputs ({features})"]
+    try:
+        now = departure_fingerprint(variant, options, features)
+    except ValueError as exc:  # v2 outside Gejiu
+        return [str(exc)]
     if part.get("fingerprint") != now:
-        problems.append(f"its departure head reads heuristic-flush's shortlist and {FEATURES}, which have changed since "
+        problems.append(f"its departure head reads heuristic-flush's shortlist and {features}, which have changed since "
                         f"it was fitted (recorded {str(part.get('fingerprint'))[:19]}…, now {now[:19]}…): retrain it")
     return problems
 
@@ -282,9 +360,9 @@ class Departures:
     """The departure head of a checkpoint at play time: :meth:`apply` turns the network's choices into the policy's."""
 
     def __init__(self, part: dict, variant: str, options: Any = None):
-        self.features = CandidateFeatures(variant, options)
+        self.features = CandidateFeatures(variant, options, part["features"])
         self.tau = float(part["tau"])
-        self.head = make_head(part["arch"]["members"], part["arch"]["hidden"])
+        self.head = make_head(part["arch"]["members"], part["arch"]["hidden"], self.features.width)
         self.head.load_state_dict(part["state"])
         self.head.eval()
 
@@ -314,23 +392,24 @@ FINGERPRINT_TABLES = 32
 FINGERPRINT_SEED = 20_261_205
 
 
-def departure_fingerprint(variant: str, options: Any) -> str:
-    """``"sha256:<hex>"`` of the advisor's shortlists and :class:`CandidateFeatures` on fixed positions: the deals
-    ``0..FINGERPRINT_TABLES-1`` of :data:`FINGERPRINT_SEED`, played by ``heuristic-flush`` in every seat, every
-    decision's shortlist and pairwise features hashed.  Cached per process."""
+def departure_fingerprint(variant: str, options: Any, features: str = FEATURES) -> str:
+    """``"sha256:<hex>"`` of the advisor's shortlists and :class:`CandidateFeatures` (of the set ``features``) on
+    fixed positions: the deals ``0..FINGERPRINT_TABLES-1`` of :data:`FINGERPRINT_SEED`, played by
+    ``heuristic-flush`` in every seat, every decision's shortlist and pairwise features hashed.  Cached per
+    process."""
     from agents.players.base import resolve_rules
 
-    return _fingerprint(resolve_rules(variant, options))
+    return _fingerprint(resolve_rules(variant, options), features)
 
 
 @functools.lru_cache(maxsize=16)
-def _fingerprint(rules) -> str:
+def _fingerprint(rules, version: str = FEATURES) -> str:
     from agents.players.advice import play_fixed_deals
 
     variant, opts = rules.variant, rules.options
     options_key = json.dumps(rules.options_dict(), sort_keys=True, default=str)
-    features = CandidateFeatures(variant, opts)
-    digest = hashlib.sha256(f"{FEATURES}|{variant}|{options_key}".encode())
+    features = CandidateFeatures(variant, opts, version)
+    digest = hashlib.sha256(f"{version}|{variant}|{options_key}".encode())
 
     def decide(live, obs, mask):
         cand, ncand = features.advisor.candidates(obs, mask, CANDIDATES)

@@ -267,7 +267,11 @@ def stamp(ck: dict) -> dict:
     if isinstance(ck.get("departures"), dict):
         from agents.players.departures import departure_fingerprint
 
-        ck["departures"]["fingerprint"] = departure_fingerprint(ck["variant"], ck["options"])
+        from agents.players.departures import FEATURE_SETS as DEPARTURE_SETS, FEATURES as DEPARTURE_V1
+
+        version = ck["departures"].get("features")  # (an unknown set is refused by check_payload)
+        ck["departures"]["fingerprint"] = departure_fingerprint(ck["variant"], ck["options"],
+                                                                version if version in DEPARTURE_SETS else DEPARTURE_V1)
     if ck.get("features") in FEATURE_SETS:  # (an unknown set is refused by check_payload)
         ck["advisor"] = {"agent": FEATURE_SETS[ck["features"]],
                          "fingerprint": advisor_fingerprint(ck["variant"], ck["options"], ck["features"])}

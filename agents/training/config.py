@@ -32,7 +32,8 @@ SECTIONS = {
                 "distill_worlds", "distill_candidates", "distill_verify_worlds", "distill_screen_z", "distill_z",
                 "distill_min_gain", "distill_epochs", "distill_lr", "distill_departure_weight", "distill_soft"),
     "departures": ("departure_decisions", "departure_labels", "departure_policy", "departure_seed", "departure_worlds",
-                   "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs"),
+                   "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs",
+                   "departure_features"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
@@ -232,6 +233,9 @@ class Args:
     """units per hidden layer of each member"""
     departure_epochs: int = 20
     """passes of each member's least-squares fit over the labelled alternatives"""
+    departure_features: str = "candidate-features-v1"
+    """what the head reads (agents/players/departures.py FEATURE_SETS): candidate-features-v1, or candidate-features-v2
+    (Gejiu only: v1 and what each ready hand's waits score)"""
 
     # [ppo] stage 3: PPO (agents/training/ppo.py; --trainer sb3: agents/training/sb3.py)
     total_timesteps: int = 320_000
@@ -432,4 +436,10 @@ def check_args(args: Args):
         raise ArgsError(f"--advice_features: {args.advice_features!r} is not one of {', '.join(FEATURE_SETS)}")
     if args.init_checkpoint is not None and not Path(args.init_checkpoint).is_file():
         raise ArgsError(f"--init_checkpoint: {args.init_checkpoint!r} not found")
+    from agents.players.departures import FEATURE_SETS as DEPARTURE_SETS, FEATURES_V2
+
+    if args.departure_features not in DEPARTURE_SETS:
+        raise ArgsError(f"--departure_features: {args.departure_features!r} is not one of {', '.join(DEPARTURE_SETS)}")
+    if args.departure_features == FEATURES_V2 and rules.family != "gejiu":
+        raise ArgsError(f"--departure_features: {FEATURES_V2} reads Gejiu's hand values; {rules.variant!r} is not Gejiu")
     return rules

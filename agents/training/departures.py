@@ -16,15 +16,15 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.players.departures import (CANDIDATES, DEFAULTS, CandidateFeatures, _torch, choose, head_payload, make_head,
-                                       predict)
+from agents.players.departures import (CANDIDATES, DEFAULTS, FEATURES, CandidateFeatures, _torch, choose, head_payload,
+                                       make_head, predict)
 from mjenv.rules.options import n_players
 
 def fit_head(x: np.ndarray, gain: np.ndarray, valid: np.ndarray, *, members: int = DEFAULTS["members"],
              hidden: int = DEFAULTS["hidden"], epochs: int = DEFAULTS["epochs"], lr: float = DEFAULTS["lr"],
              weight_decay: float = DEFAULTS["weight_decay"], batch_size: int = DEFAULTS["batch_size"],
              clip: float = DEFAULTS["clip"], seed: int = 0, log: Callable[[str], None] | None = None):
-    """Fit a :func:`make_head` ensemble by least squares: inputs ``x [N, K - 1, PAIR_FEATURES]``, targets ``gain
+    """Fit a :func:`make_head` ensemble by least squares: inputs ``x [N, K - 1, width]``, targets ``gain
     [N, K - 1]`` (the labels' paired gains over the choice, clipped to ±``clip``) where ``valid``.  Member ``i``
     starts from torch seed ``seed + i`` and sees its own shuffles.  Returns the head (in eval mode)."""
     torch = _torch()
@@ -34,7 +34,7 @@ def fit_head(x: np.ndarray, gain: np.ndarray, valid: np.ndarray, *, members: int
     if len(xs) < 2:
         raise ValueError(f"departure head: need at least 2 labelled alternatives, got {len(xs)}")
     torch.manual_seed(seed)
-    head = make_head(members, hidden)
+    head = make_head(members, hidden, xs.shape[1])
     head.mean.copy_(xs.mean(0))
     head.scale.copy_(xs.std(0) + 1e-3)
     z = (xs - head.mean) / head.scale
@@ -78,14 +78,15 @@ def realized_gains(pred: np.ndarray, gain: np.ndarray, ncand: np.ndarray, taus, 
     return out
 
 
-def label_gains(labels: dict, variant: str, options: Any = None, batch: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(x [N, K - 1, PAIR_FEATURES], gain [N, K - 1], valid [N, K - 1])`` of :func:`agents.training.distill.label_states`
-    labels (made with ``candidates = CANDIDATES``): the head's inputs for every labelled alternative, its paired gain
-    over the choice, and which columns hold an alternative."""
+def label_gains(labels: dict, variant: str, options: Any = None, batch: int = 4096,
+                features: str = FEATURES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x [N, K - 1, width], gain [N, K - 1], valid [N, K - 1])`` of :func:`agents.training.distill.label_states`
+    labels (made with ``candidates = CANDIDATES``): the head's inputs (the feature set ``features``) for every
+    labelled alternative, its paired gain over the choice, and which columns hold an alternative."""
     cand, ncand = np.asarray(labels["cand"]), np.asarray(labels["ncand"])
     if cand.shape[1] != CANDIDATES:
         raise ValueError(f"departure labels: {cand.shape[1]} candidates per decision, the head reads {CANDIDATES}")
-    feats = CandidateFeatures(variant, options)
+    feats = CandidateFeatures(variant, options, features)
     x = np.concatenate([feats.pairwise(labels["obs"][i : i + batch], labels["mask"][i : i + batch],
                                        cand[i : i + batch], ncand[i : i + batch]) for i in range(0, len(cand), batch)])
     valid = np.arange(1, CANDIDATES)[None, :] < ncand[:, None]
@@ -100,7 +101,7 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
               tables: int = 64, label_prob: float = 0.25, worlds: int = 32, holdout: float = 0.1,
               tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
               epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None, policy=None,
-              log: Callable[[str], None] | None = None) -> tuple[dict, dict]:
+              log: Callable[[str], None] | None = None, features: str = FEATURES) -> tuple[dict, dict]:
     """Label ``decisions`` decisions (:func:`agents.training.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
     ``seed + i``; saved to ``folder/departure_labels.npz``; ``policy``, an agent or None, plays the tables: expert
     iteration, :mod:`agents.training.exit`) or read ``label_files``; fit the head on all but the last
@@ -117,14 +118,15 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
     meta = labels["meta"]
     n = len(labels["cand"])
     per_seat_hand = n / (float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1))
-    x, gain, valid = label_gains(labels, variant, options)
+    x, gain, valid = label_gains(labels, variant, options, features=features)
     cut = n - int(round(holdout * n)) if holdout > 0 else n
     if cut < 2:
         raise ValueError(f"departure stage: {n} labelled decisions leave nothing to fit after a {holdout} holdout")
     head = fit_head(x[:cut], gain[:cut], valid[:cut], members=members, hidden=hidden, epochs=epochs, seed=fit_seed, log=log)
     report = {"labels": meta, "decisions": n, "fitted": cut, "held_out": n - cut, "label_cpu_seconds": round(label_cpu, 1),
               "labelled_decisions_per_seat_hand": round(per_seat_hand, 3), "tau": float(tau),
-              "settings": {"members": members, "hidden": hidden, "epochs": epochs, "fit_seed": fit_seed, "holdout": holdout}}
+              "settings": {"members": members, "hidden": hidden, "epochs": epochs, "fit_seed": fit_seed, "holdout": holdout},
+              "features": features}
     if cut < n:
         report["held_out_gains"] = realized_gains(predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], TAUS,
                                                   per_seat_hand)
@@ -134,7 +136,8 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
                     f"{r['gain_per_decision']:+.4f} ± {r['ci95']:.4f} per decision, {r['gain_per_seat_hand']:+.3f} ± "
                     f"{r['ci95_per_seat_hand']:.3f} per seat-hand")
     report["cpu_seconds"] = round(time.process_time() - cpu0, 1)
-    return head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]}), report
+    return (head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]},
+                         features=features), report)
 
 
 def departure_stage(args: Any, rules, folder: Path) -> dict:
@@ -149,6 +152,6 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
         rules.variant, rules.options, decisions=args.departure_decisions, label_files=args.departure_labels,
         seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
         members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
-        folder=folder, policy=policy, log=lambda m: print(m, flush=True))
+        folder=folder, policy=policy, log=lambda m: print(m, flush=True), features=args.departure_features)
     (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
     return part

@@ -1,0 +1,121 @@
+"""The Gejiu departure features ``candidate-features-v2`` (agents/players/departures.py): v1 and what each ready
+hand's waits score, in the head, the checkpoint and train.py's arguments."""
+
+import numpy as np
+import pytest
+
+from agents.players import departures as D
+from mjenv.encoding.observation import encoder_for
+from mjenv.engine import state as S
+from mjenv.engine.core import Engine
+from mjenv.rules.scoring import gejiu as G
+
+torch = pytest.importorskip("torch")
+
+V2 = D.FEATURES_V2
+
+
+@pytest.fixture(scope="module")
+def gejiu_decisions():
+    """Observations, masks and shortlists of Gejiu heuristic-flush self-play (decisions with >= 2 candidates)."""
+    feats = D.CandidateFeatures("gejiu", version=V2)
+    eng = Engine("gejiu", 48, record_events=False)
+    eng.reset(seed=5, dealer=np.arange(48) % 4)
+    enc, st = encoder_for(eng), eng.state
+    obs, masks, cands, ncands = [], [], [], []
+    for _ in range(90):
+        live = np.flatnonzero(st.phase != S.DONE)
+        if not len(live):
+            break
+        o = enc.encode(st, st.actor[live].astype(np.int64), live, engine=eng)
+        m = eng.mask[live]
+        c, n = feats.advisor.candidates(o, m, D.CANDIDATES)
+        keep = n >= 2
+        obs.append(o[keep]), masks.append(m[keep]), cands.append(c[keep]), ncands.append(n[keep])
+        eng.step(c[:, 0], tables=live)
+    return feats, np.concatenate(obs), np.concatenate(masks), np.concatenate(cands), np.concatenate(ncands)
+
+
+def test_v2_is_v1_then_the_wait_values_of_each_ready_hand(gejiu_decisions):
+    feats, obs, mask, cand, ncand = gejiu_decisions
+    assert feats.width == D.FEATURE_SETS[V2] == D.PAIR_FEATURES + 2 * D.WAIT_FEATURES
+    x = feats.pairwise(obs, mask, cand, ncand)
+    v1 = D.CandidateFeatures("gejiu").pairwise(obs, mask, cand, ncand)
+    assert x.shape == (len(obs), D.CANDIDATES - 1, feats.width) and np.isfinite(x).all()
+    np.testing.assert_array_equal(x[:, :, : D.PAIR_FEATURES], v1)
+    w = feats.wait_values(obs, mask, cand, ncand)
+    np.testing.assert_array_equal(x[:, :, D.PAIR_FEATURES : D.PAIR_FEATURES + D.WAIT_FEATURES], w[:, 1:])
+    np.testing.assert_array_equal(x[:, :, D.PAIR_FEATURES + D.WAIT_FEATURES :], w[:, 1:] - w[:, :1])
+    d = feats.view.decode(obs)
+    live = d.live()
+    kinds = D.candidate_kinds(cand)
+    ready = valued = 0
+    for i in range(len(obs)):
+        for k in range(D.CANDIDATES):
+            total, top, mean = w[i, k]
+            if k >= ncand[i] or kinds[i, k] != 0:
+                if kinds[i, k] != 5:  # only discards and passes leave a hand to wait with
+                    assert total == top == mean == 0
+                continue
+            h = d.hand[i].astype(np.int8).copy()
+            h[cand[i, k]] -= 1
+            waits = G.wait_mask(h, h + d.meld_tiles[i, 0].astype(np.int8)) if h.sum() + 3 * d.n_melds[i, 0] == 13 \
+                else np.zeros(34, bool)
+            copies = float(live[i][waits].sum())
+            if not copies:
+                assert total == top == mean == 0
+                continue
+            ready += 1
+            # every Gejiu win is legal and worth at least a 平胡 (V / 2 >= 1): the sum counts each live copy at
+            # least once, and the mean is the sum over the live copies
+            assert total >= copies and top >= mean >= 1 and mean * copies == pytest.approx(total, rel=1e-5)
+            valued += mean > 1
+    assert ready > 20 and valued >= 1
+
+
+def test_v2_is_gejiu_only_and_unknown_sets_are_refused():
+    import train
+    from agents.script_args import ArgsError
+
+    with pytest.raises(ValueError, match="not Gejiu"):
+        D.CandidateFeatures("kawuxing3", version=V2)
+    with pytest.raises(ValueError, match="is not one of"):
+        D.CandidateFeatures("gejiu", version="candidate-features-v9")
+    with pytest.raises(ArgsError, match="--departure_features: .*not Gejiu"):
+        train.check_args(train.Args(variant="kawuxing4", departure_features=V2))
+    with pytest.raises(ArgsError, match="--departure_features: 'nope' is not one of"):
+        train.check_args(train.Args(departure_features="nope"))
+    train.check_args(train.Args(variant="gejiu", departure_features=V2))
+
+
+def test_a_v2_head_plays_in_a_gejiu_checkpoint_and_is_checked(tmp_path, gejiu_decisions):
+    from agents.players.advice import ROWS
+    from agents.players.policy import CheckpointError, PolicyAgent, checkpoint_payload, save_checkpoint
+    from agents.training.ppo import SeatNet
+    from mjenv.encoding.observation import ObservationEncoder
+
+    feats, obs, mask, cand, ncand = gejiu_decisions
+    shape = list(ObservationEncoder("gejiu").shape)
+    shape[0] += ROWS
+    net = SeatNet(shape, 4, 8, 4, advice_row=shape[0] - ROWS, advice_weight=50.0)
+
+    def part(bias: float, inputs: int):
+        head = D.make_head(members=1, hidden=4, inputs=inputs)
+        with torch.no_grad():
+            for p in head.parameters():
+                p.zero_()
+            head.members[0][-1].bias.fill_(bias)  # every alternative is predicted to gain `bias`
+        return D.head_payload(head, tau=0.1, variant="gejiu", options=None, features=V2)
+
+    def agent(dep):
+        ck = checkpoint_payload(net.trunk, net.head, variant="gejiu", options=None, obs_shape=shape,
+                                arch={"channels": 4, "hidden": 8}, features="heuristic-advice-v2", departures=dep)
+        return PolicyAgent(save_checkpoint(tmp_path / "g.pt", ck), "gejiu")
+
+    on = agent(part(+1.0, feats.width))
+    assert on.departures.features.version == V2
+    assert (on.act(obs, mask) == cand[:, 1]).all()  # predicted gains: always the advisor's second candidate
+    assert (agent(part(-1.0, feats.width)).act(obs, mask) == cand[:, 0]).all()
+    with pytest.raises(CheckpointError, match="does not read 64 inputs"):
+        agent(part(+1.0, D.PAIR_FEATURES))  # a v1-wide head recorded as v2
+    assert D.departure_fingerprint("gejiu", None, V2) != D.departure_fingerprint("gejiu", None)
