@@ -45,9 +45,10 @@ from mjenv.rules.options import n_players  # noqa: E402
 
 
 def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.CandidateFeatures, batch: int = 256,
-         variant: str = "kawuxing3", cap: int | None = None):
+         variant: str = "kawuxing3", cap: int | None = None, scope: str = "all"):
     """``(money [len(walls), n seats], departures, decisions)``: ``fast`` everywhere, the head choosing for ``seat``
-    (-1: nowhere), at most ``cap`` departures a hand (None: no limit; after the cap the seat plays ``fast``)."""
+    (-1: nowhere), at most ``cap`` departures a hand (None: no limit; after the cap the seat plays ``fast``), only to
+    alternatives of its ``scope`` (:func:`agents.players.departures.in_scope`)."""
     player = FastPlayer(variant)
     seats = n_players(variant)
     out = np.zeros((len(walls), seats))
@@ -73,7 +74,8 @@ def play(walls: np.ndarray, seed: int, seat: int, head, tau: float, feats: D.Can
                 if sel.any():
                     b, c, n = mine[sel], cand[sel], ncand[sel]
                     obs = enc.encode(st, st.actor[b].astype(np.int64), b, engine=eng)
-                    col = D.choose(D.predict(head, feats.pairwise(obs, eng.mask[b], c, n)), n, tau)
+                    x = feats.pairwise(obs, eng.mask[b], c, n)
+                    col = D.choose(np.where(D.in_scope(x, feats.version, scope), D.predict(head, x), -np.inf), n, tau)
                     go = col > 0
                     acts[b[go]] = c[np.flatnonzero(go), col[go]]
                     used[b[go]] += 1
@@ -100,6 +102,8 @@ def main(argv=None) -> int:
     p.add_argument("--fit_seed", type=int, default=0, help="the fit's seed (train.py's stage fits with the run's seed)")
     p.add_argument("--features", default=D.FEATURES, choices=sorted(D.FEATURE_SETS),
                    help="what the head reads (candidate-features-v2: Gejiu only, v1 and the ready hands' wait values)")
+    p.add_argument("--scope", default="all", choices=D.SCOPES,
+                   help="where the head is fitted and departs (ready: v2 only, ready hand to ready hand)")
     a = p.parse_args(argv)
     import torch
 
@@ -118,6 +122,9 @@ def main(argv=None) -> int:
     except ValueError as exc:
         p.error(str(exc))
     x, gain, valid = DT.label_gains(labels, a.variant, features=a.features)
+    if a.scope != "all" and a.features != D.FEATURES_V2:
+        p.error(f"--scope {a.scope} needs --features {D.FEATURES_V2}")
+    valid = valid & D.in_scope(x, a.features, a.scope)
     walls = np.arange(a.first_wall, a.first_wall + a.walls)
     rows = []
     base = None
@@ -125,13 +132,14 @@ def main(argv=None) -> int:
         t0 = time.process_time()
         head = DT.fit_head(x[:size], gain[:size], valid[:size], seed=a.fit_seed)
         fit_cpu = time.process_time() - t0
-        held_rows = DT.realized_gains(D.predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], a.tau, per_seat_hand)
+        held_pred = np.where(valid[cut:], D.predict(head, x[cut:]), -np.inf)
+        held_rows = DT.realized_gains(held_pred, gain[cut:], labels["ncand"][cut:], a.tau, per_seat_hand)
         if base is None:
             base, _, _ = play(walls, a.seed, -1, head, 0.0, feats, variant=a.variant)
         for tau, held in zip(a.tau, held_rows):
             diffs, dep, dec = [], 0, 0
             for seat in range(seats):
-                money, d_, n_ = play(walls, a.seed, seat, head, tau, feats, variant=a.variant, cap=a.cap)
+                money, d_, n_ = play(walls, a.seed, seat, head, tau, feats, variant=a.variant, cap=a.cap, scope=a.scope)
                 diffs.append(money[:, seat] - base[:, seat])
                 dep, dec = dep + d_, dec + n_
             d = np.mean(diffs, 0)

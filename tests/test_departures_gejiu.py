@@ -119,3 +119,45 @@ def test_a_v2_head_plays_in_a_gejiu_checkpoint_and_is_checked(tmp_path, gejiu_de
     with pytest.raises(CheckpointError, match="does not read 64 inputs"):
         agent(part(+1.0, D.PAIR_FEATURES))  # a v1-wide head recorded as v2
     assert D.departure_fingerprint("gejiu", None, V2) != D.departure_fingerprint("gejiu", None)
+
+
+def test_a_ready_scope_departs_only_between_ready_hands(gejiu_decisions):
+    feats, obs, mask, cand, ncand = gejiu_decisions
+    x = feats.pairwise(obs, mask, cand, ncand)
+    w = feats.wait_values(obs, mask, cand, ncand)
+    ok = np.arange(1, D.CANDIDATES)[None, :] < ncand[:, None]
+    scope = D.in_scope(x, V2, "ready")
+    np.testing.assert_array_equal(scope & ok, (w[:, 1:, 0] > 0) & (w[:, :1, 0] > 0) & ok)
+    assert 0 < (scope & ok).sum() < ok.sum()
+    assert D.in_scope(x, V2, "all").all()
+    with pytest.raises(ValueError, match="ready needs"):
+        D.in_scope(x[:, :, : D.PAIR_FEATURES], D.FEATURES, "ready")
+    part = D.head_payload(D.make_head(1, 4, feats.width), tau=0.1, variant="gejiu", options=None, features=V2,
+                          scope="ready")
+    assert part["scope"] == "ready" and D.check_part(part, "gejiu", None, "test") == []
+    assert "scope 'near'" in " ".join(D.check_part({**part, "scope": "near"}, "gejiu", None, "test"))
+
+
+def test_train_fits_a_ready_scoped_v2_head_on_gejiu_labels(tmp_path):
+    import json
+
+    import train
+    from agents.script_args import ArgsError
+    from agents.training.distill import label_states, save_labels
+
+    labels = label_states("gejiu", decisions=120, tables=16, worlds=2, candidates=D.CANDIDATES, seed=6,
+                          verify_worlds=0, label_prob=0.5)
+    path = save_labels(tmp_path / "labels.npz", labels)
+    args = train.Args(variant="gejiu", total_timesteps=0, bc_rounds=0, advice=True, advice_features="heuristic-advice-v2",
+                      advice_weight=5.0, channels=4, hidden=8, value_hidden=4, departure_labels=[str(path)],
+                      departure_members=1, departure_hidden=8, departure_epochs=2, departure_holdout=0.25,
+                      departure_features=V2, departure_scope="ready", eval_every=0, final_eval_walls=1,
+                      eval_opponents=["random"], out=str(tmp_path), run_name="g", progress=False, tensorboard=False,
+                      curve=False, threads=1)
+    train.train(args)
+    report = json.loads((tmp_path / "g" / "departures.json").read_text())
+    assert report["features"] == V2 and report["scope"] == "ready"
+    ck = torch.load(tmp_path / "g" / "final.pt", map_location="cpu", weights_only=False)
+    assert ck["departures"]["scope"] == "ready" and ck["departures"]["features"] == V2
+    with pytest.raises(ArgsError, match="--departure_scope: 'ready' refused: .*ready needs"):
+        train.check_args(train.Args(variant="gejiu", departure_scope="ready"))

@@ -65,6 +65,9 @@ FEATURES_V2 = "candidate-features-v2"
 WAIT_FEATURES = 3
 FEATURE_SETS = {FEATURES: PAIR_FEATURES, FEATURES_V2: PAIR_FEATURES + 2 * WAIT_FEATURES}
 """Input width of the head per feature set (``candidate-features-v2`` is v1 and the wait values, Gejiu only)."""
+SCOPES = ("all", "ready")
+"""Where a head may depart (:func:`in_scope`): every alternative, or (``ready``, ``candidate-features-v2`` only) an
+alternative that leaves a ready hand where the choice does too; a head is fitted on the alternatives in its scope."""
 DEFAULTS = {"members": 5, "hidden": 64, "epochs": 20, "lr": 1e-3, "weight_decay": 1e-4, "tau": 0.1,
             "batch_size": 512, "clip": 20.0}
 """Fit settings of :func:`fit_head` and the departure threshold (money per hand) of a fitted head."""
@@ -298,6 +301,19 @@ def predict(head, x: np.ndarray) -> np.ndarray:
         return head(torch.as_tensor(np.asarray(x, np.float32))).double().numpy().reshape(len(x), -1)
 
 
+def in_scope(x: np.ndarray, features: str, scope: str) -> np.ndarray:
+    """bool [N, K - 1]: which alternatives of the head's inputs ``x`` (:meth:`CandidateFeatures.pairwise` of the set
+    ``features``) a head of ``scope`` (:data:`SCOPES`) may play: all, or (``ready``) those whose hand and the choice's
+    both have live waits (the v2 wait sum of the alternative and, through its difference, of the choice)."""
+    x = np.asarray(x)
+    if scope == "all":
+        return np.ones(x.shape[:2], bool)
+    if scope != "ready" or features != FEATURES_V2:
+        raise ValueError(f"departure scope {scope!r} is not one of {SCOPES} (ready needs {FEATURES_V2}, not {features})")
+    alt = x[..., PAIR_FEATURES]
+    return (alt > 0) & (alt - x[..., PAIR_FEATURES + WAIT_FEATURES] > 0)
+
+
 def choose(pred: np.ndarray, ncand: np.ndarray, tau: float) -> np.ndarray:
     """int64 [N]: the shortlist column to play — the alternative of largest predicted gain where that gain exceeds
     ``tau``, else 0 (the advisor's choice)."""
@@ -313,10 +329,10 @@ def choose(pred: np.ndarray, ncand: np.ndarray, tau: float) -> np.ndarray:
 
 
 def head_payload(head, *, tau: float, variant: str, options: Any, meta: dict | None = None,
-                 features: str = FEATURES) -> dict:
-    """The ``"departures"`` entry of a checkpoint: feature set, shortlist length, ``tau``, architecture, tensors
-    and the fingerprint of the advisor's shortlist and features (:func:`departure_fingerprint`)."""
-    return {"features": features, "candidates": CANDIDATES, "tau": float(tau),
+                 features: str = FEATURES, scope: str = "all") -> dict:
+    """The ``"departures"`` entry of a checkpoint: feature set, shortlist length, ``tau``, scope (:data:`SCOPES`),
+    architecture, tensors and the fingerprint of the advisor's shortlist and features (:func:`departure_fingerprint`)."""
+    return {"features": features, "candidates": CANDIDATES, "tau": float(tau), "scope": scope,
             "arch": {"members": len(head.members), "hidden": int(head.members[0][0].out_features)},
             "state": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
             "fingerprint": departure_fingerprint(variant, options, features), "meta": meta or {}}
@@ -335,6 +351,9 @@ def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
         problems.append(f"departures candidates {part.get('candidates')!r} is not {CANDIDATES}")
     if not isinstance(part.get("tau"), float):
         problems.append("departures tau is not a number")
+    scope = part.get("scope", "all")  # heads saved before scopes depart anywhere
+    if scope not in SCOPES or (scope == "ready" and features != FEATURES_V2):
+        problems.append(f"departures scope {scope!r} is not one of {SCOPES} (ready needs {FEATURES_V2})")
     arch = part.get("arch")
     if not (isinstance(arch, dict) and all(isinstance(arch.get(k), int) and arch[k] > 0 for k in ("members", "hidden"))):
         problems.append(f"departures arch {arch!r} lacks positive integer members and hidden")
@@ -362,6 +381,7 @@ class Departures:
     def __init__(self, part: dict, variant: str, options: Any = None):
         self.features = CandidateFeatures(variant, options, part["features"])
         self.tau = float(part["tau"])
+        self.scope = part.get("scope", "all")
         self.head = make_head(part["arch"]["members"], part["arch"]["hidden"], self.features.width)
         self.head.load_state_dict(part["state"])
         self.head.eval()
@@ -380,7 +400,8 @@ class Departures:
         if not len(rows):
             return choice
         x = self.features.pairwise(obs[live[rows]], mask[live[rows]], cand[rows], ncand[rows])
-        col = choose(predict(self.head, x), ncand[rows], self.tau)
+        pred = np.where(in_scope(x, self.features.version, self.scope), predict(self.head, x), -np.inf)
+        col = choose(pred, ncand[rows], self.tau)
         go = col > 0
         choice[live[rows[go]]] = cand[rows[go], col[go]]
         return choice

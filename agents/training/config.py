@@ -33,7 +33,7 @@ SECTIONS = {
                 "distill_min_gain", "distill_epochs", "distill_lr", "distill_departure_weight", "distill_soft"),
     "departures": ("departure_decisions", "departure_labels", "departure_policy", "departure_seed", "departure_worlds",
                    "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs",
-                   "departure_features"),
+                   "departure_features", "departure_scope"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
@@ -236,6 +236,9 @@ class Args:
     departure_features: str = "candidate-features-v1"
     """what the head reads (agents/players/departures.py FEATURE_SETS): candidate-features-v1, or candidate-features-v2
     (Gejiu only: v1 and what each ready hand's waits score)"""
+    departure_scope: str = "all"
+    """where the head is fitted and departs: all alternatives, or ready (candidate-features-v2 only: an alternative that
+    leaves a ready hand where the choice does too)"""
 
     # [ppo] stage 3: PPO (agents/training/ppo.py; --trainer sb3: agents/training/sb3.py)
     total_timesteps: int = 320_000
@@ -442,4 +445,7 @@ def check_args(args: Args):
         raise ArgsError(f"--departure_features: {args.departure_features!r} is not one of {', '.join(DEPARTURE_SETS)}")
     if args.departure_features == FEATURES_V2 and rules.family != "gejiu":
         raise ArgsError(f"--departure_features: {FEATURES_V2} reads Gejiu's hand values; {rules.variant!r} is not Gejiu")
+    if args.departure_scope not in ("all", "ready") or (args.departure_scope == "ready" and args.departure_features != FEATURES_V2):
+        raise ArgsError(f"--departure_scope: {args.departure_scope!r} refused: the scopes are all and ready, and ready "
+                        f"needs --departure_features {FEATURES_V2}")
     return rules

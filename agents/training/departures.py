@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.players.departures import (CANDIDATES, DEFAULTS, FEATURES, CandidateFeatures, _torch, choose, head_payload,
-                                       make_head, predict)
+                                       in_scope, make_head, predict)
 from mjenv.rules.options import n_players
 
 def fit_head(x: np.ndarray, gain: np.ndarray, valid: np.ndarray, *, members: int = DEFAULTS["members"],
@@ -101,11 +101,14 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
               tables: int = 64, label_prob: float = 0.25, worlds: int = 32, holdout: float = 0.1,
               tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
               epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None, policy=None,
-              log: Callable[[str], None] | None = None, features: str = FEATURES) -> tuple[dict, dict]:
+              log: Callable[[str], None] | None = None, features: str = FEATURES,
+              scope: str = "all") -> tuple[dict, dict]:
     """Label ``decisions`` decisions (:func:`agents.training.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
     ``seed + i``; saved to ``folder/departure_labels.npz``; ``policy``, an agent or None, plays the tables: expert
     iteration, :mod:`agents.training.exit`) or read ``label_files``; fit the head on all but the last
-    ``holdout`` share of them and report, on that share, what departing at each of :data:`TAUS` gains.
+    ``holdout`` share of them and report, on that share, what departing at each of :data:`TAUS` gains.  The head
+    reads the feature set ``features`` and is fitted on, and departs at, the alternatives of its ``scope``
+    (:func:`agents.players.departures.in_scope`).
     Returns ``(checkpoint part, report)``."""
     from agents.training.distill import chunked_labels
 
@@ -119,6 +122,7 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
     n = len(labels["cand"])
     per_seat_hand = n / (float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1))
     x, gain, valid = label_gains(labels, variant, options, features=features)
+    valid = valid & in_scope(x, features, scope)
     cut = n - int(round(holdout * n)) if holdout > 0 else n
     if cut < 2:
         raise ValueError(f"departure stage: {n} labelled decisions leave nothing to fit after a {holdout} holdout")
@@ -126,10 +130,10 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
     report = {"labels": meta, "decisions": n, "fitted": cut, "held_out": n - cut, "label_cpu_seconds": round(label_cpu, 1),
               "labelled_decisions_per_seat_hand": round(per_seat_hand, 3), "tau": float(tau),
               "settings": {"members": members, "hidden": hidden, "epochs": epochs, "fit_seed": fit_seed, "holdout": holdout},
-              "features": features}
+              "features": features, "scope": scope}
     if cut < n:
-        report["held_out_gains"] = realized_gains(predict(head, x[cut:]), gain[cut:], labels["ncand"][cut:], TAUS,
-                                                  per_seat_hand)
+        pred = np.where(valid[cut:], predict(head, x[cut:]), -np.inf)
+        report["held_out_gains"] = realized_gains(pred, gain[cut:], labels["ncand"][cut:], TAUS, per_seat_hand)
         if log:
             for r in report["held_out_gains"]:
                 log(f"[departures] held out, tau {r['tau']:.2f}: departs {100 * r['departs']:.2f} %, gain "
@@ -137,7 +141,7 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
                     f"{r['ci95_per_seat_hand']:.3f} per seat-hand")
     report["cpu_seconds"] = round(time.process_time() - cpu0, 1)
     return (head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]},
-                         features=features), report)
+                         features=features, scope=scope), report)
 
 
 def departure_stage(args: Any, rules, folder: Path) -> dict:
@@ -152,6 +156,7 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
         rules.variant, rules.options, decisions=args.departure_decisions, label_files=args.departure_labels,
         seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
         members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
-        folder=folder, policy=policy, log=lambda m: print(m, flush=True), features=args.departure_features)
+        folder=folder, policy=policy, log=lambda m: print(m, flush=True), features=args.departure_features,
+        scope=args.departure_scope)
     (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
     return part
