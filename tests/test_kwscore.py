@@ -12,6 +12,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from mjenv.engine import fanrow
 from mjenv.engine import kwscore as KW
 from mjenv.rules.options import KawuxingOptions, tile_kinds
 from mjenv.rules.scoring import kawuxing as K
@@ -130,3 +131,47 @@ def test_config_covers_every_option_read():
     kc = KW.config(opts)
     assert kc.shape == (KW.N_KW,)
     assert set(_CHOICES) <= {f.name for f in dataclasses.fields(KawuxingOptions)}
+
+
+@pytest.mark.parametrize("n_players,seed", [(3, 4), (4, 5)])
+def test_reading_fans_equal_score_win(n_players, seed):
+    # the fans, V and cap the kernel writes for a result (kwscore.reading_fans into a fan row) are score_win's, in
+    # its order, for discards, robs and self-draws under random option mixes (ties are left to the Python scorer)
+    rng = np.random.default_rng(seed)
+    hows = {"discard": KW.HOW_DISCARD, "rob": KW.HOW_ROB, "self-draw": KW.HOW_SELF_DRAW}
+    checked = ties = 0
+    mixes: dict = {}
+    for opts, h, w, melds, ctx in _cases(seed, 30, 100, n_players):
+        if rng.random() < 0.4:  # a self-draw: gangkai instead of gangpao, haidi under zimo, no lock
+            ctx.update(how="self-draw", missed_win_lock=None, discarder_revealed=False,
+                       last_tile=bool(rng.random() < 0.3))
+        mixes.setdefault(opts, []).append((h, w, melds, ctx))
+    for opts, cases in mixes.items():
+        n = len(cases)
+        fulls = np.zeros((n, 34), np.int8)
+        mk = np.zeros((n, 4), np.int8)
+        mt = np.zeros((n, 4), np.int8)
+        for i, (h, w, melds, ctx) in enumerate(cases):
+            fulls[i] = h
+            fulls[i, w] += 1
+            for j, (code, t) in enumerate(melds):
+                mk[i, j], mt[i, j] = code, t
+        rows = np.zeros((n, fanrow.FAN_SLOTS), np.int64)
+        KW.fans_batch(
+            fulls, np.array([c[1] for c in cases]), mk, mt, np.array([len(c[2]) for c in cases]),
+            np.array([c[3]["revealed"] for c in cases]), np.array([c[3]["kong_position"] for c in cases]),
+            np.array([hows[c[3]["how"]] for c in cases]), np.array([c[3]["last_tile"] for c in cases]),
+            KW.config(opts), rows,
+        )
+        for i, (h, w, melds, ctx) in enumerate(cases):
+            notation = tuple(Meld(dict(_MELD_KINDS)[code], (t,) * (4 if code >= 3 else 3)) for code, t in melds)
+            want = K.score_win(h, notation, w, K.WinContext(**ctx), opts, n_players)
+            got = fanrow.read(rows[i], K.FAN_ORDER)
+            if got is None:
+                ties += 1
+                continue
+            fans, value, cap = got
+            assert (list(fans.items()), value, cap) == (list(want.fans.items()), want.value, want.cap), (
+                opts, h.tolist(), w, melds, ctx, want)
+            checked += 1
+    assert checked > 2700 and ties < checked // 20

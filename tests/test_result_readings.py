@@ -4,8 +4,9 @@ ddwin.py, yzscore.py).
 The kernels that settle the wins of every family record the code of each winner's best reading
 (``mjenv.rules.hand``'s reading codes, ``Engine._win_reading``); a result read later values that reading alone
 (``kawuxing.score_reading``, ``gejiu.score_reading``, ``diedaohu.score_reading``, ``liuwei.score_reading``,
-``yangzhou.score_reading``) instead of every reading.  Here the codes name exactly the
-readings the Python scorer enumerates, and every result equals the one the full scorer builds.
+``yangzhou.score_reading``) instead of every reading; Kawuxing's kernel also writes that reading's fans, V and cap
+(``kwscore.reading_fans``, ``mjenv.engine.fanrow``), and its results are made from them.  Here the codes name exactly
+the readings the Python scorer enumerates, and every result equals the one the full scorer builds.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 from mjenv.encoding import actions as A
 from mjenv.engine import codes as K
+from mjenv.engine import state as S
 from mjenv.engine.core import Engine
 from mjenv.engine.family import settled_reading
 from mjenv.rules import hand as H
@@ -66,15 +68,23 @@ def test_codes_decode_to_readings_and_ties_fall_back():
     assert r == H.Reading("standard", (("seq", 0), ("seq", 0), ("seq", 9), ("seq", 9)), 27)
 
 
+# Kawuxing under an option mix that changes most fans' values and how they combine (the kernel's fan rows).
+_KW_MIX = {"fan_combine": "add", "cap": 16, "gang_stack": "on", "haidi": "zimo_and_pao", "sigui_count": "each",
+           "ming_sigui_scope": "any", "an_sigui_scope": "any", "shouzhuayi": "pph_single_x2", "longqidui": "win_tile"}
+
+
 @pytest.mark.parametrize(
-    "variant,batch", [("kawuxing3", 64), ("gejiu", 64), ("diedaohu", 640), ("liuwei", 640), ("yangzhou", 2048)]
+    "variant,batch,options",
+    [("kawuxing3", 64, None), ("kawuxing4", 64, None), ("kawuxing3", 64, _KW_MIX), ("gejiu", 64, None),
+     ("diedaohu", 640, None), ("liuwei", 640, None), ("yangzhou", 2048, None)],
 )
-def test_results_from_the_kernels_reading_equal_the_full_scorer(variant, batch):
+def test_results_from_the_kernels_reading_equal_the_full_scorer(variant, batch, options):
     # (Diedaohu and Liuwei: random play wins about one hand in a hundred, Yangzhou one in 250, hence the batch)
-    eng = Engine(variant, batch, record_events=False)
+    eng = Engine(variant, batch, record_events=False, options=options)
     rng = np.random.default_rng(1)
-    wins = single = 0
-    for deal in range(6):
+    wins = single = rows = 0
+    deals = 6 if options is None else 3
+    for deal in range(deals):
         eng.reset(seed=deal)
         while not eng.done.all():
             mask = eng.mask
@@ -86,8 +96,14 @@ def test_results_from_the_kernels_reading_equal_the_full_scorer(variant, batch):
                 wins += 1
                 codes = eng._win_reading[b].copy()
                 single += int(((codes >= 0) & (codes & H.READING_TIE == 0)).any())
+                rows += int((eng._pend[b, K.PEND_FANS :: K.FAN_SLOTS][: S.MAX_SEATS] > 0).any())
                 fast = eng._kernel_result(b)
-                eng._win_reading[b] = -1  # every reading valued, as before the codes
-                assert fast == eng._kernel_result(b), f"deal {deal} table {b}"
+                eng._win_reading[b] = -1  # every reading valued, as before the codes (and the fan rows)
+                full = eng._kernel_result(b)
+                assert fast == full, f"deal {deal} table {b}"
+                assert [list(w["fans"].items()) for w in fast["winners"]] == [
+                    list(w["fans"].items()) for w in full["winners"]]
                 eng._win_reading[b] = codes
     assert wins > 20 and single > wins // 2
+    # Kawuxing's results are made from the kernel's fan rows; the other families' are not (yet)
+    assert rows == (single if variant.startswith("kawuxing") else 0)

@@ -23,7 +23,9 @@ the entry point in ``MODE_RESUME``, which carries on exactly where the table sto
 ``P_CLAIM_WIN``           settle a won discard or rob in Python (ends the hand; as ``P_SELF_DRAW``)
 ``P_ENDED``               the hand was settled and ended here, ``pend[b,1]`` says how (``END_*``) and, for a
                           win, ``pend[b, PEND_READING + s]`` the code of the reading (``mjenv.rules.hand``)
-                          each winner s was valued with, -1 for the other seats: every
+                          each winner s was valued with, -1 for the other seats (and, where the family's
+                          scorer is compiled that far, the reading's fans in ``pend[b, PEND_FANS + FAN_SLOTS * s:]``,
+                          :mod:`mjenv.engine.fanrow`): every
                           Kawuxing hand end (``kwend._kw_end``), every Gejiu hand end (wins valued by
                           :mod:`mjenv.engine.gjscore`: ``gjend._gj_end``), every Diedaohu and Liuwei win
                           (``ddwin._dd_end``; ``pend[b, PEND_OVER]``: the settlement ended the session), every Yangzhou win
@@ -47,7 +49,7 @@ them into the documented dicts only when they are read.
 
 from __future__ import annotations
 
-from mjenv.engine import gjscore, kwscore, yzscore
+from mjenv.engine import fanrow, gjscore, kwscore, yzscore
 
 
 # Action ids (mjenv.engine.actions; repeated as plain ints so that they compile as constants).
@@ -60,7 +62,11 @@ P_NONE, P_WINDOW, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(6)
 PEND_READING = 2  # with P_ENDED: pend[b, PEND_READING + s] = the reading code seat s's win was valued with, or -1
 PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
 PEND_OVER = 7  # with P_ENDED after a win settled under 园子 (ddwin._dd_end): the settlement ended the session
-PEND_WIDTH = 8
+# with P_ENDED: seat s's fan row (mjenv.engine.fanrow) at pend[b, PEND_FANS + FAN_SLOTS * s], where the family's
+# kernel writes the fans of the winner's chosen reading (Kawuxing: kwend._kw_end); ROW_N 0 when none were written
+PEND_FANS = 8
+FAN_SLOTS = fanrow.FAN_SLOTS
+PEND_WIDTH = PEND_FANS + 4 * FAN_SLOTS  # 4: state.MAX_SEATS
 # How a hand settled in the kernel ended (``pend[b, 1]`` with P_ENDED, ``a`` of its EV_END record).
 END_DRAW, END_SELF_DRAW, END_DISCARD, END_ROB = 1, 2, 3, 4
 

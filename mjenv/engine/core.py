@@ -529,7 +529,8 @@ class Engine:
     def _kernel_result(self, b: int) -> dict:
         """The result dict of table ``b``'s hand the kernel settled, as :meth:`_end` makes it: each winner scored by
         the pure scorer on the one reading the kernel valued it with (:attr:`_win_reading`; all readings when
-        another one scored as well), then settled."""
+        another one scored as well) or from the fans the kernel wrote for that reading (:meth:`_fans`), then
+        settled."""
         st = self.state
         kind = int(self._end_kind[b])
         if kind == K.END_DRAW:
@@ -538,7 +539,7 @@ class Engine:
         money = {"money": self._money_before_win[b].copy()} if self.family.kernel_win_money else {}
         if kind == K.END_SELF_DRAW:
             s, w = int(st.cur[b]), int(st.drawn[b])
-            scored = [(s, self._self_draw_score(b, int(self._win_reading[b, s]), **money))]
+            scored = [(s, self._self_draw_score(b, int(self._win_reading[b, s]), **self._fans(b, s), **money))]
             settlement = self.family.settle_win(b, scored, "self-draw", None, **money)
             return self._result(b, settlement, scored, "self-draw", None, w)
         rob = kind == K.END_ROB
@@ -549,9 +550,18 @@ class Engine:
             concealed = st.hand[b, s].copy()
             if s == winners[0]:
                 concealed[t] -= 1  # the claimed tile joined the nearest winner's hand after scoring
-            scored.append((s, self._claim_score(b, s, t, rob, concealed, int(self._win_reading[b, s]), **money)))
+            code = int(self._win_reading[b, s])
+            scored.append((s, self._claim_score(b, s, t, rob, concealed, code, **self._fans(b, s), **money)))
         how = "rob" if rob else "discard"
         return self._result(b, self.family.settle_win(b, scored, how, frm, **money), scored, how, frm, t)
+
+    def _fans(self, b: int, s: int) -> dict:
+        """``{"fans": row}``: seat ``s``'s fan row at table ``b`` (:mod:`mjenv.engine.fanrow`) when the kernel wrote the
+        fans of its reading there, for the family's ``score``; else ``{}``."""
+        at = K.PEND_FANS + K.FAN_SLOTS * s
+        if self._pend.item(b, at) <= 0:
+            return {}
+        return {"fans": self._pend[b, at : at + K.FAN_SLOTS]}
 
     def _handle(self, b: int, code: int) -> None:
         """Do pending ``code`` of table ``b`` (see :mod:`mjenv.engine.codes`)."""
@@ -593,7 +603,7 @@ class Engine:
     def _claim_score(self, b: int, s: int, t: int, rob: bool, concealed=None, reading: int = -1, **money):
         """Score (and judge) seat ``s`` winning on the tile under claim ``t`` (its hand, or ``concealed``); on the
         reading of code ``reading`` alone when the kernel found it (:meth:`_kernel_result`; ``money``: the money
-        before the win, where the family reads it)."""
+        before the win, and ``fans``: the kernel's fan row of that reading, where the family reads them)."""
         st = self.state
         extra = {} if reading < 0 else {"reading": reading}
         extra.update(money)

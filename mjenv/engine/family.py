@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mjenv.engine import fanrow
 from mjenv.rules import hand as H
 from mjenv.rules.hand import Reading
 from mjenv.rules.families import DiedaohuRules, GejiuRules, KawuxingRules, LiuweiRules, RuleFamily, YangzhouRules
@@ -180,11 +181,23 @@ class KawuxingFamily(Family, KawuxingRules):
         return K.hideable_triplets(eng.state.hand[b, s], self.opts, eng.kinds, melds=eng.melds_of(b, s))
 
     def score(self, b: int, s: int, concealed: np.ndarray, w: int, how: str, kong_position: int, last_tile: bool,
-              reading: int = -1):
+              reading: int = -1, fans=None):
         """Score and judge (L1–L4) a win of seat ``s`` at table ``b`` on tile ``w``; ``reading``: the code of the
-        best reading when the compiled core found it (:func:`settled_reading`)."""
+        best reading when the compiled core found it (:func:`settled_reading`), ``fans``: the fan row the kernel
+        wrote for that reading of a win it settled (:mod:`mjenv.engine.fanrow`), from which the score is made
+        without the Python scorer."""
         st = self.engine.state
         discarder = int(st.claim_from[b]) if how != "self-draw" else None
+        if fans is not None:
+            r = settled_reading(concealed, w, reading)
+            if r is not None:
+                fans, value, cap = fanrow.read(fans, K.FAN_ORDER)
+                melds = self.engine.melds_of(b, s)
+                text = H.reading_text(r, " ".join(str(m) for m in melds))
+                value_d = value
+                if discarder is not None:
+                    value_d *= K.payer_factor(bool(st.revealed[b, s]), bool(st.revealed[b, discarder]), self.opts)
+                return K.WinScore(True, None, r, text, fans, value, cap, value_d)
         ctx = K.WinContext(
             how=how,
             revealed=bool(st.revealed[b, s]),

@@ -11,7 +11,7 @@ rest of the kernels call, so that only an entry holding ``FEAT_KW`` compiles thi
 
 from __future__ import annotations
 
-from mjenv.engine import handk, kwscore
+from mjenv.engine import fanrow, handk, kwscore
 from mjenv.engine.codes import (
     A_WIN,
     C_KINDS_BITS,
@@ -24,6 +24,7 @@ from mjenv.engine.codes import (
     F_KONG_DOUBLING,
     P_CLAIM_WIN,
     P_SELF_DRAW,
+    PEND_FANS,
     PEND_READING,
 )
 from mjenv.engine.gates import (
@@ -111,6 +112,26 @@ def _kw_best(E, b, s, w, add, how, kp, last):
 
 
 @kernel
+def _kw_fans(E, b, s, w, how, kp, last, value, cap, rc):
+    """Write the fans of seat ``s``'s reading of code ``rc`` (:func:`_kw_best` has just put its complete hand in
+    ``scr[0]``), its V and cap into the seat's fan row ``pend[b, PEND_FANS + FAN_SLOTS * s:]``
+    (:mod:`mjenv.engine.fanrow`); nothing when another reading has the same value (``READING_TIE``: the Python
+    scorer's order then chooses)."""
+    if rc < 0 or rc & kwscore._TIE:
+        return
+    r8 = E[0][b]
+    row = E[4][b, PEND_FANS + fanrow.FAN_SLOTS * s : PEND_FANS + fanrow.FAN_SLOTS * (s + 1)]
+    kwscore.reading_fans(
+        E[9][0], E[9][1], w,
+        r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
+        r8[O8_N_MELDS + s], r8[O8_REVEALED + s] != 0, kp, how, last, E[7][C_KW : C_KW + kwscore.N_KW], rc, row,
+    )
+    row[fanrow.ROW_VALUE] = value
+    row[fanrow.ROW_CAP] = cap
+
+
+@kernel
 def _kw_ready(E, b, s):
     """``kawuxing.ready_value`` of seat ``s``: ``(T, cap)`` over its waits, each scored as a plain discard win
     (larger value, then larger cap with none the largest); ``(0, 0)`` when not ready."""
@@ -150,8 +171,8 @@ def _kw_end(E, b, code):
     """Settle a Kawuxing hand end (P_SELF_DRAW, P_CLAIM_WIN or P_EXHAUSTED) as the engine's Python path does
     (kawuxing.settle_win / settle_draw, the claimed tile joining the nearest winner's hand), end the hand and
     return P_ENDED with ``pend[b, 1]`` = END_* and in ``pend[b, PEND_READING + s]`` the code of the reading each
-    winner ``s`` was valued with (-1 for the others).  Transfers are paid in the scorer's order, so the money is
-    bit-identical."""
+    winner ``s`` was valued with (-1 for the others), its fans in the seat's fan row (:func:`_kw_fans`).  Transfers
+    are paid in the scorer's order, so the money is bit-identical."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
@@ -161,10 +182,12 @@ def _kw_end(E, b, code):
     last = r16[O16_FRONT] >= r16[O16_BACK]
     for x in range(MAX_SEATS):
         pend[b, PEND_READING + x] = -1
+        pend[b, PEND_FANS + fanrow.FAN_SLOTS * x + fanrow.ROW_N] = 0
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
         value, cap, rc = _kw_best(E, b, s, r8[O8_DRAWN], False, kwscore.HOW_SELF_DRAW, r8[O8_AFTER_KONG], last)
         pend[b, PEND_READING + s] = rc
+        _kw_fans(E, b, s, r8[O8_DRAWN], kwscore.HOW_SELF_DRAW, r8[O8_AFTER_KONG], last, value, cap, rc)
         wrev = r8[O8_REVEALED + s] != 0
         for p in range(n):
             if p != s:
@@ -190,6 +213,7 @@ def _kw_end(E, b, code):
             # scored before the tile moves (only the nearest winner's hand changes, after every score)
             value, cap, rc = _kw_best(E, b, s, t, True, how, kp, (not rob) and last)
             pend[b, PEND_READING + s] = rc
+            _kw_fans(E, b, s, t, how, kp, (not rob) and last, value, cap, rc)
             wrev = r8[O8_REVEALED + s] != 0
             f = kwscore.payer_factor(kc, wrev, drev)
             if kc[kwscore.KW_BAOHU] != 0 and wrev and not (kc[kwscore.KW_BAOHU_EXEMPT] != 0 and drev):

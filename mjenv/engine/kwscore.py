@@ -6,8 +6,9 @@ value), V_D = V · f_D, and legality L1–L4 (``qianggang``, ``kaikou``, the mis
 ``louhu_exception``).  It enumerates the same readings (every pair, every split of the rest into
 triplets and sequences, seven pairs without melds) and applies the same fans, combination and cap,
 so the verdict equals the Python scorer's; tests/test_kwscore.py checks that on random hands and
-option mixes, and tests/differential.py on whole games.  Fan names, reading texts and settlements
-stay in the Python scorer (they are only needed when a hand ends).
+option mixes, and tests/differential.py on whole games.  When a hand ends, :func:`reading_fans` writes the
+fans of the winner's chosen reading (ids and values, :mod:`mjenv.engine.fanrow`) for the engine's result; the fan
+names, the reading's text and the result's settlement are made in Python from them.
 
 The options and the fan values enter as ints in a slice of the engine's configuration vector (:func:`config`,
 ``KW_*`` indices), built when an Engine is made from the options and from the Python scorer's value table
@@ -24,12 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjenv.engine import handk
+from mjenv.engine import fanrow, handk
 from mjenv.engine.jit import njit
 from mjenv.rules import hand as _hand
 from mjenv.rules.scoring import kawuxing as _K
 
-__all__ = ["config", "N_KW", "best_value", "best_reading", "claim_verdict", "payer_factor", "capped"]
+__all__ = ["config", "N_KW", "best_value", "best_reading", "reading_fans", "claim_verdict", "payer_factor", "capped"]
 
 # Indices into the options slice (see :func:`config`).
 (
@@ -82,6 +83,15 @@ KW_V_HAIDI = KW_V + _VALUE_IDS.index("haidi")
 KW_V_SHOUZHUAYI_PPH = KW_V + _VALUE_IDS.index("shouzhuayi_pph")
 N_KW = KW_V + len(_VALUE_IDS)
 
+# Fan ids of the results (mjenv.engine.fanrow): indices in kawuxing.FAN_ORDER.
+_FAN_ID = {f: i for i, f in enumerate(_K.FAN_ORDER)}
+(
+    F_PIHU, F_PENGPENG, F_QINGYISE, F_QIDUI, F_LONGQIDUI, F_SHUANGLONG, F_DASANYUAN, F_XIAOSANYUAN, F_KAWUXING,
+    F_MING_SIGUI, F_AN_SIGUI, F_SHOUZHUAYI, F_LIANGDAO, F_GANGKAI, F_GANGPAO, F_QIANGGANG, F_HAIDI,
+) = (_FAN_ID[f] for f in (
+    "pihu", "pengpeng", "qingyise", "qidui", "longqidui", "shuanglong", "dasanyuan", "xiaosanyuan", "kawuxing",
+    "ming_sigui", "an_sigui", "shouzhuayi", "liangdao", "gangkai", "gangpao", "qianggang", "haidi",
+))
 HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2
 _SCOPES = {"win_tile": 0, "qingyise_any": 1, "any": 2}
 _PONG, _DIRECT_KONG = 1, 3  # meld kind codes of mjenv.engine.state
@@ -324,6 +334,100 @@ def best_reading(full, work, w, mk, mt, nm, revealed, kong_position, how, last_t
 
 
 @_jit
+def reading_fans(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc, code, row):
+    """Write the fans of the reading of code ``code`` (as :func:`best_reading` returns it, without
+    :data:`~mjenv.rules.hand.READING_TIE`) of the complete hand ``full`` into the fan row ``row``
+    (:mod:`mjenv.engine.fanrow`: ids of ``kawuxing.FAN_ORDER`` and contributions, in that order, as
+    ``kawuxing._reading_fans``, ``_situational_fans`` and ``_combine`` make them; 屁胡 when no fan applies), with
+    the other arguments as :func:`best_reading`'s.  The value and cap are left to the caller."""
+    multiply = kc[KW_MULTIPLY] != 0
+    suits = 0
+    for t in range(34):
+        if full[t] > 0:
+            suits |= 1 << (t // 9)
+    meld_bits = np.int64(0)
+    for j in range(nm):
+        suits |= 1 << (mt[j] // 9)
+        meld_bits |= np.int64(1) << mt[j]
+    qingyise = suits == 1 or suits == 2 or suits == 4
+    k = 0
+    p = code >> 5
+    if p == _SEVEN_PAIRS:
+        fours = 0
+        for t in range(34):
+            if full[t] == 4:
+                fours += 1
+        if qingyise:
+            k = fanrow.put(row, k, F_QINGYISE, kc[KW_V_QINGYISE])
+        if fours >= 2 and kc[KW_SHUANGLONG] != 0:
+            k = fanrow.put(row, k, F_SHUANGLONG, kc[KW_V_SHUANGLONG])
+        elif fours > 0 and (kc[KW_LONGQIDUI_ANY] != 0 or full[w] == 4):
+            k = fanrow.put(row, k, F_LONGQIDUI, kc[KW_V_LONGQIDUI])
+        else:
+            k = fanrow.put(row, k, F_QIDUI, kc[KW_V_QIDUI])
+    else:
+        _, trips, seqs, _ = handk.reading_split(full, work, p, code & 31, handk.reading_choices(full, p))
+        pengpeng = seqs == 0
+        shz = 0
+        if kc[KW_SHOUZHUAYI_MELDED] != 0:
+            if nm == 4:
+                shz = kc[KW_V_SHOUZHUAYI]
+                pengpeng = False
+        elif pengpeng and p == w:
+            shz = kc[KW_V_SHOUZHUAYI_PPH]
+        if pengpeng:
+            k = fanrow.put(row, k, F_PENGPENG, kc[KW_V_PENGPENG])
+        if qingyise:
+            k = fanrow.put(row, k, F_QINGYISE, kc[KW_V_QINGYISE])
+        all_trips = trips | meld_bits
+        dragons = 0
+        for x in range(31, 34):
+            if (all_trips >> x) & 1:
+                dragons += 1
+        if dragons == 3:
+            k = fanrow.put(row, k, F_DASANYUAN, kc[KW_V_DASANYUAN])
+        elif dragons == 2 and p >= 31 and ((all_trips >> p) & 1) == 0:
+            k = fanrow.put(row, k, F_XIAOSANYUAN, kc[KW_V_XIAOSANYUAN])
+        if (w == 4 or w == 13 or w == 22) and ((seqs >> (w - 1)) & 1):
+            k = fanrow.put(row, k, F_KAWUXING, kc[KW_V_KAWUXING])
+        ming = 0
+        for j in range(nm):
+            if mk[j] == _PONG and full[mt[j]] >= 1 and _scope_ok(kc[KW_MING_SCOPE], w, mt[j], qingyise):
+                ming += 1
+        if ming:
+            v = _power(kc[KW_V_MING_SIGUI], ming if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
+            k = fanrow.put(row, k, F_MING_SIGUI, v)
+        an = 0
+        for t in range(34):
+            if full[t] == 4 and _scope_ok(kc[KW_AN_SCOPE], w, t, qingyise) and (
+                kc[KW_AN_SPLIT_ANY] != 0 or ((trips >> t) & 1) != 0
+            ):
+                an += 1
+        if an:
+            v = _power(kc[KW_V_AN_SIGUI], an if kc[KW_SIGUI_EACH] != 0 else 1, multiply)
+            k = fanrow.put(row, k, F_AN_SIGUI, v)
+        if shz:
+            k = fanrow.put(row, k, F_SHOUZHUAYI, shz)
+    # the situational fans (§1.6), in the same order
+    if revealed:
+        k = fanrow.put(row, k, F_LIANGDAO, kc[KW_V_LIANGDAO])
+    if kong_position >= 1 and how != HOW_ROB:
+        v = kc[KW_V_GANGKAI] if how == HOW_SELF_DRAW else kc[KW_V_GANGPAO]
+        if kc[KW_GANG_STACK] != 0:
+            v = _power(v, kong_position, True)
+        k = fanrow.put(row, k, F_GANGKAI if how == HOW_SELF_DRAW else F_GANGPAO, v)
+    if how == HOW_ROB:
+        k = fanrow.put(row, k, F_QIANGGANG, kc[KW_V_QIANGGANG])
+    if last_tile and (
+        (how == HOW_SELF_DRAW and kc[KW_HAIDI] >= 1) or (how == HOW_DISCARD and kc[KW_HAIDI] == 2)
+    ):
+        k = fanrow.put(row, k, F_HAIDI, kc[KW_V_HAIDI])
+    if k == 0:
+        k = fanrow.put(row, k, F_PIHU, kc[KW_V_PIHU])
+    row[fanrow.ROW_N] = k
+
+
+@_jit
 def payer_factor(kc, winner_revealed, payer_revealed):
     """f_P of §3.10 (``kawuxing.payer_factor``)."""
     if payer_revealed and winner_revealed and kc[KW_LIANG_VS_LIANG] != 0:
@@ -365,6 +469,22 @@ def claim_verdict(h, full, work, w, mk, mt, nm, how, kong_position, last_tile, r
         if kc[KW_LOUHU_HIGHER] == 0 or value_d <= lock:
             return False, value_d
     return True, value_d
+
+
+@njit(cache=True)
+def fans_batch(fulls, ws, mks, mts, nms, revs, kps, hows, lasts, kc, rows):
+    """:func:`best_reading` of each complete hand and, when one reading alone is best, its fans
+    (:func:`reading_fans`) with V and the cap in ``rows[i]`` (a fan row; ``ROW_N`` 0 otherwise), for tests."""
+    work = np.zeros(34, np.int8)
+    for i in range(fulls.shape[0]):
+        value, cap, code = best_reading(fulls[i], work, ws[i], mks[i], mts[i], nms[i], revs[i] != 0, kps[i], hows[i],
+                                        lasts[i] != 0, kc)
+        rows[i, fanrow.ROW_N] = 0
+        if code >= 0 and code & _TIE == 0:
+            reading_fans(fulls[i], work, ws[i], mks[i], mts[i], nms[i], revs[i] != 0, kps[i], hows[i], lasts[i] != 0,
+                         kc, code, rows[i])
+            rows[i, fanrow.ROW_VALUE] = value
+            rows[i, fanrow.ROW_CAP] = cap
 
 
 @njit(cache=True)
