@@ -70,6 +70,10 @@ def test_fit_puts_a_new_head_on_the_base_checkpoint(tmp_path):
         assert torch.equal(ck["trunk"][key], base["trunk"][key])
     agent = PolicyAgent(save_checkpoint(tmp_path / "new.pt", ck), "kawuxing3")
     assert agent.departures is not None and agent.departures.tau == 0.1
+    table = X.held_out(paths, {"new": ck["departures"], "again": ck["departures"]}, holdout=0.25)
+    assert table["decisions"] == 10 and table["new"] == table["again"]  # the same decisions for every head
+    fitted = {r["tau"]: r for r in report["held_out_gains"]}  # and the same as the fit's own held-out report
+    assert all(r["departs"] == pytest.approx(fitted[r["tau"]]["departs"]) for r in table["new"])
     with pytest.raises(ValueError, match="does not play heuristic-flush's advice"):
         X.fit(paths, "agents/checkpoints/kawuxing3-network-dh.pt")
     with pytest.raises(ValueError, match="label_files: none given"):
@@ -95,3 +99,29 @@ def test_train_labels_the_states_of_a_departure_policy(tmp_path):
                                     departure_policy="nope.pt"))
     exit_cfg, _ = parse_args(train.Args, ["--config", "exit"], config_dir=train.CONFIG_DIR)
     assert exit_cfg.departure_policy == DEFAULT and exit_cfg.departure_decisions > 0
+
+
+def test_merged_heads_predict_the_mean_of_their_heads():
+    from agents.players.departures import PAIR_FEATURES, head_payload, make_head, predict
+    from agents.training.departures import fit_head
+
+    rng = np.random.default_rng(0)
+    parts, xs = [], []
+    for shift in (0.0, 3.0):  # two label sets of other input scales
+        x = (rng.normal(size=(300, 2, PAIR_FEATURES)) * (1 + shift) + shift).astype(np.float32)
+        gain = x[..., 0] * 0.1 + rng.normal(size=(300, 2)) * 0.01
+        head = fit_head(x, gain, np.ones((300, 2), bool), members=2, hidden=8, epochs=2, seed=int(shift))
+        parts.append(head_payload(head, tau=0.1, variant="kawuxing3", options=None))
+        xs.append(x)
+    merged = X.merge_heads(parts, tau=0.2)
+    assert merged["arch"] == {"members": 4, "hidden": 8} and merged["tau"] == 0.2
+    heads = []
+    for part in (*parts, merged):
+        h = make_head(part["arch"]["members"], part["arch"]["hidden"])
+        h.load_state_dict(part["state"])
+        heads.append(h.eval())
+    x = np.concatenate(xs)
+    want = (predict(heads[0], x) + predict(heads[1], x)) / 2
+    assert np.allclose(predict(heads[2], x), want, atol=1e-4)
+    with pytest.raises(ValueError, match="differ in hidden units"):
+        X.merge_heads([parts[0], {**parts[1], "arch": {"members": 2, "hidden": 16}}])

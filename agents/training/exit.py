@@ -21,7 +21,12 @@ stage; this module is the standalone, resumable form:
 ```bash
 python -m agents.training.exit label --policy agents/checkpoints/kawuxing3-default.pt --seed 5000 --chunks 60 --out DIR
 python -m agents.training.exit fit --labels DIR/labels-*.npz --base agents/checkpoints/kawuxing3-default.pt --out NEW.pt
+python -m agents.training.exit merge --checkpoints agents/checkpoints/kawuxing3-default.pt NEW.pt --out BOTH.pt
+python -m agents.training.exit compare --labels DIR/labels-*.npz --checkpoints OLD.pt NEW.pt BOTH.pt
 ```
+
+``merge`` (:func:`merge_heads`) averages heads fitted on different label sets (round 0's and round 1's) into one
+head of the same format; ``compare`` (:func:`held_out`) measures heads paired on the held-out tenth of labels.
 
 docs/experiments/expert-iteration.md documents the rounds.
 """
@@ -137,6 +142,75 @@ def fit(label_files, base, *, variant: str | None = None, holdout: float = 0.1, 
     return stamp(ck), report
 
 
+def merge_heads(parts: list[dict], *, tau: float | None = None) -> dict:
+    """A ``"departures"`` entry whose prediction is the mean over all members of ``parts`` (entries of equal
+    ``hidden``; heads of equal member counts weigh equally): each member's first layer absorbs its own head's input
+    standardisation and takes the last part's, so the merged head reads the same inputs.  ``tau``: the merged head's
+    threshold (default: the last part's).  Every part must carry the same fingerprint."""
+    from agents.players.departures import FEATURES, _torch, make_head
+
+    torch = _torch()
+    if not parts:
+        raise ValueError("merge_heads: no heads given")
+    hidden = {int(p["arch"]["hidden"]) for p in parts}
+    prints = {p.get("fingerprint") for p in parts}
+    if len(hidden) != 1 or len(prints) != 1 or any(p.get("features") != FEATURES for p in parts):
+        raise ValueError("merge_heads: the heads differ in hidden units, fingerprint or feature set")
+    heads = []
+    for p in parts:
+        h = make_head(int(p["arch"]["members"]), int(p["arch"]["hidden"]))
+        h.load_state_dict(p["state"])
+        heads.append(h)
+    out = make_head(sum(len(h.members) for h in heads), hidden.pop())
+    mean, scale = heads[-1].mean.clone(), heads[-1].scale.clone()
+    out.mean.copy_(mean)
+    out.scale.copy_(scale)
+    i = 0
+    with torch.no_grad():
+        for h in heads:
+            for member in h.members:
+                target = out.members[i]
+                target.load_state_dict(member.state_dict())
+                w, b = member[0].weight, member[0].bias  # W (x - m) / s + b, with x = z * scale + mean
+                target[0].weight.copy_(w * (scale / h.scale)[None, :])
+                target[0].bias.copy_(b + w @ ((mean - h.mean) / h.scale))
+                i += 1
+    out.eval()
+    last = parts[-1]
+    meta = {"merged": [p.get("meta", {}) for p in parts]}
+    return {**{k: v for k, v in last.items() if k not in ("arch", "state", "meta", "tau")},
+            "tau": float(last["tau"] if tau is None else tau),
+            "arch": {"members": len(out.members), "hidden": int(out.members[0][0].out_features)},
+            "state": {k: v.detach().cpu().clone() for k, v in out.state_dict().items()}, "meta": meta}
+
+
+def held_out(label_files, heads: dict, *, variant: str = "kawuxing3", options: Any = None,
+             holdout: float = 0.1) -> dict:
+    """Per head (name -> ``"departures"`` entry), :func:`agents.training.departures.realized_gains` on the last
+    ``holdout`` share of the labels of ``label_files`` (the share a :func:`fit` on them holds out): the same decisions
+    for every head, so the heads are compared paired.  Returns ``{name: [per-threshold rows]}`` and, under
+    ``"decisions"``, the number of held-out decisions."""
+    from agents.players.departures import make_head, predict
+    from agents.training.departures import TAUS, label_gains, realized_gains
+    from agents.training.distill import concat_labels, load_labels
+    from mjenv.rules.options import n_players
+
+    labels = concat_labels([load_labels(f) for f in label_files])
+    n = len(labels["cand"])
+    cut = n - int(round(holdout * n))
+    meta = labels["meta"]
+    per_seat_hand = n / (float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1))
+    tail = {k: v[cut:] for k, v in labels.items() if k != "meta"}
+    x, gain, _ = label_gains(tail, variant, options)
+    out: dict[str, Any] = {"decisions": n - cut}
+    for name, part in heads.items():
+        h = make_head(int(part["arch"]["members"]), int(part["arch"]["hidden"]))
+        h.load_state_dict(part["state"])
+        h.eval()
+        out[name] = realized_gains(predict(h, x), gain, tail["ncand"], TAUS, per_seat_hand)
+    return out
+
+
 def main(argv=None) -> int:
     """Command line: ``label`` (resumable chunk files) and ``fit`` (a head on them, on a base checkpoint)."""
     ap = argparse.ArgumentParser(prog="python -m agents.training.exit", description=__doc__.split("\n\n")[0])
@@ -163,6 +237,16 @@ def main(argv=None) -> int:
     f.add_argument("--epochs", type=int, default=DEFAULTS["epochs"])
     f.add_argument("--fit_seed", type=int, default=0)
     f.add_argument("--threads", type=int, default=1, help="torch threads")
+    m = sub.add_parser("merge", help="one head averaging the heads of several checkpoints, on the first's network")
+    m.add_argument("--checkpoints", nargs="+", required=True)
+    m.add_argument("--tau", type=float, default=None)
+    m.add_argument("--out", required=True)
+    m.add_argument("--threads", type=int, default=1, help="torch threads")
+    c = sub.add_parser("compare", help="the heads of checkpoints on the held-out share of label files, paired")
+    c.add_argument("--labels", nargs="+", required=True)
+    c.add_argument("--checkpoints", nargs="+", required=True)
+    c.add_argument("--holdout", type=float, default=0.1)
+    c.add_argument("--threads", type=int, default=1, help="torch threads")
     args = ap.parse_args(argv)
     import torch
 
@@ -174,9 +258,28 @@ def main(argv=None) -> int:
                      worlds=args.worlds, label_prob=args.label_prob, log=log)
         log(f"[exit] labelled in {time.process_time() - cpu0:.0f} CPU s")
         return 0
-    from agents.players.policy import save_checkpoint
+    from agents.players.policy import load_checkpoint, save_checkpoint, stamp
     from agents.tournament.arena import json_text
 
+    if args.cmd == "merge":
+        cks = [load_checkpoint(p) for p in args.checkpoints]
+        if any(ck.get("departures") is None for ck in cks):
+            raise SystemExit("merge: every checkpoint needs a departure head")
+        ck = dict(cks[0])
+        ck["departures"] = merge_heads([c["departures"] for c in cks], tau=args.tau)
+        ck["meta"] = {**ck.get("meta", {}), "exit_merged": [Path(p).name for p in args.checkpoints]}
+        save_checkpoint(args.out, stamp(ck))
+        log(f"[exit] {args.out}: {ck['checksum'][:19]}…, {ck['departures']['arch']['members']} members")
+        return 0
+    if args.cmd == "compare":
+        heads = {Path(p).name: load_checkpoint(p)["departures"] for p in args.checkpoints}
+        table = held_out(args.labels, heads, holdout=args.holdout)
+        log(f"[exit] {table['decisions']:,} held-out decisions (the last {args.holdout:.0%} of the labels)")
+        for name in heads:
+            for r in table[name]:
+                log(f"  {name:36s} tau {r['tau']:.2f}: departs {100 * r['departs']:5.2f} %, "
+                    f"{r['gain_per_seat_hand']:+.3f} ± {r['ci95_per_seat_hand']:.3f} per seat-hand")
+        return 0
     ck, report = fit(args.labels, args.base, holdout=args.holdout, tau=args.tau, members=args.members,
                      hidden=args.hidden, epochs=args.epochs, fit_seed=args.fit_seed, log=log)
     save_checkpoint(args.out, ck)
