@@ -94,6 +94,14 @@ def test_train_labels_the_states_of_a_departure_policy(tmp_path):
     assert labels["meta"]["policy"] == "kawuxing3-default" and len(labels["played"]) == 24
     report = json.loads((tmp_path / "x" / "departures.json").read_text())
     assert report["labels"]["policy"] == "kawuxing3-default"
+    # the standalone form labels the same decisions and fits the same head for the same seeds
+    paths = X.label_chunks(DEFAULT, seed=args.departure_seed, chunks=1, chunk=24, folder=tmp_path / "c")
+    same = load_labels(paths[0])
+    for key in ("obs", "cand", "gain", "played"):
+        assert np.array_equal(same[key], labels[key])
+    ck, _ = X.fit(paths, DEFAULT, holdout=0.25, members=1, hidden=4, epochs=1, fit_seed=args.seed)
+    trained = torch.load(tmp_path / "x" / "final.pt", weights_only=True)["departures"]["state"]
+    assert all(torch.equal(ck["departures"]["state"][k], trained[k]) for k in trained)
     with pytest.raises(ArgsError, match="--departure_policy: 'nope.pt' not found"):
         train.check_args(train.Args(departure_decisions=10, advice=True, advice_features="heuristic-advice-v2",
                                     departure_policy="nope.pt"))
