@@ -72,6 +72,7 @@ def test_fit_puts_a_new_head_on_the_base_checkpoint(tmp_path):
     assert agent.departures is not None and agent.departures.tau == 0.1
     table = X.held_out(paths, {"new": ck["departures"], "again": ck["departures"]}, holdout=0.25)
     assert table["decisions"] == 10 and table["new"] == table["again"]  # the same decisions for every head
+    assert table["paired"]["again"] == {"against": "new", "gain_per_seat_hand": 0.0, "ci95_per_seat_hand": 0.0}
     fitted = {r["tau"]: r for r in report["held_out_gains"]}  # and the same as the fit's own held-out report
     assert all(r["departs"] == pytest.approx(fitted[r["tau"]]["departs"]) for r in table["new"])
     with pytest.raises(ValueError, match="does not play heuristic-flush's advice"):

@@ -188,9 +188,10 @@ def held_out(label_files, heads: dict, *, variant: str = "kawuxing3", options: A
              holdout: float = 0.1) -> dict:
     """Per head (name -> ``"departures"`` entry), :func:`agents.training.departures.realized_gains` on the last
     ``holdout`` share of the labels of ``label_files`` (the share a :func:`fit` on them holds out): the same decisions
-    for every head, so the heads are compared paired.  Returns ``{name: [per-threshold rows]}`` and, under
-    ``"decisions"``, the number of held-out decisions."""
-    from agents.players.departures import make_head, predict
+    for every head, so the heads are compared paired.  Returns ``{name: [per-threshold rows]}``, under
+    ``"decisions"`` the number of held-out decisions, and under ``"paired"`` each later head's gain per seat-hand over
+    the first's at their own thresholds (the difference per decision, with its 95 % CI over decisions)."""
+    from agents.players.departures import choose, make_head, predict
     from agents.training.departures import TAUS, label_gains, realized_gains
     from agents.training.distill import concat_labels, load_labels
     from mjenv.rules.options import n_players
@@ -203,16 +204,29 @@ def held_out(label_files, heads: dict, *, variant: str = "kawuxing3", options: A
     tail = {k: v[cut:] for k, v in labels.items() if k != "meta"}
     x, gain, _ = label_gains(tail, variant, options)
     out: dict[str, Any] = {"decisions": n - cut}
+    rows = np.arange(len(gain))
+    first = None
     for name, part in heads.items():
         h = make_head(int(part["arch"]["members"]), int(part["arch"]["hidden"]))
         h.load_state_dict(part["state"])
         h.eval()
-        out[name] = realized_gains(predict(h, x), gain, tail["ncand"], TAUS, per_seat_hand)
+        pred = predict(h, x)
+        out[name] = realized_gains(pred, gain, tail["ncand"], TAUS, per_seat_hand)
+        col = choose(pred, tail["ncand"], float(part["tau"]))  # at the head's own threshold
+        got = np.where(col > 0, gain[rows, np.maximum(col - 1, 0)], 0.0)
+        if first is None:
+            first = (name, got)
+        else:
+            d = (got - first[1]) * per_seat_hand
+            out.setdefault("paired", {})[name] = {
+                "against": first[0], "gain_per_seat_hand": float(d.mean()),
+                "ci95_per_seat_hand": float(1.96 * d.std(ddof=1) / np.sqrt(len(d))) if len(d) > 1 else float("nan")}
     return out
 
 
 def main(argv=None) -> int:
-    """Command line: ``label`` (resumable chunk files) and ``fit`` (a head on them, on a base checkpoint)."""
+    """Command line: ``label`` (resumable chunk files), ``fit`` (a head on them, on a base checkpoint), ``merge`` and
+    ``compare``."""
     ap = argparse.ArgumentParser(prog="python -m agents.training.exit", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     lab = sub.add_parser("label", help="label the states a policy reaches (chunk files)")
@@ -279,6 +293,9 @@ def main(argv=None) -> int:
             for r in table[name]:
                 log(f"  {name:36s} tau {r['tau']:.2f}: departs {100 * r['departs']:5.2f} %, "
                     f"{r['gain_per_seat_hand']:+.3f} ± {r['ci95_per_seat_hand']:.3f} per seat-hand")
+        for name, r in table.get("paired", {}).items():
+            log(f"  paired, at their own tau: {name} − {r['against']} = {r['gain_per_seat_hand']:+.4f} ± "
+                f"{r['ci95_per_seat_hand']:.4f} per seat-hand")
         return 0
     ck, report = fit(args.labels, args.base, holdout=args.holdout, tau=args.tau, members=args.members,
                      hidden=args.hidden, epochs=args.epochs, fit_seed=args.fit_seed, log=log)
