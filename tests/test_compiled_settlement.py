@@ -5,8 +5,9 @@ drawn at random (every hand class, 风清 with a fed fourth pong, 清一色 fed 
 balances at and near bust); the money they leave must equal, bit for bit, the money the scorer's settlement
 moves (``diedaohu.settle_win`` / ``liuwei.settle_win`` / ``yangzhou.settle_win`` as the engine's Python path
 calls them), and the session-ending flag its ``session_over``.  The hand class alone is compared with
-``best_class_reading`` under both families' ranks.  Whole sessions of the compiled engine against its Python
-path are tests/test_kernel_ends_4p.py's.
+``best_class_reading`` under both families' ranks, and the score a result is made from (the class and V the kernel
+writes in the winner's fan row, ``diedaohu.score_settled`` / ``liuwei.score_settled``) with the scorer's.  Whole
+sessions of the compiled engine against its Python path are tests/test_kernel_ends_4p.py's.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from mjenv.encoding import actions as A
 from mjenv.engine import codes as K
-from mjenv.engine import ddwin, yzend
+from mjenv.engine import ddwin, fanrow, yzend
 from mjenv.engine import state as S
 from mjenv.engine.core import Engine
 from mjenv.engine.family import settled_reading
@@ -177,8 +178,13 @@ def _settle_one(eng: Engine, rng: np.random.Generator, self_draw: bool):
         rc = int(eng._pend[0, K.PEND_READING + x])
         r = settled_reading(concealed, w, rc)
         assert r is not None or rc & H.READING_TIE, rc
+        row = eng._pend[0, K.PEND_FANS + K.FAN_SLOTS * x : K.PEND_FANS + K.FAN_SLOTS * (x + 1)]
+        assert (row[fanrow.ROW_N] > 0) == (r is not None)
         if r is not None:
             assert r == D.best_class_reading(concealed, melds, w, rank)[0]
+            # the result's score made from the kernel's fan row (its class and V) is the scorer's
+            ((cls, value),) = fanrow.read(row, tuple(D.CLASSES))[0].items()
+            assert fam.scorer.score_settled(r, melds, cls, value, how, eng.opts) == dict(scored)[x]
     return st.money[0].copy(), expect, bool(eng._pend[0, K.PEND_OVER]), bool(want.session_over), scored
 
 

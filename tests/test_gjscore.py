@@ -1,4 +1,4 @@
-"""The compiled Gejiu value (mjenv/engine/gjscore.py) equals ``gejiu.score_win``'s V on random winning hands:
+"""The compiled Gejiu value and patterns (mjenv/engine/gjscore.py) equal ``gejiu.score_win``'s on random winning hands:
 standard readings with and without melds (chi, pong, the three kongs), seven pairs with fours, 烂牌 and 七星, by
 discard, self-draw, kong bloom and robbing, under every ``gejiu_combine``."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mjenv.engine import gjscore
+from mjenv.engine import fanrow, gjscore
 from mjenv.engine import handk
 from mjenv.engine.state import ADDED_KONG, CHI_MELD, CONCEALED_KONG, DIRECT_KONG, PONG_MELD
 from mjenv.rules.options import load_rules
@@ -99,13 +99,13 @@ def test_value_equals_the_scorer(mode):
         ms = tuple(Meld(_LETTER[mk], tuple(need), None if mk in (CONCEALED_KONG,) else 1) for mk, t, need in melds)
         ctx = G.GejiuContext(how=how, after_kong=after_kong)
         score = G.score_win(concealed, ms, w, ctx, opts)
-        rows.append((full, melds, after_kong, how == "rob", score.value if score.legal else 0))
+        rows.append((full, melds, after_kong, how == "rob", score.value if score.legal else 0, score))
     n = len(rows)
     fulls = np.array([r[0] for r in rows], np.int8)
     mks = np.zeros((n, 4), np.int8)
     mts = np.zeros((n, 4), np.int8)
     nms = np.zeros(n, np.int8)
-    for i, (_, melds, _, _, _) in enumerate(rows):
+    for i, (_, melds, _, _, _, _) in enumerate(rows):
         nms[i] = len(melds)
         for j, (mk, t, _) in enumerate(melds):
             mks[i, j], mts[i, j] = mk, t
@@ -118,3 +118,15 @@ def test_value_equals_the_scorer(mode):
     bad = np.flatnonzero(out != want)
     assert not len(bad), [(i, rows[i][:4], int(out[i]), int(want[i])) for i in bad[:3]]
     assert len(set(want.tolist())) >= 5  # many different values were compared
+    # the fan rows the kernel writes for a result (gjscore.reading_fans): the scorer's patterns in its order and V
+    fan_rows = np.zeros((n, fanrow.FAN_SLOTS), np.int64)
+    gjscore.fans_batch(fulls, mks, mts, nms, np.array([r[2] for r in rows]), np.array([r[3] for r in rows]),
+                       gjscore.config(opts), fan_rows)
+    checked = 0
+    for i, row in enumerate(rows):
+        got = fanrow.read(fan_rows[i], G.PATTERN_ORDER)
+        if got is not None:
+            score = row[5]
+            assert (list(got[0].items()), got[1], got[2]) == (list(score.fans.items()), score.value, None), row[:4]
+            checked += 1
+    assert checked > n * 0.9

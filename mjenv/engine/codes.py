@@ -63,7 +63,7 @@ PEND_READING = 2  # with P_ENDED: pend[b, PEND_READING + s] = the reading code s
 PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
 PEND_OVER = 7  # with P_ENDED after a win settled under 园子 (ddwin._dd_end): the settlement ended the session
 # with P_ENDED: seat s's fan row (mjenv.engine.fanrow) at pend[b, PEND_FANS + FAN_SLOTS * s], where the family's
-# kernel writes the fans of the winner's chosen reading (Kawuxing: kwend._kw_end); ROW_N 0 when none were written
+# kernel writes the fans of the winner's chosen reading (all but Yangzhou: kwend, gjend, ddwin); ROW_N 0 when none
 PEND_FANS = 8
 FAN_SLOTS = fanrow.FAN_SLOTS
 PEND_WIDTH = PEND_FANS + 4 * FAN_SLOTS  # 4: state.MAX_SEATS
@@ -112,9 +112,10 @@ C_DD_END = C_GJ + gjscore.N_GJ  # Diedaohu / Liuwei / Yangzhou: wins settled her
 # DD_END_* (0: in Python)
 C_DD_FLAGS = C_DD_END + 1  # ... DD_LIMIT: payments limited by the balances (园子); DD_BAOPAI: fengqing_baopai
 # (Diedaohu) or baopai (Yangzhou) on
+C_DD_V = C_DD_FLAGS + 1  # Diedaohu / Liuwei: each hand class's V (diedaohu.CLASSES order), for the fan rows
 DD_END_DIEDAOHU, DD_END_LIUWEI, DD_END_YANGZHOU = 1, 2, 3
 DD_LIMIT, DD_BAOPAI = 1, 2
-N_CONFIG = C_DD_FLAGS + 1
+N_CONFIG = C_DD_V + 7
 LIANG_KONG_NONE, LIANG_KONG_KEEP_READY, LIANG_KONG_SAME_WAITS = 0, 1, 2
 LINK_SELF_CONSECUTIVE, LINK_CHAIN, LINK_PER_HAND = 1, 2, 3
 KONG_MONEY_NONE, KONG_MONEY_COMPILED, KONG_MONEY_BANKROLL = 0, 1, 2

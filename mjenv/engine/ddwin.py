@@ -5,8 +5,9 @@ hand class of the best reading (§7.4; :func:`_dd_class`), the owed transfers of
 liability (:func:`_dd_owed`), applied through ``apply_bankroll``'s rules (the 园子 limit, payers in the order
 they first owe, each one's debts from its next player on; :func:`_dd_end`), so that the money is bit-identical.
 The pure scorers (:mod:`mjenv.rules.scoring.diedaohu`, :mod:`mjenv.rules.scoring.liuwei`) stay the reference:
-the ``results`` dict of a hand settled here is built by them when read, from the money before the win that
-:func:`_dd_end` keeps (``codes.F_BALANCE``), and tests/test_kernel_ends_4p.py plays the two paths in lockstep.
+the ``results`` dict of a hand settled here is built by them when read (from each winner's class and reading, which
+:func:`_dd_end` writes, and the money before the win it keeps, ``codes.F_BALANCE``), and
+tests/test_kernel_ends_4p.py plays the two paths in lockstep.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from mjenv.engine.codes import (
     END_SELF_DRAW,
     F_BALANCE,
     F_DD_PAY,
+    C_DD_V,
     P_SELF_DRAW,
+    PEND_FANS,
     PEND_OVER,
     PEND_READING,
 )
-from mjenv.engine import handk
+from mjenv.engine import fanrow, handk
 from mjenv.engine.gates import kernel
 from mjenv.engine.state import (
     ADDED_KONG,
@@ -126,6 +129,15 @@ def _dd_reading(E, b, s, w, add):
 
 
 @kernel
+def _dd_fans(E, b, s):
+    """Count the class :func:`_dd_end` put in seat ``s``'s fan row (``pend[b, PEND_FANS + FAN_SLOTS * s:]``,
+    :mod:`mjenv.engine.fanrow`) when its reading code names one reading (not READING_TIE: the scorer then picks)."""
+    code = E[4][b, PEND_READING + s]
+    if code >= 0 and code & READING_TIE == 0:
+        E[4][b, PEND_FANS + fanrow.FAN_SLOTS * s + fanrow.ROW_N] = 1
+
+
+@kernel
 def _dd_liable(E, b, s):
     """``diedaohu.fengqing_liability`` under ``fengqing_baopai`` for seat ``s``'s 风清 (its class already in
     ``pend[b, PEND_READING + s]``): the source seat of its fourth meld when that is a pong (or a pong later
@@ -214,8 +226,9 @@ def _dd_end(E, b, code):
     园子, payers in the order they first owe, each one's debts from its next player on), the claimed tile joining
     the nearest winner's hand; end the hand and return P_ENDED with ``pend[b, 1]`` = END_*, ``pend[b,
     PEND_OVER]`` = whether the settlement ended the session (a second bust, a self-drawn 风清 under 园子), each
-    winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for the others) and the money before the win kept
-    in ``fcfg`` for the result.  The claim window judged the wins legal already."""
+    winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for the others), its class and V in its fan row
+    (:func:`_dd_fans`) and the money before the win kept in ``fcfg`` for the result.  The claim window judged the
+    wins legal already."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     n = MAX_SEATS
@@ -226,6 +239,7 @@ def _dd_end(E, b, code):
         have = fcfg[F_BALANCE + n * b + p] + money[b, p]
         fcfg[pre + n + p] = have if have >= 0.0 else 0.0  # max(balance, 0.0)
         pend[b, PEND_READING + p] = -1
+        pend[b, PEND_FANS + fanrow.FAN_SLOTS * p + fanrow.ROW_N] = 0
     stand_up = False
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
@@ -267,18 +281,26 @@ def _dd_end(E, b, code):
     for p in range(n):
         if fcfg[pre + n + p] <= _EPS:
             busted += 1
+        c = pend[b, PEND_READING + p]
+        if c >= 0:  # a winner's class and its V, as its fan row holds them (counted below, with its reading)
+            row = pend[b, PEND_FANS + fanrow.FAN_SLOTS * p : PEND_FANS + fanrow.FAN_SLOTS * (p + 1)]
+            fanrow.put(row, 0, c, cfg[C_DD_V + c])
+            row[fanrow.ROW_VALUE] = cfg[C_DD_V + c]
+            row[fanrow.ROW_CAP] = 0
         pend[b, PEND_READING + p] = -1
     pend[b, PEND_OVER] = limit and (stand_up or busted >= 2)
     # each winner's reading code, for the result built when read (before the claimed tile moves)
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
         pend[b, PEND_READING + s] = _dd_reading(E, b, s, 0, False)
+        _dd_fans(E, b, s)
         kind = END_SELF_DRAW
     else:
         for d in range(1, n):
             s = (r8[O8_CLAIM_FROM] + d) % n
             if r8[O8_CLAIM_REPLY + s] == A_WIN:
                 pend[b, PEND_READING + s] = _dd_reading(E, b, s, r8[O8_CLAIM_TILE], True)
+                _dd_fans(E, b, s)
                 if E[7][C_SINGLE_WINNER] != 0:
                     break
         rob = r8[O8_PHASE] == ROB

@@ -31,6 +31,9 @@ from mjenv.rules.scoring import yangzhou as Y
 from mjenv.rules.scoring.common import make_settlement
 
 
+_CLASS_ORDER = tuple(D.CLASSES)  # the fan ids of Diedaohu's and Liuwei's fan rows: their hand classes
+
+
 def settled_reading(concealed: np.ndarray, w: int, code: int) -> Reading | None:
     """The reading that the compiled scorer valued a win with, from its code (``mjenv.rules.hand``'s reading codes,
     written by :func:`mjenv.engine.kwscore.best_reading` / :func:`mjenv.engine.gjscore.best_reading`) and the hand
@@ -272,9 +275,16 @@ class GejiuFamily(Family, GejiuRules):
         """烂牌 / 七星 (§6.6): 14 unrelated concealed tiles."""
         return G.lanpai_mask(counts)
 
-    def score(self, b, s, concealed, w, how, kong_position, last_tile, reading: int = -1):
-        """§6.7–§6.8 value; every winning shape is legal (no minimum, no missed-win rule); ``reading`` as for
-        :meth:`KawuxingFamily.score`."""
+    def score(self, b, s, concealed, w, how, kong_position, last_tile, reading: int = -1, fans=None):
+        """§6.7–§6.8 value; every winning shape is legal (no minimum, no missed-win rule); ``reading`` and ``fans``
+        as for :meth:`KawuxingFamily.score`."""
+        if fans is not None:
+            r = settled_reading(concealed, w, reading)
+            if r is not None:
+                fans, value, _ = fanrow.read(fans, G.PATTERN_ORDER)
+                melds = self.engine.melds_of(b, s)
+                text = G._reading_text(r, " ".join(str(m) for m in melds))
+                return G.WinScore(True, None, r, text, fans, value, None, value)
         ctx = G.GejiuContext(
             how=how,
             after_kong=how == "self-draw" and kong_position > 0,
@@ -328,6 +338,8 @@ class DiedaohuFamily(Family, DiedaohuRules):
             C.DD_BAOPAI if baopai == "on" else 0
         )
         cfg[C.C_SINGLE_WINNER] = self.single_winner
+        if self.dd_end in (C.DD_END_DIEDAOHU, C.DD_END_LIUWEI):  # each class's V (the results' fan rows)
+            cfg[C.C_DD_V : C.C_DD_V + len(D.CLASSES)] = [v for _, _, v in D.CLASSES.values()]
 
     def configure_float(self, fcfg):
         """The amount each payer owes per kind of kong (:meth:`bankroll_kong`), where the family pays kong money, and
@@ -375,10 +387,16 @@ class DiedaohuFamily(Family, DiedaohuRules):
         busted = discarder is not None and self._busted(b, discarder, money)
         return D.DiedaohuContext(how, self._lock(b, s), busted)
 
-    def score(self, b, s, concealed, w, how, kong_position, last_tile, reading: int = -1, money=None):
+    def score(self, b, s, concealed, w, how, kong_position, last_tile, reading: int = -1, money=None, fans=None):
         """Hand class value with the missed-win lock and the busted-discarder rule as legality (``money``: as
         :meth:`_balances`; ``reading``: the code of the best reading when the compiled core found it, Diedaohu and
-        Liuwei, :func:`settled_reading`)."""
+        Liuwei, :func:`settled_reading`; ``fans``: the fan row holding the class of a win the kernel settled,
+        :mod:`mjenv.engine.fanrow`, from which the score is made without valuing or judging the hand again)."""
+        if fans is not None:
+            r = settled_reading(concealed, w, reading)
+            if r is not None:
+                ((cls, value),) = fanrow.read(fans, _CLASS_ORDER)[0].items()
+                return self.scorer.score_settled(r, self.engine.melds_of(b, s), cls, value, how, self.opts)
         ctx = self._context(b, s, how, money)
         r = settled_reading(concealed, w, reading)
         if r is not None:

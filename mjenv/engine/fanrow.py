@@ -1,14 +1,16 @@
 """The fan row: how a compiled scorer hands the fans of a winner's chosen reading to the engine's results.
 
-When a kernel settles a win it values the winner's best reading (``kwscore.best_reading``) and, where the family's
-scorer is compiled this far (Kawuxing: :func:`mjenv.engine.kwscore.reading_fans`), writes that reading's fans into the
-winner's fan row, ``pend[b, PEND_FANS + FAN_SLOTS * s : ... + FAN_SLOTS]`` (:mod:`mjenv.engine.codes`):
+When a kernel settles a win it values the winner's best reading and, where the family's scorer is compiled this far,
+writes that reading's fans into the winner's fan row, ``pend[b, PEND_FANS + FAN_SLOTS * s : ... + FAN_SLOTS]``
+(:mod:`mjenv.engine.codes`): Kawuxing's fans (:func:`mjenv.engine.kwscore.reading_fans`), Gejiu's patterns
+(:func:`mjenv.engine.gjscore.reading_fans`), the hand class of a Diedaohu or Liuwei win (``ddwin._dd_end``); not
+Yangzhou's fans yet.  A row is written only when one reading alone is the best (no ``READING_TIE``).
 
 =====================  ==============================================================================
 ``row[ROW_N]``         how many fans follow (0: none written; the result is then built by the Python scorer)
-``row[ROW_VALUE]``     the hand value V of the reading (§3.8, uncapped)
+``row[ROW_VALUE]``     the hand value V of the reading (uncapped)
 ``row[ROW_CAP]``       its cap, 0 for none
-``row[ROW_FANS + 2k]`` the k-th fan's id: its index in the family's ``FAN_ORDER``, in that order
+``row[ROW_FANS + 2k]`` the k-th fan's id: its index in the family's fan order, in that order
 ``row[ROW_FANS+2k+1]`` that fan's contribution (as the Python scorer's ``WinScore.fans`` holds it)
 =====================  ==============================================================================
 
@@ -36,8 +38,9 @@ def put(row, k, fan, value):
 
 
 def read(row, names) -> tuple[dict[str, int], int, int | None] | None:
-    """``(fans, V, cap)`` of a fan row (``cap`` None for none; ``names``: the family's ``FAN_ORDER``), or ``None``
-    when no fans were written."""
+    """``(fans, V, cap)`` of a fan row (``cap`` None for none; ``names``: the family's fan ids in order:
+    ``kawuxing.FAN_ORDER``, ``gejiu.PATTERN_ORDER``, the classes of ``diedaohu.CLASSES``), or ``None`` when no fans
+    were written."""
     n = int(row[ROW_N])
     if n <= 0:
         return None

@@ -10,7 +10,7 @@ compiles the scorer.
 
 from __future__ import annotations
 
-from mjenv.engine import gjscore
+from mjenv.engine import fanrow, gjscore
 from mjenv.engine.codes import (
     A_WIN,
     C_GJ,
@@ -21,6 +21,7 @@ from mjenv.engine.codes import (
     END_SELF_DRAW,
     F_BASE,
     P_SELF_DRAW,
+    PEND_FANS,
     PEND_READING,
 )
 from mjenv.engine.gates import (
@@ -47,6 +48,7 @@ from mjenv.engine.state import (
     ROB,
 )
 from mjenv.engine.table import _end_hand, _full_hand, _give_won_tile, _pay
+from mjenv.rules.hand import READING_TIE
 
 
 @kernel
@@ -64,16 +66,20 @@ def _shape_window(E, b, bits):
 @kernel
 def _gj_value(E, b, s, w, add, after_kong, rob):
     """Gejiu V of seat ``s``'s best reading with tile ``w`` (added to its concealed hand when ``add``), written with
-    the code of that reading to ``pend[b, PEND_READING + s]``."""
+    the code of that reading to ``pend[b, PEND_READING + s]`` and, when no other reading has the same value, its
+    patterns to the seat's fan row ``pend[b, PEND_FANS + FAN_SLOTS * s:]`` (:mod:`mjenv.engine.fanrow`)."""
     r8 = E[0][b]
     _full_hand(E, b, s, w, add)
-    value, code = gjscore.best_reading(
+    value, code, bits = gjscore.best_reading(
         E[9][0], E[9][1],
         r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
         r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
         r8[O8_N_MELDS + s], after_kong, rob, E[7][C_GJ : C_GJ + gjscore.N_GJ],
     )
     E[4][b, PEND_READING + s] = code
+    if code >= 0 and code & READING_TIE == 0:
+        gjscore.reading_fans(bits, E[7][C_GJ : C_GJ + gjscore.N_GJ],
+                             E[4][b, PEND_FANS + fanrow.FAN_SLOTS * s : PEND_FANS + fanrow.FAN_SLOTS * (s + 1)])
     return value
 
 
@@ -82,7 +88,8 @@ def _gj_end(E, b, code):
     """Settle a Gejiu win (P_SELF_DRAW or P_CLAIM_WIN) as the engine's Python path does (``gejiu.settle_win``:
     V · b from each other seat on a self-draw, from the discarder / konger to each winner in turn order
     otherwise; the claimed tile joins the nearest winner's hand), end the hand and return P_ENDED with
-    ``pend[b, 1]`` = END_* and each winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for the others).  Every complete shape is a legal win (§6.8), so no verdict is needed."""
+    ``pend[b, 1]`` = END_* and each winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for the others), its
+    patterns in the seat's fan row.  Every complete shape is a legal win (§6.8), so no verdict is needed."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     r16 = b16[b]
@@ -90,6 +97,7 @@ def _gj_end(E, b, code):
     base = fcfg[F_BASE]
     for x in range(MAX_SEATS):
         pend[b, PEND_READING + x] = -1
+        pend[b, PEND_FANS + fanrow.FAN_SLOTS * x + fanrow.ROW_N] = 0
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
         amount = float(_gj_value(E, b, s, r8[O8_DRAWN], False, r8[O8_AFTER_KONG] > 0, False)) * base

@@ -6,9 +6,10 @@ sequences, as :func:`mjenv.rules.hand.readings` enumerates them), seven pairs an
 without melds), each with its shape and structure patterns (平胡, 大对子, 一条龙, 一般高, 小七对, 龙七对, 双龙七对,
 烂牌, 七星), the whole hand's suit pattern (混一色, 清一色, 字一色), the situational 杠上花 / 抢杠, the
 replacements (七星 > 烂牌, 字一色 > 大对子) and ``gejiu_combine``.  Every complete Gejiu shape is a legal win,
-so V is all a settlement (V · b per payer) needs; fan names and reading texts stay in the Python scorer
-(the engine builds the result when it is read).  tests/test_gjscore.py compares V with the scorer on random
-hands and every combination mode, tests/differential.py on whole games.
+so V is all a settlement (V · b per payer) needs; when a hand ends, :func:`reading_fans` writes the patterns of
+the winner's chosen reading (ids and values, :mod:`mjenv.engine.fanrow`) for the engine's result, whose pattern
+names, reading text and settlement are made in Python from them.  tests/test_gjscore.py compares V and the
+patterns with the scorer on random hands and every combination mode, tests/differential.py on whole games.
 
 The compiled-code cache keys its callers by this file's source too (:mod:`mjenv.engine.jitcache`), so they
 recompile after an edit.
@@ -18,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjenv.engine import handk
+from mjenv.engine import fanrow, handk
 from mjenv.engine.jit import njit
 from mjenv.rules import hand as _hand
 from mjenv.rules.scoring import gejiu as _G
 
-__all__ = ["COMBINE", "N_GJ", "config", "hand_value", "best_reading"]
+__all__ = ["COMBINE", "N_GJ", "config", "hand_value", "best_reading", "reading_fans"]
 
 COMBINE = {"multiply": 0, "add": 1, "max": 2}  # gejiu_combine as the int the kernels get
 
@@ -66,14 +67,21 @@ _jit = njit(cache=True, _nrt=False)
 
 
 @_jit
-def _combine(bits, gc):
-    """``gejiu._combine``: the replacements, 平胡 when nothing else applies, then the value under the mode of ``gc``."""
+def _listed(bits):
+    """The patterns ``gejiu._combine`` lists for the patterns ``bits`` that apply: the replacements (七星 > 烂牌,
+    字一色 > 大对子), and 平胡 when nothing else applies."""
     if (bits >> _QIXING) & 1:
         bits &= ~(1 << _LANPAI)
     if (bits >> _ZIYISE) & 1:
         bits &= ~(1 << _DADUIZI)
     if bits == 0:
         bits = 1 << _PINGHU
+    return bits
+
+
+@_jit
+def _combine(bits, gc):
+    """``gejiu._combine``: the value of the patterns ``bits`` (already :func:`_listed`) under the mode of ``gc``."""
     mode = gc[GJ_MODE]
     if mode == 0:
         base = gc[GJ_V + _PINGHU]
@@ -102,10 +110,25 @@ def hand_value(full, work, mk, mt, nm, after_kong, rob, gc):
 
 
 @_jit
+def reading_fans(bits, gc, row):
+    """Write the patterns ``bits`` of a reading (as :func:`best_reading` returns them) into the fan row ``row``
+    (:mod:`mjenv.engine.fanrow`: ids of ``gejiu.PATTERN_ORDER`` and their values, in that order, as
+    ``gejiu._combine`` lists them) with V (its cap is none: 0)."""
+    k = 0
+    for p in range(N_PATTERNS):
+        if (bits >> p) & 1:
+            k = fanrow.put(row, k, p, gc[GJ_V + p])
+    row[fanrow.ROW_N] = k
+    row[fanrow.ROW_VALUE] = _combine(bits, gc)
+    row[fanrow.ROW_CAP] = 0
+
+
+@_jit
 def best_reading(full, work, mk, mt, nm, after_kong, rob, gc):
-    """``(V, code)``: :func:`hand_value` and the code of the reading that gives it (``mjenv.rules.hand``'s reading
-    codes: READING_TIE set when another reading has the same value, -1 when there is none), which the engine's
-    results are built from."""
+    """``(V, code, patterns)``: :func:`hand_value`, the code of the reading that gives it (``mjenv.rules.hand``'s
+    reading codes: READING_TIE set when another reading has the same value, -1 when there is none), which the
+    engine's results are built from, and that reading's patterns as bits of ``gejiu.PATTERN_ORDER`` (as
+    ``gejiu._combine`` lists them, :func:`reading_fans`)."""
     common = 0
     if after_kong:
         common |= 1 << _GANGSHANGHUA
@@ -132,6 +155,7 @@ def best_reading(full, work, mk, mt, nm, after_kong, rob, gc):
     elif suits == 9 or suits == 10 or suits == 12:
         common |= 1 << _HUNYISE
     best = 0
+    best_bits = np.int64(0)
     code = -1
     tie = False
     # standard readings (handk.reading_split, the enumeration of mjenv.rules.hand.readings)
@@ -157,9 +181,11 @@ def best_reading(full, work, mk, mt, nm, after_kong, rob, gc):
                     bits |= 1 << _YITIAOLONG
             if dup:
                 bits |= 1 << _YIBANGAO
+            bits = _listed(bits)
             v = _combine(bits, gc)
             if v > best:
                 best = v
+                best_bits = bits
                 code = p << 5 | choice
                 tie = False
             elif v == best:
@@ -174,22 +200,38 @@ def best_reading(full, work, mk, mt, nm, after_kong, rob, gc):
                 fours += 1
         if even:
             shape = _SHUANGLONG if fours >= 2 else (_LONGQIDUI if fours == 1 else _XIAOQIDUI)
-            v = _combine(common | (1 << shape), gc)
+            bits = _listed(common | (1 << shape))
+            v = _combine(bits, gc)
             if v > best:
                 best = v
+                best_bits = bits
                 code = _SEVEN_PAIRS << 5
                 tie = False
             elif v == best:
                 tie = True
         if handk.lanpai(full):
-            v = _combine(common | (1 << (_QIXING if handk.qixing(full) else _LANPAI)), gc)
+            bits = _listed(common | (1 << (_QIXING if handk.qixing(full) else _LANPAI)))
+            v = _combine(bits, gc)
             if v > best:
                 best = v
+                best_bits = bits
                 code = _SPECIAL << 5
                 tie = False
             elif v == best:
                 tie = True
-    return best, (code | _TIE) if tie else code
+    return best, (code | _TIE) if tie else code, best_bits
+
+
+@njit(cache=True)
+def fans_batch(fulls, mks, mts, nms, after_kongs, robs, gc, rows):
+    """The fan row of each complete hand's best reading (:func:`reading_fans`; ``ROW_N`` 0 when another reading
+    has the same value), for the tests."""
+    work = np.zeros(34, np.int8)
+    for i in range(fulls.shape[0]):
+        _, code, bits = best_reading(fulls[i], work, mks[i], mts[i], nms[i], after_kongs[i], robs[i], gc)
+        rows[i, fanrow.ROW_N] = 0
+        if code >= 0 and code & _TIE == 0:
+            reading_fans(bits, gc, rows[i])
 
 
 @njit(cache=True)

@@ -79,6 +79,7 @@ __all__ = [
     "fengqing_liability",
     "score_win",
     "score_reading",
+    "score_settled",
     "class_reading",
     "score_hand",
     "win_transfers",
@@ -312,8 +313,20 @@ def _score_cached(
     if found is None:
         return no_reading_result(hand_class=None, share=0.0, baopai=None, baopai_from=None)
     reading, cls = found
-    value = _class_value(cls)
     reason = win_refusal(ctx.how, w, ctx.lock, ctx.discarder_busted, opts)
+    return _class_result(reading, melds, cls, _class_value(cls), reason, opts)
+
+
+def score_settled(reading: Reading, melds, cls: str, value: int, how: str, opts) -> DiedaohuScore:
+    """The score of a win the engine's kernel settled (:mod:`mjenv.engine.ddwin`): ``reading``, its class ``cls`` and
+    V ``value`` as the kernel found them (the win judged legal already), without valuing or judging the hand again
+    (``how`` is not read: Diedaohu's shares are the same for every kind of win)."""
+    r = _class_result(reading, tuple(melds), cls, value, None, opts)
+    return DiedaohuScore(**{**r, "fans": dict(r["fans"])})
+
+
+def _class_result(reading: Reading, melds: tuple[Meld, ...], cls: str, value: int, reason: str | None, opts) -> dict:
+    """The :class:`DiedaohuScore` fields of a win on ``reading`` of class ``cls`` (V ``value``)."""
     fed, liable = fengqing_liability(melds) if cls == "fengqing" and opts.fengqing_baopai == "on" else (False, None)
     return reading_result(
         reading,

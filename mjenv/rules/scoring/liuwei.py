@@ -76,6 +76,7 @@ __all__ = [
     "scale",
     "score_win",
     "score_reading",
+    "score_settled",
     "score_hand",
     "nearest_winner",
     "win_transfers",
@@ -165,12 +166,24 @@ def _score_cached(counts_bytes: bytes, melds: tuple[Meld, ...], w: int, ctx: Die
     if found is None:
         return no_reading_result(hand_class=None, share=0.0, peichong=None)
     reading, cls = found
-    value = CLASSES[cls][2]
     reason = win_refusal(ctx.how, w, ctx.lock, ctx.discarder_busted, opts)
+    return _class_result(reading, melds, cls, CLASSES[cls][2], ctx.how, reason, opts)
+
+
+def score_settled(reading, melds, cls: str, value: int, how: str, opts) -> LiuweiScore:
+    """The score of a win the engine's kernel settled (:mod:`mjenv.engine.ddwin`): ``reading``, its class ``cls`` and
+    V ``value`` as the kernel found them (the win judged legal already), by ``how``, without valuing or judging the
+    hand again."""
+    r = _class_result(reading, tuple(melds), cls, value, how, None, opts)
+    return LiuweiScore(**{**r, "fans": dict(r["fans"])})
+
+
+def _class_result(reading, melds: tuple[Meld, ...], cls: str, value: int, how: str, reason: str | None, opts) -> dict:
+    """The :class:`LiuweiScore` fields of a win by ``how`` on ``reading`` of class ``cls`` (V ``value``)."""
     selfdraw, discarder, peichong = PAYMENTS[cls]
     k = scale(opts)
     whole = cls == "fengqing" and opts.bankroll is not None
-    if ctx.how == "self-draw":
+    if how == "self-draw":
         share, side = (None if whole else selfdraw * k), None
     else:
         share, side = (None if whole else discarder * k), peichong * k
