@@ -88,10 +88,11 @@ class _EventLogs(SequenceABC):
 class _Results(list):
     """``engine.results``: per table the finished hand's result dict, or None while it plays.
 
-    Hands the kernels settle themselves (Kawuxing, Gejiu, drawn hands) are stored as a marker and get their dict —
-    fans, reading texts, transfers, from the pure scorer valuing the one reading the kernel chose
-    (``Engine._kernel_result``) — when first read, so a batch that never reads results never pays for them.  The state they are built from stays untouched until the table is dealt again, and a
-    deal clears the entry first.  Reading through any list method gives the dicts.
+    Hands the kernels settle themselves (every hand end) are stored as a marker and get their dict — fans, reading
+    texts, transfers — when first read (``Engine._kernel_result``: the fans the kernel wrote for the reading it chose,
+    :mod:`mjenv.engine.fanrow`, or Yangzhou's pure scorer valuing that one reading), so a batch that never reads
+    results never pays for them.  The state they are built from stays untouched until the table is dealt again,
+    and a deal clears the entry first.  Reading through any list method gives the dicts.
     """
 
     def __init__(self, n: int, build):
