@@ -137,3 +137,29 @@ def test_continue_match_refuses_tables_whose_session_is_over_before_changing_any
     assert_same(before, engine_snapshot(eng))
     going = np.flatnonzero(~eng.session_over)
     eng.reset(seed=5, continue_match=True, tables=going, dealer=np.zeros(len(going), np.int64))
+
+
+def test_many_tables_as_int64_arrays_are_checked_as_fully():
+    # more than 16 tables as int64 arrays (a loop re-dealing np.flatnonzero(engine.done)) take the cheap checks of
+    # arguments._fast_reset_args: the same refusals and the same deals as the full checks
+    e = Engine("kawuxing3", 40, record_events=False)
+    e.reset(seed=0)
+    ids = np.arange(3, 40, 2, dtype=np.int64)  # 19 increasing tables
+    bad = [
+        (dict(tables=np.concatenate([ids, ids[:1]])), "more than once"),  # not increasing: the full check names it
+        (dict(tables=np.concatenate([ids, [40]])), "tables must be indices 0..39, got 40"),
+        (dict(tables=np.concatenate([[-1], ids])), "tables must be indices 0..39, got -1"),
+        (dict(tables=ids, table_ids=np.concatenate([ids[1:], [-3]])), "table_ids must be >= 0, got -3"),
+        (dict(tables=ids, dealer=np.full(len(ids), 3, np.int64)), "dealer must be a seat 0..2, got 3"),
+    ]
+    for kwargs, message in bad:
+        before = engine_snapshot(e)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            e.reset(seed=1, **kwargs)
+        assert_same(before, engine_snapshot(e))
+    dealers = (ids % 3).astype(np.int64)
+    e.reset(seed=4, tables=ids, dealer=dealers, table_ids=ids + 100)
+    f = Engine("kawuxing3", 40, record_events=False)
+    f.reset(seed=0)
+    f.reset(seed=4, tables=ids[::-1].tolist(), dealer=dealers[::-1].tolist(), table_ids=(ids + 100)[::-1].tolist())
+    assert np.array_equal(e.state.wall, f.state.wall) and np.array_equal(e.state.dealer, f.state.dealer)

@@ -112,10 +112,13 @@ def _plain_indices(x: Any) -> bool:
 
 
 def _fast_reset_args(engine, seed: Any, walls: Any, dealer: Any, tables: Any, table_ids: Any, continue_match: Any):
-    """The common ``reset`` call (a seed, no walls, int64 index arrays) checked with a few cheap tests, or ``None``
-    when the call is anything else or fails a test (:func:`check_reset_args` then finds and names the problem).
+    """The common ``reset`` call (a seed, no walls, int64 index arrays: more than :data:`_SMALL` tables given in
+    increasing order, as ``np.flatnonzero(engine.done)`` gives them) checked with a few cheap tests, or ``None`` when
+    the call is anything else or fails a test (:func:`check_reset_args` then finds and names the problem).
 
-    A B = 1 env deals every 30-odd decisions; the full checks cost 48 µs a deal, about 2 µs a decision."""
+    A B = 1 env deals every 30-odd decisions; the full checks cost 48 µs a deal, about 2 µs a decision.  A loop over
+    B = 4096 tables re-deals some 80 finished ones at every step; the full checks (``np.unique`` among them) cost
+    135 µs a step there, 2.7 % of its CPU, all of it on the calling thread."""
     if walls is not None or type(continue_match) is not bool:
         return None
     if seed is not None and (type(seed) is not int or not 0 <= seed <= MAX_SEED):
@@ -129,20 +132,20 @@ def _fast_reset_args(engine, seed: Any, walls: Any, dealer: Any, tables: Any, ta
             rows = tables.tolist()
             if k and (min(rows) < 0 or max(rows) >= B or len(set(rows)) != k):
                 return None
-        else:
-            return None
+        elif tables[0] < 0 or tables[-1] >= B or not (tables[1:] > tables[:-1]).all():
+            return None  # (more than _SMALL: increasing indices, as np.flatnonzero gives them, are distinct)
     else:
         return None
     if type(dealer) is int:
         if not 0 <= dealer < n:
             return None
-    elif _plain_indices(dealer) and dealer.shape[0] == k and k <= _SMALL:
-        if k and (min(dealer.tolist()) < 0 or max(dealer.tolist()) >= n):
+    elif _plain_indices(dealer) and dealer.shape[0] == k:
+        if k and (int(dealer.min()) < 0 or int(dealer.max()) >= n):
             return None
     else:
         return None
     if table_ids is not None:
-        if not _plain_indices(table_ids) or table_ids.shape[0] != k or k > _SMALL or (k and min(table_ids.tolist()) < 0):
+        if not _plain_indices(table_ids) or table_ids.shape[0] != k or (k and int(table_ids.min()) < 0):
             return None
     return seed, walls, dealer, tables, table_ids
 

@@ -274,16 +274,19 @@ class Engine:
         self._ever_dealt = True
         deal = (self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers, self._cfg, self._ev,
                 self._evn, self.mask)  # fmt: skip
-        # Every table dealt (the one-table env's deal): the direct entries, without numba's type dispatch (the
-        # arguments are the engine's arrays and C-contiguous ones made above, of the types they were compiled for).
-        whole = tables is None and self._deal_kernel is not None
-        (self._deal_kernel if whole else T.deal_tables)(*deal)
+        # The direct entries, without numba's type dispatch (≈ 20 µs a call of these many arguments), once made by a
+        # deal of every table: for every deal whose arrays are of the types they were compiled for (the engine's
+        # arrays, and C-contiguous ones made above; the one-table env's deal, a loop re-dealing its finished tables).
+        direct = self._deal_kernel is not None and self._step_kernel is not None and (
+            tables is None or (idx.flags.c_contiguous and wall_arr.flags.c_contiguous and dealers.flags.c_contiguous)
+        )
+        (self._deal_kernel if direct else T.deal_tables)(*deal)
         if tables is None and self._deal_kernel is None:
             self._deal_kernel = _direct_entry(T.deal_tables, deal)
         self._pend[sel] = 0
         if self._cfg[K.C_YZ + yzscore.YZ_ON]:  # the round wind the compiled Yangzhou judging reads
             self._pend[sel, K.PEND_ROUND_WIND] = self.family.round_winds(idx)
-        k = self._call(self._step_kernel if whole else self._entry(), K.MODE_ADVANCE, idx, self._none)
+        k = self._call(self._step_kernel if direct else self._entry(), K.MODE_ADVANCE, idx, self._none)
         if self._step_kernel is None:  # compiled by now for the common step's argument types
             example = (K.MODE_STEP, *self._args, self._all, self._all, self._waiting, self._info)
             self._step_kernel = _direct_entry(self._kernel, example)
@@ -467,11 +470,12 @@ class Engine:
                     return
             else:
                 ended = self._pend[waiting, 0] == K.P_ENDED
+                if ended.all():  # (every pending of Kawuxing and Gejiu, nearly every one elsewhere)
+                    self._book_ended(waiting)
+                    return
                 if ended.any():
                     self._book_ended(waiting[ended])
                     waiting = waiting[~ended]
-                    if not len(waiting):
-                        return
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
             k = self._call(self._kernel, K.MODE_RESUME, waiting, self._none)
@@ -481,8 +485,9 @@ class Engine:
         # ``sel`` addresses the rows of ``idx``: a slice for one table (a one-table env's hand end), where numpy's
         # fancy indexing costs ≈ 1 µs an array
         sel = slice(idx.item(0), idx.item(0) + 1) if len(idx) == 1 else idx
-        self._end_kind[sel] = self._pend[sel, 1]
-        self._win_reading[sel] = self._pend[sel, K.PEND_READING : K.PEND_READING + S.MAX_SEATS]
+        head = self._pend[sel, : K.PEND_READING + S.MAX_SEATS]  # (one gather: the end kinds and reading codes)
+        self._end_kind[sel] = head[:, 1]
+        self._win_reading[sel] = head[:, K.PEND_READING :]
         self._pend[sel, :2] = 0
         self.match_money[sel] += self.state.money[sel]
         if self._has_sessions:
