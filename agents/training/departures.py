@@ -149,9 +149,12 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
     ``departures.json`` (and ``departure_labels.npz`` when it labels) in the run folder; returns the head's
     checkpoint entry."""
     from agents.tournament.arena import json_text
-    from agents.training.exit import make_policy
 
-    policy = make_policy(args.departure_policy or None, rules.variant, rules.options)
+    policy = None
+    if args.departure_policy:  # expert iteration (agents.training.exit): that checkpoint's player plays the tables
+        from agents.players.policy import PolicyAgent
+
+        policy = PolicyAgent(args.departure_policy, rules.variant, rules.options)
     part, report = run_stage(
         rules.variant, rules.options, decisions=args.departure_decisions, label_files=args.departure_labels,
         seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
