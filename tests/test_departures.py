@@ -16,11 +16,12 @@ from mjenv.engine.core import Engine
 torch = pytest.importorskip("torch")
 
 
-def _decisions(n_tables=16, steps=60, seed=3):
-    """Observations, masks and the advisor's shortlists of heuristic-flush self-play (decisions with >= 2 candidates)."""
-    feats = D.CandidateFeatures("kawuxing3")
-    eng = Engine("kawuxing3", n_tables, record_events=False)
-    eng.reset(seed=seed, dealer=np.arange(n_tables) % 3)
+def shortlist_decisions(variant="kawuxing3", n_tables=16, steps=60, seed=3, version=D.FEATURES):
+    """The features of ``version`` for ``variant``, and the observations, masks and the advisor's shortlists of
+    heuristic-flush self-play (decisions with >= 2 candidates)."""
+    feats = D.CandidateFeatures(variant, version=version)
+    eng = Engine(variant, n_tables, record_events=False)
+    eng.reset(seed=seed, dealer=np.arange(n_tables) % eng.n)
     enc, st = encoder_for(eng), eng.state
     obs, masks, cands, ncands = [], [], [], []
     for _ in range(steps):
@@ -38,7 +39,7 @@ def _decisions(n_tables=16, steps=60, seed=3):
 
 @pytest.fixture(scope="module")
 def decisions():
-    return _decisions()
+    return shortlist_decisions()
 
 
 def test_candidate_features_describe_the_hand_each_candidate_leaves(decisions):

@@ -5,10 +5,8 @@ import numpy as np
 import pytest
 
 from agents.players import departures as D
-from mjenv.encoding.observation import encoder_for
-from mjenv.engine import state as S
-from mjenv.engine.core import Engine
 from mjenv.rules.scoring import gejiu as G
+from tests.test_departures import shortlist_decisions
 
 torch = pytest.importorskip("torch")
 
@@ -18,22 +16,7 @@ V2 = D.FEATURES_V2
 @pytest.fixture(scope="module")
 def gejiu_decisions():
     """Observations, masks and shortlists of Gejiu heuristic-flush self-play (decisions with >= 2 candidates)."""
-    feats = D.CandidateFeatures("gejiu", version=V2)
-    eng = Engine("gejiu", 48, record_events=False)
-    eng.reset(seed=5, dealer=np.arange(48) % 4)
-    enc, st = encoder_for(eng), eng.state
-    obs, masks, cands, ncands = [], [], [], []
-    for _ in range(90):
-        live = np.flatnonzero(st.phase != S.DONE)
-        if not len(live):
-            break
-        o = enc.encode(st, st.actor[live].astype(np.int64), live, engine=eng)
-        m = eng.mask[live]
-        c, n = feats.advisor.candidates(o, m, D.CANDIDATES)
-        keep = n >= 2
-        obs.append(o[keep]), masks.append(m[keep]), cands.append(c[keep]), ncands.append(n[keep])
-        eng.step(c[:, 0], tables=live)
-    return feats, np.concatenate(obs), np.concatenate(masks), np.concatenate(cands), np.concatenate(ncands)
+    return shortlist_decisions("gejiu", n_tables=48, steps=90, seed=5, version=V2)
 
 
 def test_v2_is_v1_then_the_wait_values_of_each_ready_hand(gejiu_decisions):

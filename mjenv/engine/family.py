@@ -51,6 +51,18 @@ def settled_reading(concealed: np.ndarray, w: int, code: int) -> Reading | None:
     return H.reading_of_choice(full, pair, code & 31)
 
 
+def kernel_reading(engine, b: int, s: int, concealed: np.ndarray, w: int, code: int, fans: np.ndarray, order,
+                   reading_text):
+    """A win the kernel settled, read from its fan row (:mod:`mjenv.engine.fanrow`): ``(reading, text, fan names
+    and values, value, cap)``, the fans named by ``order`` and the text made by ``reading_text(reading, melds)``;
+    ``None`` when :func:`settled_reading` finds no single reading (the Python scorer then decides)."""
+    r = settled_reading(concealed, w, code)
+    if r is None:
+        return None
+    names, value, cap = fanrow.read(fans, order)
+    return r, reading_text(r, " ".join(str(m) for m in engine.melds_of(b, s))), names, value, cap
+
+
 class Family(RuleFamily):
     """Engine defaults shared by every family; subclasses override what their rule book section changes."""
 
@@ -192,11 +204,9 @@ class KawuxingFamily(Family, KawuxingRules):
         st = self.engine.state
         discarder = int(st.claim_from[b]) if how != "self-draw" else None
         if fans is not None:
-            r = settled_reading(concealed, w, reading)
-            if r is not None:
-                fans, value, cap = fanrow.read(fans, K.FAN_ORDER)
-                melds = self.engine.melds_of(b, s)
-                text = H.reading_text(r, " ".join(str(m) for m in melds))
+            kernel = kernel_reading(self.engine, b, s, concealed, w, reading, fans, K.FAN_ORDER, H.reading_text)
+            if kernel is not None:
+                r, text, fans, value, cap = kernel
                 value_d = value
                 if discarder is not None:
                     value_d *= K.payer_factor(bool(st.revealed[b, s]), bool(st.revealed[b, discarder]), self.opts)
@@ -279,11 +289,9 @@ class GejiuFamily(Family, GejiuRules):
         """§6.7–§6.8 value; every winning shape is legal (no minimum, no missed-win rule); ``reading`` and ``fans``
         as for :meth:`KawuxingFamily.score`."""
         if fans is not None:
-            r = settled_reading(concealed, w, reading)
-            if r is not None:
-                fans, value, _ = fanrow.read(fans, G.PATTERN_ORDER)
-                melds = self.engine.melds_of(b, s)
-                text = G._reading_text(r, " ".join(str(m) for m in melds))
+            kernel = kernel_reading(self.engine, b, s, concealed, w, reading, fans, G.PATTERN_ORDER, G._reading_text)
+            if kernel is not None:
+                r, text, fans, value, _ = kernel
                 return G.WinScore(True, None, r, text, fans, value, None, value)
         ctx = G.GejiuContext(
             how=how,
