@@ -163,6 +163,31 @@ def _key(value, cap):
 
 
 @_jit
+def _pengpeng_shouzhuayi(kc, nm, seqs, p, w):
+    """碰碰胡 and 手抓一's value of a standard reading with ``seqs`` (its sequence bits), pair ``p`` and winning tile
+    ``w`` after ``nm`` melds (kawuxing._reading_fans): 手抓一 with four melds replaces 碰碰胡 where the option melds it."""
+    pengpeng = seqs == 0
+    shz = 0
+    if kc[KW_SHOUZHUAYI_MELDED] != 0:
+        if nm == 4:
+            shz = kc[KW_V_SHOUZHUAYI]
+            pengpeng = False
+    elif pengpeng and p == w:
+        shz = kc[KW_V_SHOUZHUAYI_PPH]
+    return pengpeng, shz
+
+
+@_jit
+def _dragon_triplets(all_trips):
+    """How many of 中发白 are triplets (or kongs) in the bit set ``all_trips``."""
+    dragons = 0
+    for x in range(31, 34):
+        if (all_trips >> x) & 1:
+            dragons += 1
+    return dragons
+
+
+@_jit
 def best_value(full, work, w, mk, mt, nm, revealed, kong_position, how, last_tile, kc):
     """``(V, cap)`` of the best reading of the complete hand ``full`` (concealed counts incl. the winning tile
     ``w``), with ``nm`` melds of kinds ``mk`` / tiles ``mt``; ``(0, 0)`` when it has no reading.  A cap of 0
@@ -240,14 +265,7 @@ def best_reading(full, work, w, mk, mt, nm, revealed, kong_position, how, last_t
             # the reading's fans (kawuxing._reading_fans, standard branch)
             mul = s_mul
             sm = s_sum
-            pengpeng = seqs == 0
-            shz = 0
-            if kc[KW_SHOUZHUAYI_MELDED] != 0:
-                if nm == 4:
-                    shz = kc[KW_V_SHOUZHUAYI]
-                    pengpeng = False
-            elif pengpeng and p == w:
-                shz = kc[KW_V_SHOUZHUAYI_PPH]
+            pengpeng, shz = _pengpeng_shouzhuayi(kc, nm, seqs, p, w)
             if pengpeng:
                 mul *= kc[KW_V_PENGPENG]
                 sm += kc[KW_V_PENGPENG]
@@ -255,10 +273,7 @@ def best_reading(full, work, w, mk, mt, nm, revealed, kong_position, how, last_t
                 mul *= kc[KW_V_QINGYISE]
                 sm += kc[KW_V_QINGYISE]
             all_trips = trips | meld_bits
-            dragons = 0
-            for x in range(31, 34):
-                if (all_trips >> x) & 1:
-                    dragons += 1
+            dragons = _dragon_triplets(all_trips)
             if dragons == 3:
                 mul *= kc[KW_V_DASANYUAN]
                 sm += kc[KW_V_DASANYUAN]
@@ -367,23 +382,13 @@ def reading_fans(full, work, w, mk, mt, nm, revealed, kong_position, how, last_t
             k = fanrow.put(row, k, F_QIDUI, kc[KW_V_QIDUI])
     else:
         _, trips, seqs, _ = handk.reading_split(full, work, p, code & 31, handk.reading_choices(full, p))
-        pengpeng = seqs == 0
-        shz = 0
-        if kc[KW_SHOUZHUAYI_MELDED] != 0:
-            if nm == 4:
-                shz = kc[KW_V_SHOUZHUAYI]
-                pengpeng = False
-        elif pengpeng and p == w:
-            shz = kc[KW_V_SHOUZHUAYI_PPH]
+        pengpeng, shz = _pengpeng_shouzhuayi(kc, nm, seqs, p, w)
         if pengpeng:
             k = fanrow.put(row, k, F_PENGPENG, kc[KW_V_PENGPENG])
         if qingyise:
             k = fanrow.put(row, k, F_QINGYISE, kc[KW_V_QINGYISE])
         all_trips = trips | meld_bits
-        dragons = 0
-        for x in range(31, 34):
-            if (all_trips >> x) & 1:
-                dragons += 1
+        dragons = _dragon_triplets(all_trips)
         if dragons == 3:
             k = fanrow.put(row, k, F_DASANYUAN, kc[KW_V_DASANYUAN])
         elif dragons == 2 and p >= 31 and ((all_trips >> p) & 1) == 0:
