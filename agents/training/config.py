@@ -37,6 +37,7 @@ SECTIONS = {
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
+            "paired", "paired_rate", "paired_min",
             "pool_size", "save_every"),
     "eval": ("eval_every", "eval_walls", "final_eval_walls", "eval_opponents"),
 }
@@ -288,6 +289,14 @@ class Args:
     """probability of each pool entry per hand"""
     frozen_share: float = 0.0
     """allseat: share of the seats, drawn per hand, played by the opponent pool instead of the learner"""
+    paired: bool = False
+    """allseat: paired advantages (agents.training.ppo.SeatRollouts.collect_paired): twin tables dealt the same wall
+    play on common random draws until one learner decision branches (twin A its sampled action, twin B another);
+    that decision is a sample whose advantage is (1 - pi(a)) x the seat's money on A less on B (pure self-play only)"""
+    paired_rate: float = 0.1
+    """with paired: the chance that an eligible decision of a pair not yet branched branches"""
+    paired_min: float = 0.02
+    """with paired: a decision is eligible to branch when 1 - its most likely action's probability is at least this"""
     snapshot_every: int = 80_000
     """steps between snapshots of the learner added to the 'self' pool"""
     pool_size: int = 5
@@ -319,7 +328,7 @@ BOUNDS = {
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
     "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "advice_weight": (0, None),
-    "frozen_share": (0, 1), "ray_workers": (1, None), "distill_decisions": (0, None), "distill_seed": (0, None),
+    "frozen_share": (0, 1), "paired_rate": (0, 1), "paired_min": (0, 1), "ray_workers": (1, None), "distill_decisions": (0, None), "distill_seed": (0, None),
     "distill_tables": (1, None), "distill_label_prob": (0, 1), "distill_worlds": (2, None),
     "distill_candidates": (2, None), "distill_verify_worlds": (0, None), "distill_screen_z": (0, None),
     "distill_z": (0, None), "distill_min_gain": (0, None), "distill_epochs": (1, None), "distill_lr": (0, None),
@@ -414,8 +423,10 @@ def check_args(args: Args):
 
         if importlib.util.find_spec("ray") is None:
             raise ArgsError('--ray: Ray is not installed; pip install -e ".[ray]"')
+    if args.paired and (args.trainer != "allseat" or args.frozen_share > 0 or args.num_envs % 2):
+        raise ArgsError("--paired: only with --trainer allseat, in pure self-play (--frozen_share 0) and an even --num_envs")
     rollout = args.n_steps * args.num_envs
-    if args.batch_size > rollout:
+    if args.batch_size > rollout and not args.paired:
         raise ArgsError(f"--batch_size {args.batch_size} exceeds the rollout of --n_steps × --num_envs = {rollout}")
     if len(args.opponents) != len(args.opponent_weights):
         raise ArgsError(f"--opponent_weights: {len(args.opponent_weights)} weights for {len(args.opponents)} --opponents")

@@ -68,7 +68,8 @@ def seat_spec(args: Any, rules, obs_shape, features) -> dict:
             "critic_rows": critic_rows(rules) if getattr(args, "oracle_critic", False) else 0,
             "derived": getattr(args, "derived", "") or None,
             "opponent_weights": list(args.opponent_weights), "frozen_share": args.frozen_share, "threads": args.threads,
-            "precision": args.precision}
+            "precision": args.precision, "paired": bool(getattr(args, "paired", False)),
+            "paired_rate": float(getattr(args, "paired_rate", 0.1)), "paired_min": float(getattr(args, "paired_min", 0.02))}
 
 
 def critic_rows(rules) -> int:
@@ -220,16 +221,19 @@ def SeatNet(obs_shape, channels: int, hidden: int, value_hidden: int, advice_row
 # ------------------------------------------------------------------------------------------ rollout
 
 
-def sample_actions(logp: Any, generator: Any) -> Any:
+def sample_actions(logp: Any, generator: Any, uniform: Any = None) -> Any:
     """One action per row of the masked log-probabilities ``logp [N, A]`` (a torch tensor), drawn with ``generator``
-    by inverting each row's cumulative distribution (``torch.multinomial`` costs about ten times as much on CPU for
+    (or from the given ``uniform [N]`` draws in ``[0, 1)``, one per row) by inverting each row's cumulative distribution (``torch.multinomial`` costs about ten times as much on CPU for
     the rollouts' small batches).  An action of probability 0 is never drawn: its cumulative value equals its
     predecessor's and the uniform draw is in ``(0, total]``.  The probabilities are ``softmax(logp)`` (equal to
     ``exp(logp)`` for normalised rows): ``exp`` of the masked actions' ≈ −1e8 takes a slow path on CPU, ~6× the
     cost of the softmax kernel, which also gives them exactly 0."""
     torch = _torch()
     cdf = torch.softmax(logp, 1).cumsum_(1)
-    u = (1.0 - torch.rand(len(cdf), 1, generator=generator)) * cdf[:, -1:]
+    if uniform is None:
+        u = (1.0 - torch.rand(len(cdf), 1, generator=generator)) * cdf[:, -1:]
+    else:  # the caller's uniforms in [0, 1): the paired rollouts' common random numbers
+        u = (1.0 - uniform.reshape(-1, 1)) * cdf[:, -1:]
     return torch.searchsorted(cdf, u)[:, 0].clamp_(max=cdf.shape[1] - 1)
 
 
@@ -298,7 +302,14 @@ class SeatRollouts:
         self._episode = np.zeros(B, np.int64)
         self.finished: list[tuple[int, int, float]] = []
         self._obs_buf: np.ndarray | None = None
-        self._deal(np.arange(B))
+        self.paired = bool(spec.get("paired", False))
+        if self.paired:
+            if B % 2 or float(spec["frozen_share"]) > 0:
+                raise ValueError("paired rollouts need an even number of tables and no frozen seats")
+            self.diverged = np.full(B // 2, -1, np.int64)  # per pair: its open paired sample, or -1
+            self._deal_pairs(np.arange(B // 2))
+        else:
+            self._deal(np.arange(B))
 
     def process_cpu(self) -> float:
         """CPU seconds of this process so far (``time.process_time``): around :meth:`collect` it also counts what a
@@ -338,9 +349,28 @@ class SeatRollouts:
             self.open[tables] = -1
             tables = tables[self.engine.state.phase[tables] == DONE]
 
+    def _deal_pairs(self, pairs: np.ndarray) -> None:
+        """Deal the next wall to both tables ``2p, 2p + 1`` of each pair ``p`` of ``pairs`` (paired rollouts: the
+        twins hold the same wall, the same dealer and the same seats), again while a deal ends at once."""
+        from mjenv.engine.state import DONE
+
+        while len(pairs):
+            k = len(pairs)
+            ep = self.next_episode + np.arange(k)
+            self.next_episode += k
+            tables = np.stack([2 * pairs, 2 * pairs + 1], 1).reshape(-1)
+            self.engine.reset(seed=int(self.spec["seed"]), tables=tables, table_ids=np.repeat(ep, 2),
+                              dealer=np.repeat(ep % self.n, 2))
+            self._episode[tables] = np.repeat(ep, 2)
+            self.learner[tables] = True
+            self.entry[tables] = 0
+            self.diverged[pairs] = -1
+            pairs = pairs[self.engine.state.phase[2 * pairs] == DONE]
+
     # ---------------------------------------------------------------- one rollout
     def collect(self, state: dict | None = None) -> dict:
-        """Play ``n_steps`` engine steps on every table with the current weights (``state``, when given, first).
+        """Play ``n_steps`` engine steps on every table with the current weights (``state``, when given, first);
+        with ``spec["paired"]`` the rollout of :meth:`collect_paired` instead.
 
         Returns the samples (``obs``, ``mask``, ``action``, ``logp``, ``value``, ``reward`` (scaled), ``nxt``,
         ``terminal``, ``bootstrap``, ``seat``, ``episode``, ``advantage``, ``ret``) and ``stats`` (hands played,
@@ -350,6 +380,8 @@ class SeatRollouts:
 
         if state is not None:
             self.set_weights(state)
+        if self.paired:
+            return self.collect_paired()
         cpu0 = time.process_time()
         spec, B, n, eng = self.spec, self.B, self.n, self.engine
         st = eng.state
@@ -438,6 +470,130 @@ class SeatRollouts:
         out["stats"] = {"samples": count, "hands": hands, "cpu": time.process_time() - cpu0, "money": money,
                         "finished": finished}
         return out
+
+    def collect_paired(self) -> dict:
+        """A paired rollout (``spec["paired"]``): the tables are twins ``2p, 2p + 1`` dealt the same wall, and every
+        seat of both samples the shared policy from the same uniform draw per pair and step (common random
+        numbers), so the twins play move for move alike until they **branch**: at a learner decision with two or
+        more legal actions whose policy is not near-certain (``1 − max π ≥ paired_min``), with probability
+        ``paired_rate``, twin A plays its sampled action ``a`` and twin B an action ``b ≠ a`` drawn from the policy
+        without ``a``.  Both then play on (still on common draws) to the end of the hand; the seat's money on A less
+        on B, ``G_A − G_B``, has expectation ``Q(s, a) − E[Q(s, b) | b ≠ a]``, so ``(1 − π(a)) (G_A − G_B)`` is an
+        unbiased estimate of the advantage ``Q(s, a) − V(s)`` in which the luck of the wall and of the other seats'
+        draws, shared by the twins, largely cancels.  Only branch decisions are samples (``advantage`` that
+        estimate × ``reward_scale``, ``ret`` the seat's money from the decision to the end on A).
+
+        New branches start in the first ``n_steps`` engine steps; then only the branched pairs play on until their
+        hands end (pairs that have not branched keep their hands for the next rollout).  ``stats["paired"]`` holds
+        the standard deviations of the paired advantage and of the Monte-Carlo one on the same samples (``ret`` −
+        the critic's value): the variance the pairing removes."""
+        torch = self.torch
+        from mjenv.engine.state import DONE
+
+        cpu0 = time.process_time()
+        spec, B, n, eng = self.spec, self.B, self.n, self.engine
+        st = eng.state
+        P = B // 2
+        rate, floor = float(spec.get("paired_rate", 0.1)), float(spec.get("paired_min", 0.02))
+        rec: dict[str, list] = {k: [] for k in ("obs", "mask", "action", "logp", "value", "seat", "episode", "table",
+                                                "pi", "money0")}
+        gains: dict[int, tuple[float, float]] = {}
+        seat_of: list[int] = []  # the seat of each paired sample
+        count = hands = steps = 0
+        money: list[float] = []
+        finished: list[tuple[int, int, float]] = []
+        while True:
+            live = st.phase != DONE
+            div = self.diverged >= 0
+            active = np.ones(P, bool) if steps < int(spec["n_steps"]) else div
+            tables = np.flatnonzero(np.repeat(active, 2) & live)
+            if not len(tables):
+                break
+            # the policy runs on twin A of every pair and on twin B of the branched ones (before its branch, B is A)
+            T = tables[(tables % 2 == 0) | div[tables // 2]]
+            actor = st.actor.astype(np.int64)
+            mask = eng.mask[T]
+            x = self._encode_samples(T, actor[T], mask)
+            u = torch.rand(P, 2, generator=self.gen)
+            with torch.inference_mode():
+                logits, value = self.net(torch.from_numpy(x))
+                logp_all = torch.log_softmax(logits.masked_fill_(~torch.from_numpy(mask), MASKED), 1)
+                a = sample_actions(logp_all, None, u[torch.from_numpy(T // 2), 0])
+            acts = np.zeros(B, np.int64)
+            acts[T] = a.numpy()
+            lead = np.flatnonzero((T % 2 == 0) & ~div[T // 2])  # rows of T: twin A of a pair not yet branched
+            if len(lead):
+                branch = np.zeros(len(lead), bool)
+                if steps < int(spec["n_steps"]):
+                    pmax = logp_all[torch.from_numpy(lead)].max(1).values.exp().numpy()
+                    draw = self.rng.random(len(lead))
+                    branch = (mask[lead].sum(1) >= 2) & (1.0 - pmax >= floor) & (draw < rate)
+                b_acts = a.numpy()[lead].copy()
+                if branch.any():
+                    rb = lead[branch]
+                    rb_t = torch.from_numpy(rb)
+                    ra = a[rb_t]
+                    lp = logp_all[rb_t].clone()
+                    lp[torch.arange(len(rb)), ra] = MASKED
+                    b_acts[branch] = sample_actions(torch.log_softmax(lp, 1), None, u[torch.from_numpy(T[rb] // 2), 1]).numpy()
+                    la = logp_all[rb_t, ra]
+                    seat = actor[T[rb]]
+                    for key, val in (("obs", x[rb]), ("mask", mask[rb]), ("action", ra.numpy()), ("logp", la.numpy()),
+                                     ("value", value[rb_t].numpy()), ("seat", seat), ("episode", self._episodes(T[rb])),
+                                     ("table", T[rb]), ("pi", la.exp().numpy()),
+                                     ("money0", st.money[T[rb], seat].astype(np.float64))):
+                        rec[key].append(val)
+                    seat_of.extend(int(v) for v in seat)
+                    self.diverged[T[rb] // 2] = count + np.arange(len(rb))
+                    count += len(rb)
+                acts[T[lead] + 1] = b_acts
+            eng.step(acts[tables], tables=tables)
+            steps += 1
+            both = (st.phase[0::2] == DONE) & (st.phase[1::2] == DONE) & active
+            done = np.flatnonzero(both)
+            if len(done):
+                hands += len(done)
+                for p in done:
+                    k = int(self.diverged[p])
+                    if k >= 0:
+                        s_k = seat_of[k]
+                        gains[k] = (float(st.money[2 * p, s_k] - st.money[2 * p + 1, s_k]), float(st.money[2 * p, s_k]))
+                    ep = int(self._episode[2 * p])
+                    money.extend(float(m) for m in st.money[2 * p, :n])
+                    finished.extend((ep, s, float(st.money[2 * p, s])) for s in range(n))
+                self._deal_pairs(done)
+        out = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in rec.items()}
+        obs_width = x.shape[1] if count == 0 else out["obs"].shape[1]
+        out["obs"] = np.ascontiguousarray(out["obs"].reshape(count, obs_width), np.float32)
+        out["mask"] = out["mask"].reshape(count, N_ACTIONS).astype(bool)
+        for key in ("action", "seat", "episode", "table"):
+            out[key] = out[key].astype(np.int64)
+        diff = np.array([gains[k][0] for k in range(count)], np.float64)
+        g_a = np.array([gains[k][1] for k in range(count)], np.float64) - out.pop("money0")
+        scale = float(spec["reward_scale"])
+        pi = out.pop("pi").astype(np.float64)
+        out["advantage"] = ((1.0 - pi) * diff * scale).astype(np.float32)
+        out["ret"] = (g_a * scale).astype(np.float32)
+        out["value"] = out["value"].astype(np.float32)
+        out["logp"] = out["logp"].astype(np.float32)
+        out.update(reward=out["ret"].copy(), nxt=np.full(count, -1, np.int64), terminal=np.ones(count, bool),
+                   bootstrap=np.zeros(count, np.float32))
+        paired = {"adv_std_paired": float(np.std(out["advantage"])) if count else float("nan"),
+                  "adv_std_mc": float(np.std(out["ret"] - out["value"])) if count else float("nan")}
+        out["stats"] = {"samples": count, "hands": hands, "cpu": time.process_time() - cpu0,
+                        "money": {"all-seat": money} if money else {}, "finished": finished, "paired": paired,
+                        "steps": steps}
+        return out
+
+    def _encode_samples(self, tables: np.ndarray, seats: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """A learner sample's input (flat ``float32``) for the acting ``seats`` of ``tables``: the observation, with
+        the derived or advice rows after it, or the oracle rows for the oracle critic."""
+        st, eng = self.engine.state, self.engine
+        if self.features is None:
+            obs = self.sample_encoder.encode(st, seats, tables, engine=eng)
+        else:
+            obs = self.features.extend(self.encoder.encode(st, seats, tables, engine=eng), mask)
+        return np.ascontiguousarray(obs.reshape(len(tables), -1), np.float32)
 
     def _sample_buffer(self, shape: tuple[int, int]) -> np.ndarray:
         """The observation buffer of a rollout (``float32``, samples written in place: a final concatenate would copy
@@ -756,6 +912,8 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         rollout_cpu += batch["stats"]["cpu"]
         # how much of the returns the critic explains (the oracle critic's purpose: advantages of lower variance)
         value_stats = explained_variance(batch)
+        if getattr(args, "paired", False) and batch["stats"]["samples"]:  # the spread the pairing removes (adv_std: paired)
+            value_stats["adv_std_mc"] = float(np.std(batch["ret"] - batch["value"]))
         # update, on the annealed learning rate and entropy bonus
         frac = min(1.0, steps / args.total_timesteps)
         lr = args.lr_final + (args.learning_rate - args.lr_final) * (1 - frac) if args.anneal_lr else args.learning_rate
