@@ -1,0 +1,97 @@
+"""Paired PPO rollouts (``train.py --paired``, :meth:`agents.training.ppo.SeatRollouts.collect_paired`): twin tables
+dealt the same wall play alike on common random draws until one decision branches; tiny networks and runs."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import train  # noqa: E402
+from agents.players.policy import PolicyAgent, load_checkpoint  # noqa: E402
+from agents.script_args import ArgsError  # noqa: E402
+from agents.training.config import check_args  # noqa: E402
+from agents.training.ppo import SeatRollouts  # noqa: E402
+from mjenv.encoding.observation import ObservationEncoder  # noqa: E402
+from mjenv.rules import load_rules  # noqa: E402
+
+RULES = load_rules("kawuxing3")
+SHAPE = ObservationEncoder(rules=RULES).shape
+
+
+def _rollouts(rate: float, tables: int = 8, steps: int = 24) -> SeatRollouts:
+    torch.manual_seed(0)
+    spec = {"variant": "kawuxing3", "options": RULES.options_dict(), "obs_shape": list(SHAPE), "channels": 4,
+            "hidden": 8, "value_hidden": 4, "net": None, "blocks": 1, "advice": None, "num_tables": tables,
+            "n_steps": steps, "seed": 3, "gamma": 0.995, "gae_lambda": 0.95, "reward_scale": 0.1,
+            "opponents": ["random"], "opponent_weights": [1.0], "frozen_share": 0.0, "threads": 1,
+            "precision": "fp32", "paired": True, "paired_rate": rate, "paired_min": 0.02}
+    return SeatRollouts(spec, 0)
+
+
+def _twins_alike(r: SeatRollouts) -> bool:
+    st = r.engine.state
+    return all(np.array_equal(getattr(st, k)[0::2], getattr(st, k)[1::2]) for k in ("phase", "actor", "money")) \
+        and np.array_equal(r.engine.mask[0::2], r.engine.mask[1::2]) and np.array_equal(r._episode[0::2], r._episode[1::2])
+
+
+def test_twins_that_never_branch_play_move_for_move_alike():
+    r = _rollouts(rate=1e-12)
+    for _ in range(3):
+        out = r.collect()
+        assert out["stats"]["samples"] == 0 and _twins_alike(r)
+    assert out["stats"]["hands"] > 0  # hands ended and both twins were dealt the next wall together
+
+
+def test_branch_decisions_are_the_samples_and_every_branched_pair_finishes_in_its_rollout():
+    r = _rollouts(rate=1.0)
+    out = r.collect()
+    k = out["stats"]["samples"]
+    assert k > 0 and len(out["obs"]) == len(out["action"]) == len(out["advantage"]) == k
+    assert out["obs"].shape[1] == SHAPE[0] * SHAPE[1]
+    assert out["mask"][np.arange(k), out["action"]].all()  # the sampled actions were legal
+    assert (out["mask"].sum(1) >= 2).all() and np.all(out["logp"] < 0)  # branches only where there is a choice
+    # a branch's advantage is (1 - pi(a)) x (money on A - money on B) x 0.1: zero exactly where the twins ended alike
+    assert np.isfinite(out["advantage"]).all() and (out["advantage"] != 0).any()
+    assert out["terminal"].all() and (out["nxt"] == -1).all()
+    # every branched pair was played to the end of its hand and dealt again: the twins are alike again
+    assert (r.diverged == -1).all() and _twins_alike(r)
+    stats = out["stats"]["paired"]
+    assert stats["adv_std_paired"] >= 0 and stats["adv_std_mc"] >= 0
+
+
+def test_paired_rollouts_are_seeded():
+    a, b = _rollouts(rate=0.5).collect(), _rollouts(rate=0.5).collect()
+    for key in ("action", "advantage", "ret", "episode", "seat"):
+        assert np.array_equal(a[key], b[key])
+
+
+def test_paired_is_refused_with_frozen_seats_or_an_odd_table_count():
+    for kw in ({"frozen_share": 0.25}, {"num_envs": 7}):
+        with pytest.raises(ArgsError, match="--paired"):
+            check_args(train.Args(paired=True, opponents=["random"], opponent_weights=[1.0], **kw))
+    with pytest.raises(ArgsError, match="paired_rate"):
+        check_args(train.Args(paired=True, paired_rate=1.5))
+
+
+def test_a_short_paired_run_changes_the_policy(tmp_path):
+    common = dict(channels=8, hidden=16, value_hidden=8, num_envs=8, n_steps=24, batch_size=32, n_epochs=2,
+                  learning_rate=0.003, opponents=["random"], opponent_weights=[1.0], eval_every=0, final_eval_walls=1,
+                  eval_opponents=["random"], out=str(tmp_path), progress=False, tensorboard=False, curve=False,
+                  bc_rounds=0, threads=1, precision="fp32", seed=1)
+    train.train(train.Args(total_timesteps=0, run_name="start", **common))
+    start = tmp_path / "start" / "final.pt"
+    summary = train.train(train.Args(total_timesteps=40, run_name="paired", paired=True, paired_rate=1.0, vf_coef=0.0,
+                                     init_checkpoint=str(start), kl_coef=0.1, **common))
+    assert summary["steps"] >= 40
+    with open(tmp_path / "paired" / "progress.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(float(r["adv_std_mc"]) >= 0 for r in rows)
+    before, after = load_checkpoint(start), load_checkpoint(tmp_path / "paired" / "final.pt")
+    assert after["checksum"] != before["checksum"]
+    obs = np.random.default_rng(0).random((64, *SHAPE), dtype=np.float32)
+    mask = np.ones((64, 111), bool)
+    assert not np.allclose(PolicyAgent(before).logits(obs, mask), PolicyAgent(after).logits(obs, mask))
