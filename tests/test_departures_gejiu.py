@@ -144,3 +144,31 @@ def test_train_fits_a_ready_scoped_v2_head_on_gejiu_labels(tmp_path):
     assert ck["departures"]["scope"] == "ready" and ck["departures"]["features"] == V2
     with pytest.raises(ArgsError, match="--departure_scope: 'ready' refused: .*ready needs"):
         train.check_args(train.Args(variant="gejiu", departure_scope="ready"))
+
+
+def test_ready_labels_pick_only_decisions_a_ready_head_learns_from():
+    import train
+    from agents.script_args import ArgsError
+    from agents.training.distill import label_states, ready_pair_decisions
+
+    labels = label_states("gejiu", decisions=40, tables=16, worlds=2, candidates=D.CANDIDATES, seed=6,
+                          verify_worlds=0, label_prob=1.0, scope="ready")
+    assert labels["meta"]["scope"] == "ready" and len(labels["cand"]) == 40
+    feats = D.CandidateFeatures("gejiu", version=V2)
+    obs, mask, cand, ncand = labels["obs"], labels["mask"], labels["cand"], labels["ncand"]
+    d = feats.view.decode(np.asarray(obs, np.float32).reshape(len(mask), *feats.view.shape))
+    assert ready_pair_decisions(d.hand, d.n_melds[:, 0], cand, ncand).all()
+    # every labelled choice is a discard leaving a ready hand, and so is one of its alternatives
+    kinds = D.candidate_kinds(cand)
+    assert (kinds[:, 0] == 0).all() and ((kinds[:, 1:] == 0) & (np.arange(1, D.CANDIDATES) < ncand[:, None])).any(1).all()
+    # the filter against the wait sets directly: a choice that does not leave a ready hand is refused
+    hand = np.zeros((2, 34), np.int8)
+    for t in (0, 1, 2, 3, 9, 10, 11, 18, 19, 20, 27, 27, 28, 28):
+        hand[:, t] += 1
+    # 1234m 123p 123s 东东 南南: discarding 1m or 4m leaves a ready hand (东 or 南), discarding a 南 does not
+    cand2 = np.array([[0, 3, 28], [28, 0, 3]])
+    np.testing.assert_array_equal(ready_pair_decisions(hand, np.zeros(2, int), cand2, np.array([3, 3])), [True, False])
+    with pytest.raises(ValueError, match="not gejiu"):
+        label_states("kawuxing4", decisions=1, tables=2, worlds=2, scope="ready")
+    with pytest.raises(ArgsError, match="--departure_label_scope: 'ready' refused"):
+        train.check_args(train.Args(variant="kawuxing4", departure_label_scope="ready"))

@@ -33,7 +33,7 @@ SECTIONS = {
                 "distill_min_gain", "distill_epochs", "distill_lr", "distill_departure_weight", "distill_soft"),
     "departures": ("departure_decisions", "departure_labels", "departure_policy", "departure_seed", "departure_worlds",
                    "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs",
-                   "departure_features", "departure_scope"),
+                   "departure_features", "departure_scope", "departure_label_prob", "departure_label_scope"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
@@ -240,6 +240,11 @@ class Args:
     departure_scope: str = "all"
     """where the head is fitted and departs: all alternatives, or ready (candidate-features-v2 only: an alternative that
     leaves a ready hand where the choice does too)"""
+    departure_label_prob: float = 0.25
+    """chance that a decision of the labelling self-play (within departure_label_scope) is labelled"""
+    departure_label_scope: str = "all"
+    """which decisions the labelling may pick: all, or ready (Gejiu: the choice and another candidate are discards that
+    leave a ready hand, agents/training/distill.py ready_pair_decisions; the decisions a head of scope ready learns from)"""
 
     # [ppo] stage 3: PPO (agents/training/ppo.py; --trainer sb3: agents/training/sb3.py)
     total_timesteps: int = 320_000
@@ -335,6 +340,7 @@ BOUNDS = {
     "distill_departure_weight": (0, None), "departure_decisions": (0, None), "departure_seed": (0, None),
     "departure_worlds": (2, None), "departure_holdout": (0, 0.9), "departure_tau": (None, None),
     "departure_members": (1, None), "departure_hidden": (1, None), "departure_epochs": (1, None),
+    "departure_label_prob": (0, 1),
 }
 """Allowed range of each numeric field (inclusive); :func:`check_args` enforces them."""
 
@@ -459,4 +465,9 @@ def check_args(args: Args):
     if args.departure_scope not in ("all", "ready") or (args.departure_scope == "ready" and args.departure_features != FEATURES_V2):
         raise ArgsError(f"--departure_scope: {args.departure_scope!r} refused: the scopes are all and ready, and ready "
                         f"needs --departure_features {FEATURES_V2}")
+    if args.departure_label_prob <= 0:
+        raise ArgsError(f"--departure_label_prob: {args.departure_label_prob} refused: a probability in (0, 1]")
+    if args.departure_label_scope not in ("all", "ready") or (args.departure_label_scope == "ready" and rules.family != "gejiu"):
+        raise ArgsError(f"--departure_label_scope: {args.departure_label_scope!r} refused: the label scopes are all and "
+                        f"ready, and ready reads Gejiu's wait sets")
     return rules

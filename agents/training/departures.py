@@ -102,19 +102,21 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
               tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
               epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None, policy=None,
               log: Callable[[str], None] | None = None, features: str = FEATURES,
-              scope: str = "all") -> tuple[dict, dict]:
+              scope: str = "all", label_scope: str = "all") -> tuple[dict, dict]:
     """Label ``decisions`` decisions (:func:`agents.training.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
     ``seed + i``; saved to ``folder/departure_labels.npz``; ``policy``, an agent or None, plays the tables: expert
     iteration, :mod:`agents.training.exit`) or read ``label_files``; fit the head on all but the last
     ``holdout`` share of them and report, on that share, what departing at each of :data:`TAUS` gains.  The head
     reads the feature set ``features`` and is fitted on, and departs at, the alternatives of its ``scope``
-    (:func:`agents.players.departures.in_scope`).
+    (:func:`agents.players.departures.in_scope`); ``label_scope`` picks the decisions labelled
+    (:func:`agents.training.distill.label_states`'s ``scope``: ``ready`` labels only those a ``ready`` head learns from).
     Returns ``(checkpoint part, report)``."""
     from agents.training.distill import chunked_labels
 
     cpu0 = time.process_time()
     labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed, tables=tables,
                             label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, verify_worlds=0, policy=policy,
+                            scope=label_scope,
                             save_to=None if folder is None else Path(folder) / "departure_labels.npz",
                             name="departure labels", log=log)
     label_cpu = time.process_time() - cpu0
@@ -160,6 +162,6 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
         seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
         members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
         folder=folder, policy=policy, log=lambda m: print(m, flush=True), features=args.departure_features,
-        scope=args.departure_scope)
+        scope=args.departure_scope, label_prob=args.departure_label_prob, label_scope=args.departure_label_scope)
     (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
     return part

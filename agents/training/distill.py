@@ -61,10 +61,33 @@ def decision_kinds(cand: np.ndarray, ncand: np.ndarray) -> np.ndarray:
     return out
 
 
+def ready_pair_decisions(hand: np.ndarray, n_melds: np.ndarray, cand: np.ndarray, ncand: np.ndarray) -> np.ndarray:
+    """bool [N]: which Gejiu decisions (concealed counts ``hand int [N, 34]``, the seat's melds ``n_melds [N]``, the
+    shortlists ``cand [N, K]`` of ``ncand`` entries) have a choice (column 0) and at least one other candidate that
+    are discards leaving a 13-tile hand with a non-empty Gejiu wait set (docs/rules/gejiu.md §6.6)."""
+    from mjenv.rules.scoring import gejiu as G
+
+    cand = np.asarray(cand, np.int64)
+    hand = np.asarray(hand, np.int16)
+    nm = np.asarray(n_melds, np.int64)
+    ready = np.zeros(cand.shape, bool)
+    for k in range(cand.shape[1]):
+        a = cand[:, k]
+        rows = np.flatnonzero((k < np.asarray(ncand)) & (a >= 0) & (a < 34))
+        if not len(rows):
+            continue
+        h = hand[rows].copy()
+        h[np.arange(len(rows)), a[rows]] -= 1
+        rows, h = rows[h.sum(1) + 3 * nm[rows] == 13], h[h.sum(1) + 3 * nm[rows] == 13]
+        if len(rows):
+            ready[rows, k] = G.wait_mask(np.clip(h, 0, 4).astype(np.int8)).any(1)
+    return ready[:, 0] & ready[:, 1:].any(1)
+
+
 def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: int = 1000, tables: int = 64,
                  label_prob: float = 0.25, worlds: int = 32, candidates: int = 3, seed: int = 0,
                  verify_worlds: int = 0, screen_z: float = 0.5, kinds=None, policy=None,
-                 log: Callable[[str], None] | None = None) -> dict:
+                 log: Callable[[str], None] | None = None, scope: str = "all") -> dict:
     """Play self-play hands until ``decisions`` decisions are labelled (see the module docstring).
 
     ``policy``: the player whose moves the tables play in every seat (an agent with ``act(obs, mask)`` on
@@ -87,7 +110,9 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     the paired standard error) are stored.  The fresh worlds do not take part in the selection, so ``vgain`` is an
     unbiased estimate of the gain of the departures the screen proposes (the screen's own gains are not: they
     are the largest of noisy estimates).  ``screen_z = -inf`` verifies the best alternative of every decision.
-    ``kinds`` (names of :data:`KINDS`): label only decisions of those kinds."""
+    ``kinds`` (names of :data:`KINDS`): label only decisions of those kinds.  ``scope`` ``"ready"`` (Gejiu only):
+    label only decisions where the choice and another candidate are discards that leave a ready hand
+    (:func:`ready_pair_decisions`), the only alternatives a departure head of scope ``ready`` is fitted on."""
     from agents.players.keyrng import mix
     from agents.players.search import SearchAgent
     from mjenv.encoding.observation import encoder_for
@@ -106,6 +131,10 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
         if bad or not len(kinds):
             raise ValueError(f"kinds: {bad[0] if bad else 'none'} is not a decision kind ({', '.join(KINDS)})")
         kind_codes = [KINDS.index(k) for k in kinds]
+    if scope not in ("all", "ready"):
+        raise ValueError(f"scope: {scope!r} is not all or ready")
+    if scope == "ready" and variant != "gejiu":
+        raise ValueError(f"scope: ready reads Gejiu's wait sets; {variant!r} is not gejiu")
     cpu0 = time.process_time()
     search = SearchAgent(variant, options, candidates=candidates, worlds=worlds, seed=seed)
     player = search.player
@@ -132,6 +161,10 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
         ok = (ncand >= 2) & (rng.random(len(live)) < label_prob)
         if kind_codes is not None:
             ok &= np.isin(decision_kinds(cand, ncand), kind_codes)
+        if scope == "ready" and ok.any():
+            r = np.flatnonzero(ok)
+            b, seat = live[r], st.actor[live[r]].astype(np.int64)
+            ok[r] = ready_pair_decisions(st.hand[b, seat], st.n_melds[b, seat], cand[r], ncand[r])
         pick = np.flatnonzero(ok)[: decisions - count]
         if len(pick):
             b = live[pick]
@@ -198,7 +231,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     out["meta"] = {"format": LABEL_FORMAT, "variant": variant, "decisions": int(count), "hands": int(hands),
                    "steps": int(steps), "tables": int(tables), "label_prob": float(label_prob), "worlds": int(worlds),
                    "candidates": int(candidates), "seed": int(seed), "verify_worlds": int(verify_worlds),
-                   "screen_z": float(screen_z), "kinds": None if kinds is None else list(kinds),
+                   "screen_z": float(screen_z), "kinds": None if kinds is None else list(kinds), "scope": scope,
                    "policy": None if policy is None else str(getattr(policy, "name", type(policy).__name__)),
                    "cpu_seconds": round(time.process_time() - cpu0, 1)}
     return out
@@ -467,17 +500,18 @@ CHUNK = 5000
 def chunked_labels(variant: str, options: Any, *, decisions: int = 0, label_files=(), seed: int = 2000,
                    tables: int = 64, label_prob: float = 0.25, worlds: int = 32, candidates: int = 3,
                    verify_worlds: int = 128, screen_z: float = 0.5, save_to: Path | None = None, name: str = "labels",
-                   policy=None, log: Callable[[str], None] | None = None) -> dict:
+                   policy=None, log: Callable[[str], None] | None = None, scope: str = "all") -> dict:
     """The labels of a training stage: ``label_files`` read and joined, or ``decisions`` decisions labelled by
     :func:`label_states` in chunks of :data:`CHUNK` (chunk ``i`` with seed ``seed + i``, so any prefix of chunks is
-    the same whatever the total; ``policy`` plays the tables, as there), joined and saved to ``save_to``."""
+    the same whatever the total; ``policy`` plays the tables and ``scope`` picks the decisions, as there), joined and
+    saved to ``save_to``."""
     if label_files:
         return concat_labels([load_labels(f) for f in label_files])
     parts = []
     for i in range(-(-int(decisions) // CHUNK)):
         parts.append(label_states(variant, options, decisions=min(CHUNK, int(decisions) - i * CHUNK), tables=tables,
                                   label_prob=label_prob, worlds=worlds, candidates=candidates, seed=seed + i,
-                                  verify_worlds=verify_worlds, screen_z=screen_z, policy=policy, log=log))
+                                  verify_worlds=verify_worlds, screen_z=screen_z, policy=policy, log=log, scope=scope))
         if log:
             log(f"[{name}] chunk {i + 1}: {parts[-1]['meta']['decisions']:,} decisions, "
                 f"{parts[-1]['meta']['cpu_seconds']:.0f} CPU s")
