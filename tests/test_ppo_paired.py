@@ -22,13 +22,14 @@ RULES = load_rules("kawuxing3")
 SHAPE = ObservationEncoder(rules=RULES).shape
 
 
-def _rollouts(rate: float, tables: int = 8, steps: int = 24) -> SeatRollouts:
+def _rollouts(rate: float, tables: int = 8, steps: int = 24, greedy: bool = False) -> SeatRollouts:
     torch.manual_seed(0)
     spec = {"variant": "kawuxing3", "options": RULES.options_dict(), "obs_shape": list(SHAPE), "channels": 4,
             "hidden": 8, "value_hidden": 4, "net": None, "blocks": 1, "advice": None, "num_tables": tables,
             "n_steps": steps, "seed": 3, "gamma": 0.995, "gae_lambda": 0.95, "reward_scale": 0.1,
             "opponents": ["random"], "opponent_weights": [1.0], "frozen_share": 0.0, "threads": 1,
-            "precision": "fp32", "paired": True, "paired_rate": rate, "paired_min": 0.02}
+            "precision": "fp32", "paired": True, "paired_rate": rate, "paired_min": 0.02,
+            "paired_greedy": greedy}
     return SeatRollouts(spec, 0)
 
 
@@ -67,6 +68,17 @@ def test_paired_rollouts_are_seeded():
     a, b = _rollouts(rate=0.5).collect(), _rollouts(rate=0.5).collect()
     for key in ("action", "advantage", "ret", "episode", "seat"):
         assert np.array_equal(a[key], b[key])
+
+
+def test_greedy_continuations_change_only_what_follows_a_branch():
+    """``paired_greedy`` plays the most likely action after a branch: the first branch (its state, action and
+    probability) is the sampled run's, the money that follows it is not."""
+    a, b = _rollouts(rate=1.0).collect(), _rollouts(rate=1.0, greedy=True).collect()
+    assert a["stats"]["samples"] and b["stats"]["samples"]
+    for key in ("obs", "action", "logp", "episode", "seat"):
+        assert np.array_equal(a[key][0], b[key][0])
+    k = min(len(a["ret"]), len(b["ret"]))
+    assert not (np.array_equal(a["ret"][:k], b["ret"][:k]) and np.array_equal(a["advantage"][:k], b["advantage"][:k]))
 
 
 def test_paired_is_refused_with_frozen_seats_or_an_odd_table_count():

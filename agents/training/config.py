@@ -37,7 +37,7 @@ SECTIONS = {
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
-            "paired", "paired_rate", "paired_min",
+            "paired", "paired_rate", "paired_min", "paired_greedy",
             "pool_size", "save_every"),
     "eval": ("eval_every", "eval_walls", "final_eval_walls", "eval_opponents"),
 }
@@ -302,6 +302,9 @@ class Args:
     """with paired: the chance that an eligible decision of a pair not yet branched branches"""
     paired_min: float = 0.02
     """with paired: a decision is eligible to branch when 1 - its most likely action's probability is at least this"""
+    paired_greedy: bool = False
+    """with paired: after a branch every seat of both twins plays its most likely action (no sampling noise after the
+    branch; the advantage of the branch's action when the greedy policy plays on)"""
     snapshot_every: int = 80_000
     """steps between snapshots of the learner added to the 'self' pool"""
     pool_size: int = 5

@@ -69,7 +69,8 @@ def seat_spec(args: Any, rules, obs_shape, features) -> dict:
             "derived": getattr(args, "derived", "") or None,
             "opponent_weights": list(args.opponent_weights), "frozen_share": args.frozen_share, "threads": args.threads,
             "precision": args.precision, "paired": bool(getattr(args, "paired", False)),
-            "paired_rate": float(getattr(args, "paired_rate", 0.1)), "paired_min": float(getattr(args, "paired_min", 0.02))}
+            "paired_rate": float(getattr(args, "paired_rate", 0.1)), "paired_min": float(getattr(args, "paired_min", 0.02)),
+            "paired_greedy": bool(getattr(args, "paired_greedy", False))}
 
 
 def critic_rows(rules) -> int:
@@ -480,7 +481,9 @@ class SeatRollouts:
         without ``a``.  Both then play on (still on common draws) to the end of the hand; the seat's money on A less
         on B, ``G_A − G_B``, has expectation ``Q(s, a) − E[Q(s, b) | b ≠ a]``, so ``(1 − π(a)) (G_A − G_B)`` is an
         unbiased estimate of the advantage ``Q(s, a) − V(s)`` in which the luck of the wall and of the other seats'
-        draws, shared by the twins, largely cancels.  Only branch decisions are samples (``advantage`` that
+        draws, shared by the twins, partly cancels.  With ``spec["paired_greedy"]`` every seat of a branched pair plays
+        its most likely action from the branch on, so the twins' difference is the branch's alone (no sampling noise
+        after it) and the estimate is the advantage of ``a`` when the greedy policy plays on.  Only branch decisions are samples (``advantage`` that
         estimate × ``reward_scale``, ``ret`` the seat's money from the decision to the end on A).
 
         New branches start in the first ``n_steps`` engine steps; then only the branched pairs play on until their
@@ -495,6 +498,7 @@ class SeatRollouts:
         st = eng.state
         P = B // 2
         rate, floor = float(spec.get("paired_rate", 0.1)), float(spec.get("paired_min", 0.02))
+        greedy = bool(spec.get("paired_greedy", False))
         rec: dict[str, list] = {k: [] for k in ("obs", "mask", "action", "logp", "value", "seat", "episode", "table",
                                                 "pi", "money0")}
         gains: dict[int, tuple[float, float]] = {}
@@ -519,6 +523,9 @@ class SeatRollouts:
                 logits, value = self.net(torch.from_numpy(x))
                 logp_all = torch.log_softmax(logits.masked_fill_(~torch.from_numpy(mask), MASKED), 1)
                 a = sample_actions(logp_all, None, u[torch.from_numpy(T // 2), 0])
+                if greedy:  # after a branch every seat plays its most likely action
+                    after = torch.from_numpy(div[T // 2])
+                    a = torch.where(after, logp_all.argmax(1), a)
             acts = np.zeros(B, np.int64)
             acts[T] = a.numpy()
             lead = np.flatnonzero((T % 2 == 0) & ~div[T // 2])  # rows of T: twin A of a pair not yet branched
