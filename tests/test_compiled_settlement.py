@@ -6,7 +6,8 @@ balances at and near bust); the money they leave must equal, bit for bit, the mo
 moves (``diedaohu.settle_win`` / ``liuwei.settle_win`` / ``yangzhou.settle_win`` as the engine's Python path
 calls them), and the session-ending flag its ``session_over``.  The hand class alone is compared with
 ``best_class_reading`` under both families' ranks, and the score a result is made from (the class and V the kernel
-writes in the winner's fan row, ``diedaohu.score_settled`` / ``liuwei.score_settled``) with the scorer's.  Whole
+writes in the winner's fan row, ``diedaohu.score_settled`` / ``liuwei.score_settled``; Yangzhou's fans and T,
+``yangzhou.score_settled``) with the scorer's.  Whole
 sessions of the compiled engine against its Python path are tests/test_kernel_ends_4p.py's.
 """
 
@@ -283,9 +284,14 @@ def _yz_win(eng: Engine, rng: np.random.Generator, self_draw: bool):
         rc = int(eng._pend[0, K.PEND_READING + x])
         r = settled_reading(concealed, w, rc)
         assert r is not None or rc & H.READING_TIE, rc
+        row = eng._pend[0, K.PEND_FANS + K.FAN_SLOTS * x : K.PEND_FANS + K.FAN_SLOTS * (x + 1)]
+        assert (row[fanrow.ROW_N] > 0) == (r is not None)
         if r is not None:
             ctx = Y.YangzhouContext(how, Y.seat_wind(x, int(st.dealer[0])), rw)
             assert Y.score_reading(concealed, melds, w, ctx, eng.opts, r) == sc
+            # the result's score made from the kernel's fan row (yzscore.reading_fans) is the scorer's
+            fans, total, cap = fanrow.read(row, Y.FAN_ORDER)
+            assert cap is None and Y.score_settled(r, melds, fans, total, how, eng.opts) == sc
     return st.money[0].copy(), expect, scored
 
 

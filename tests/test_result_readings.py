@@ -4,8 +4,9 @@ ddwin.py, yzscore.py).
 The kernels that settle the wins of every family record the code of each winner's best reading
 (``mjenv.rules.hand``'s reading codes, ``Engine._win_reading``); a result read later values that reading alone
 (``kawuxing.score_reading``, ``gejiu.score_reading``, ``diedaohu.score_reading``, ``liuwei.score_reading``,
-``yangzhou.score_reading``) instead of every reading; Kawuxing's kernel also writes that reading's fans, V and cap
-(``kwscore.reading_fans``, ``mjenv.engine.fanrow``), and its results are made from them.  Here the codes name exactly
+``yangzhou.score_reading``) instead of every reading; every family's kernel also writes that reading's fans, V and
+cap (``kwscore.reading_fans``, ``gjscore.reading_fans``, ``ddwin._dd_end``, ``yzscore.reading_fans``;
+``mjenv.engine.fanrow``), and its results are made from them.  Here the codes name exactly
 the readings the Python scorer enumerates, and every result equals the one the full scorer builds.
 """
 
@@ -106,5 +107,5 @@ def test_results_from_the_kernels_reading_equal_the_full_scorer(variant, batch, 
                     list(w["fans"].items()) for w in full["winners"]]
                 eng._win_reading[b] = codes
     assert wins > 20 and single > wins // 2
-    # the results are made from the kernel's fan rows, but Yangzhou's (not yet)
-    assert rows == (0 if variant == "yangzhou" else single)
+    # the results are made from the kernel's fan rows
+    assert rows == single

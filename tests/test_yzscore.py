@@ -14,8 +14,10 @@ import functools
 import numpy as np
 import pytest
 
-from mjenv.engine import handk
+from mjenv.engine import fanrow, handk
 from mjenv.engine import yzscore as YZ
+from mjenv.engine.family import settled_reading
+from mjenv.rules.hand import READING_TIE
 from mjenv.rules.options import YangzhouOptions
 from mjenv.rules.scoring import yangzhou as Y
 from mjenv.rules.scoring.diedaohu import LouhuLock
@@ -178,6 +180,51 @@ def test_near_minimum():
         assert got == (want.legal, want.total, want.big_fan_value), (opts, h.tolist(), w, melds, ctx, want)
         seen.add(want.legal)
     assert seen == {True, False}
+
+
+def _fans(opts, h, w, melds, ctx):
+    """(reading code, fan row) from the compiled ``best`` and ``reading_fans``."""
+    mk = np.zeros((1, 4), np.int8)
+    mt = np.zeros((1, 4), np.int8)
+    for j, (code, t) in enumerate(melds):
+        mk[0, j], mt[0, j] = code, t
+    codes = np.zeros(1, np.int64)
+    rows = np.zeros((1, fanrow.FAN_SLOTS), np.int64)
+    YZ.fans_batch(
+        h.astype(np.int8)[None], np.array([w]), mk, mt, np.array([len(melds)]),
+        np.array([ctx.how == "self-draw"]), np.array([ctx.seat_wind]), np.array([ctx.round_wind]), _config(opts),
+        handk.tables(), codes, rows,
+    )
+    return int(codes[0]), rows[0]
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_reading_fans_equal_score_win(seed):
+    """The fan row of the best reading (when one reading alone is the best) holds score_win's fans in its order and
+    its T, and the score made from it (``yangzhou.score_settled``) is score_win's for every legal win."""
+    rows = legal = 0
+    seen = set()
+    for opts, h, w, melds, ctx in _cases(seed, 30, 150):
+        ctx = dataclasses.replace(ctx, lock=LouhuLock())  # the kernel settles wins it judged legal
+        want = Y.score_win(h, _notation(melds), w, ctx, opts)
+        code, row = _fans(opts, h, w, melds, ctx)
+        if code < 0 or code & READING_TIE or not want.fans:  # (no fan at all: no big fan, never a win)
+            assert int(row[fanrow.ROW_N]) == 0
+            continue
+        read = fanrow.read(row, Y.FAN_ORDER)
+        assert read is not None, (h.tolist(), w, melds)
+        fans, total, cap = read
+        assert list(fans.items()) == list(want.fans.items()), (opts, h.tolist(), w, melds, ctx, want)
+        assert (total, cap) == (want.total, None)
+        r = settled_reading(h, w, code)
+        assert r == want.reading
+        if want.legal:
+            assert Y.score_settled(r, _notation(melds), fans, total, ctx.how, opts) == want
+            legal += 1
+        rows += 1
+        seen.update(fans)
+    assert rows > 0.8 * 30 * 150 and legal > 0.1 * rows
+    assert len(seen) >= 35  # most big fans and every small fan were written
 
 
 def test_config_reads_the_scorer_tables():

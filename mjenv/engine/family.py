@@ -398,18 +398,23 @@ class DiedaohuFamily(Family, DiedaohuRules):
     def score(self, b, s, concealed, w, how, kong_position, last_tile, reading: int = -1, money=None, fans=None):
         """Hand class value with the missed-win lock and the busted-discarder rule as legality (``money``: as
         :meth:`_balances`; ``reading``: the code of the best reading when the compiled core found it, Diedaohu and
-        Liuwei, :func:`settled_reading`; ``fans``: the fan row holding the class of a win the kernel settled,
-        :mod:`mjenv.engine.fanrow`, from which the score is made without valuing or judging the hand again)."""
+        Liuwei, :func:`settled_reading`; ``fans``: the fan row of a win the kernel settled, :mod:`mjenv.engine.fanrow`,
+        from which :meth:`_settled_score` makes the score without valuing or judging the hand again)."""
         if fans is not None:
             r = settled_reading(concealed, w, reading)
             if r is not None:
-                ((cls, value),) = fanrow.read(fans, _CLASS_ORDER)[0].items()
-                return self.scorer.score_settled(r, self.engine.melds_of(b, s), cls, value, how, self.opts)
+                return self._settled_score(b, s, r, fans, how)
         ctx = self._context(b, s, how, money)
         r = settled_reading(concealed, w, reading)
         if r is not None:
             return self.scorer.score_reading(concealed, self.engine.melds_of(b, s), w, ctx, self.opts, r)
         return self.scorer.score_win(concealed, self.engine.melds_of(b, s), w, ctx, self.opts)
+
+    def _settled_score(self, b, s, r, fans, how):
+        """The score of seat ``s``'s win on reading ``r`` from the fan row ``fans`` the kernel wrote for it: its hand
+        class and V (``score_settled``)."""
+        ((cls, value),) = fanrow.read(fans, _CLASS_ORDER)[0].items()
+        return self.scorer.score_settled(r, self.engine.melds_of(b, s), cls, value, how, self.opts)
 
     def settle_win(self, b, scored, how, discarder, money=None):
         """Payments limited by the balances under 园子 (``money``: as :meth:`_balances`)."""
@@ -531,6 +536,12 @@ class YangzhouFamily(DiedaohuFamily, YangzhouRules):
     def _context(self, b, s, how, money=None):
         dealer = int(self.engine.state.dealer[b])
         return Y.YangzhouContext(how, Y.seat_wind(s, dealer), self.round_wind(b), self._lock(b, s))
+
+    def _settled_score(self, b, s, r, fans, how):
+        """The score of seat ``s``'s win on reading ``r`` from the fan row ``fans`` the kernel wrote for it: the fans of
+        that reading and T (``yzscore.reading_fans``, ``yangzhou.score_settled``)."""
+        names, total, _ = fanrow.read(fans, Y.FAN_ORDER)
+        return Y.score_settled(r, self.engine.melds_of(b, s), names, total, how, self.opts)
 
     def settle_win(self, b, scored, how, discarder, money=None):
         """Yangzhou is 紧淌: no bankroll (``money`` is not read)."""

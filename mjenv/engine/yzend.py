@@ -7,15 +7,16 @@ claimed tile (fan minimum, missed-win lock, 大吊车; the engine's ``P_WINDOW``
 ``yangzhou.settle_win`` does (T of the best reading, §8.8 payments, the 包牌 of §8.9).  The round wind comes
 from ``pend[b, PEND_ROUND_WIND]`` (written by the engine at each deal).  The gated entries
 (:data:`yz_window_if`, :data:`yz_self_draw_if`, :data:`yz_end_if`) are what the rest of the kernels call, so
-that only an entry holding ``FEAT_YZ`` compiles this.  The ``results`` dict of a hand settled here is built by
-the pure scorer when read.
+that only an entry holding ``FEAT_YZ`` compiles this.  The ``results`` dict of a hand settled here is built when
+read from the fans it leaves in each winner's fan row (``yangzhou.score_settled``), by the pure scorer when a
+reading ties.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from mjenv.engine import yzscore
+from mjenv.engine import fanrow, yzscore
 from mjenv.engine.codes import (
     A_WIN,
     C_DD_FLAGS,
@@ -28,6 +29,7 @@ from mjenv.engine.codes import (
     END_SELF_DRAW,
     F_BASE,
     P_SELF_DRAW,
+    PEND_FANS,
     PEND_OVER,
     PEND_READING,
     PEND_ROUND_WIND,
@@ -106,7 +108,9 @@ def _yz_self_draw(E, b, s, w):
 @kernel
 def _yz_total(E, b, s, w, self_draw):
     """``(T, code)`` of seat ``s``'s best reading of its win on ``w`` (``yzscore.best``; a self-draw's ``w`` is in
-    the hand already, a claimed one is not)."""
+    the hand already, a claimed one is not); when that code names one reading (no READING_TIE), its fans, T and no
+    cap in the seat's fan row ``pend[b, PEND_FANS + FAN_SLOTS * s:]`` (``yzscore.reading_fans``,
+    :mod:`mjenv.engine.fanrow`)."""
     r8 = E[0][b]
     scr = E[9]
     h = _hand(r8, s)
@@ -114,13 +118,20 @@ def _yz_total(E, b, s, w, self_draw):
         scr[3, t] = h[t]
     if self_draw:
         scr[3, w] -= 1
+    mk = r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS]
+    mt = r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS]
+    seat_wind = np.int64(27 + (s - r8[O8_DEALER] + 4) % 4)
+    yc = E[7][C_YZ : C_YZ + yzscore.N_YZ]
     _, total, _, code = yzscore.best(
-        scr[3], scr[0], scr[1], scr[2], np.int64(w),
-        r8[O8_MELD_KIND + MAX_MELDS * s : O8_MELD_KIND + MAX_MELDS * s + MAX_MELDS],
-        r8[O8_MELD_TILE + MAX_MELDS * s : O8_MELD_TILE + MAX_MELDS * s + MAX_MELDS],
-        r8[O8_N_MELDS + s], self_draw, np.int64(27 + (s - r8[O8_DEALER] + 4) % 4), E[4][b, PEND_ROUND_WIND],
-        E[7][C_YZ : C_YZ + yzscore.N_YZ], E[8],
+        scr[3], scr[0], scr[1], scr[2], np.int64(w), mk, mt, r8[O8_N_MELDS + s], self_draw, seat_wind,
+        E[4][b, PEND_ROUND_WIND], yc, E[8],
     )
+    if code >= 0 and (code & yzscore._TIE) == 0:
+        yzscore.reading_fans(
+            scr[3], scr[0], scr[1], scr[2], np.int64(w), mk, mt, r8[O8_N_MELDS + s], self_draw, seat_wind,
+            E[4][b, PEND_ROUND_WIND], yc, E[8], code, total,
+            E[4][b, PEND_FANS + fanrow.FAN_SLOTS * s : PEND_FANS + fanrow.FAN_SLOTS * (s + 1)],
+        )
     return total, code
 
 
@@ -166,7 +177,7 @@ def _yz_end(E, b, code):
     T·b from each other seat on a self-draw, 2·T·b from the discarder (konger) to each winner in turn order; the
     liable seat of 包牌 pays it all), the claimed tile joining the nearest winner's hand; end the hand and return
     P_ENDED with ``pend[b, 1]`` = END_* and each winner's reading code in ``pend[b, PEND_READING + s]`` (-1 for
-    the others).  The claim window and the mask judged the wins legal already."""
+    the others), its fans in the seat's fan row (:func:`_yz_total`).  The claim window and the mask judged the wins legal already."""
     b8, b16, money, mask, pend, ev, evn, cfg, tabs, scr, fcfg, fam = E
     r8 = b8[b]
     n = MAX_SEATS
@@ -174,6 +185,7 @@ def _yz_end(E, b, code):
     pend[b, PEND_OVER] = 0
     for x in range(n):
         pend[b, PEND_READING + x] = -1
+        pend[b, PEND_FANS + fanrow.FAN_SLOTS * x + fanrow.ROW_N] = 0
     if code == P_SELF_DRAW:
         s = r8[O8_CUR]
         w = r8[O8_DRAWN]

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mjenv.engine import handk
+from mjenv.engine import fanrow, handk
 from mjenv.engine.jit import njit
 from mjenv.rules import hand as _H
 from mjenv.rules.scoring import yangzhou as _Y
 
-__all__ = ["config", "N_YZ", "best", "claim_legal", "self_draw_legal"]
+__all__ = ["config", "N_YZ", "best", "reading_fans", "claim_legal", "self_draw_legal"]
 
 # The structure fans (yangzhou.STRUCTURE, the one list); bit i of a reading's structure set is STRUCTURE[i].
 STRUCTURE = _Y.STRUCTURE
@@ -59,25 +59,36 @@ YZ_STRUCT = 7  # N_STRUCT entries: each structure fan alone
 YZ_COMBO_HUN = YZ_STRUCT + N_STRUCT  # 混一色 with each structure fan: the listed composite, else the sum
 YZ_COMBO_QING = YZ_COMBO_HUN + N_STRUCT  # 清一色 likewise
 YZ_SMALL = YZ_COMBO_QING + N_STRUCT  # the small fans' values (§8.4), one per yangzhou.SMALL_FANS id in its order
+# (the ones read by name:)
 _SMALL_IDS = tuple(_Y.SMALL_FANS)
-YZ_S_MENQING = YZ_SMALL + _SMALL_IDS.index("menqing")
-YZ_S_PINGHU = YZ_SMALL + _SMALL_IDS.index("pinghu")
-YZ_S_ZIMO = YZ_SMALL + _SMALL_IDS.index("zimo")
 YZ_S_YAZI = YZ_SMALL + _SMALL_IDS.index("yazi")
-YZ_S_QUEYI = YZ_SMALL + _SMALL_IDS.index("queyi")
-YZ_S_YAOTOU = YZ_SMALL + _SMALL_IDS.index("yaotou")
-YZ_S_DUANYAO = YZ_SMALL + _SMALL_IDS.index("duanyao")
-YZ_S_QIXIANG = YZ_SMALL + _SMALL_IDS.index("qixiang")
-YZ_S_LIANFU = YZ_SMALL + _SMALL_IDS.index("lianfu")
-YZ_S_LAOSHAO = YZ_SMALL + _SMALL_IDS.index("laoshao")
 YZ_S_ZIGE = YZ_SMALL + _SMALL_IDS.index("zige")
 YZ_S_MINGGANG = YZ_SMALL + _SMALL_IDS.index("minggang")
 YZ_S_ANGANG = YZ_SMALL + _SMALL_IDS.index("angang")
-YZ_S_MENFENG = YZ_SMALL + _SMALL_IDS.index("menfeng")
-YZ_S_QUANFENG = YZ_SMALL + _SMALL_IDS.index("quanfeng")
 YZ_S_JIANKE = YZ_SMALL + _SMALL_IDS.index("jianke")
 YZ_S_DUDIAO = YZ_SMALL + _SMALL_IDS.index("dudiao")
-N_YZ = YZ_SMALL + len(_SMALL_IDS)
+N_SMALL = len(_SMALL_IDS)
+# The fan ids of the results' fan rows (indices in yangzhou.FAN_ORDER; mjenv.engine.fanrow), from the same tables:
+YZ_ID_FENGQING = YZ_SMALL + N_SMALL
+YZ_ID_GANGBAN = YZ_ID_FENGQING + 1
+YZ_ID_HUN = YZ_ID_FENGQING + 2
+YZ_ID_QING = YZ_ID_FENGQING + 3
+YZ_ID_STRUCT = YZ_ID_FENGQING + 4  # N_STRUCT entries: each structure fan's id
+YZ_ID_COMBO_HUN = YZ_ID_STRUCT + N_STRUCT  # 混一色 with each structure fan: the listed composite's id, -1 for none
+YZ_ID_COMBO_QING = YZ_ID_COMBO_HUN + N_STRUCT  # 清一色 likewise
+YZ_ID_SMALL = YZ_ID_COMBO_QING + N_STRUCT  # N_SMALL entries: each small fan's id, in yangzhou.SMALL_FANS order
+N_YZ = YZ_ID_SMALL + N_SMALL
+
+# Small fans by their index in yangzhou.SMALL_FANS (bit i of a reading's small-fan set is SMALL_FANS' i-th fan).
+_S_MENQING, _S_PINGHU, _S_ZIMO, _S_YAZI, _S_QUEYI, _S_YAOTOU, _S_DUANYAO, _S_QIXIANG, _S_LIANFU, _S_LAOSHAO = (
+    _SMALL_IDS.index(f)
+    for f in ("menqing", "pinghu", "zimo", "yazi", "queyi", "yaotou", "duanyao", "qixiang", "lianfu", "laoshao")
+)
+_S_ZIGE, _S_MINGGANG, _S_ANGANG, _S_MENFENG, _S_QUANFENG, _S_JIANKE, _S_DUDIAO = (
+    _SMALL_IDS.index(f) for f in ("zige", "minggang", "angang", "menfeng", "quanfeng", "jianke", "dudiao")
+)
+# where the winning tile sits in the reading that scores best (_placement)
+_AT_SEQ, _AT_TRIP, _AT_PAIR = 0, 1, 2
 
 HOW_DISCARD, HOW_SELF_DRAW, HOW_ROB = 0, 1, 2  # as mjenv.engine.kwscore
 # Meld kind codes of mjenv.engine.state.
@@ -103,6 +114,18 @@ def config(opts) -> np.ndarray:
             yc[at + i] = big(combo) if combo is not None else big(suit) + big(f)
     for i, (_, _, v) in enumerate(_Y.SMALL_FANS.values()):
         yc[YZ_SMALL + i] = v
+    fan_id = _Y.FAN_ORDER.index
+    yc[YZ_ID_FENGQING] = fan_id("fengqing")
+    yc[YZ_ID_GANGBAN] = fan_id("gangban")
+    yc[YZ_ID_HUN] = fan_id("hunyise")
+    yc[YZ_ID_QING] = fan_id("qingyise")
+    for i, f in enumerate(STRUCTURE):
+        yc[YZ_ID_STRUCT + i] = fan_id(f)
+        for at, suit in ((YZ_ID_COMBO_HUN, "hunyise"), (YZ_ID_COMBO_QING, "qingyise")):
+            combo = _Y.COMPOSITES.get((suit, f))
+            yc[at + i] = -1 if combo is None else fan_id(combo)
+    for i, f in enumerate(_SMALL_IDS):
+        yc[YZ_ID_SMALL + i] = fan_id(f)
     return yc
 
 
@@ -195,13 +218,17 @@ def _shuangpiao(sc):
 
 @_jit
 def _big_value(sc, ns, suit_fan, yc):
-    """B of a reading (``yangzhou.big_fan_value``); ``suit_fan``: 0 none, 1 混一色, 2 清一色, 3 风清."""
+    """``(B, which)`` of a reading (``yangzhou.big_fan_value``); ``suit_fan``: 0 none, 1 混一色, 2 清一色, 3 风清.
+    ``which`` says what makes B, as ``big_fan_value`` keeps the first of equal options: the structure fan's index
+    (with the suit fan, its composite or the two), ``N_STRUCT`` for 钢板, -1 for the suit fan alone (or 风清, or
+    nothing when B is 0)."""
     if suit_fan == 3:
-        return yc[YZ_FENGQING]
+        return yc[YZ_FENGQING], -1
     gangban, bits = _structure(sc, ns)
     if gangban:
-        return yc[YZ_GANGBAN]
+        return yc[YZ_GANGBAN], N_STRUCT
     best = 0
+    which = -1
     if suit_fan == 1:
         best = yc[YZ_HUN]
     elif suit_fan == 2:
@@ -214,9 +241,10 @@ def _big_value(sc, ns, suit_fan, yc):
                 v = yc[YZ_COMBO_HUN + f]
             else:
                 v = yc[YZ_COMBO_QING + f]
-            if v > best:
+            if v > best or (suit_fan == 0 and which < 0):
                 best = v
-    return best
+                which = f
+    return best, which
 
 
 @_jit
@@ -226,13 +254,12 @@ def _edge_or_closed(first, w):
 
 
 @_jit
-def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, yc, tabs):
-    """``(qualifies, T, B, code)`` of the best reading of a win on ``w`` by concealed counts ``h`` (*without*
-    ``w``) and ``nm`` melds of kinds ``mk`` / tiles ``mt``, as ``yangzhou.score_win`` chooses it (the largest key
-    (B > 0 and T ≥ min_fan, T, B) over readings and placements of ``w``); ``code``: that reading's code
-    (``mjenv.rules.hand``'s reading codes, READING_TIE set when another reading has the same key); ``(False, 0,
-    0, -1)`` without a reading.  ``full``, ``work`` and ``owned``: int8 rows of 34 used as working space."""
-    # the whole hand: suits, honors, terminals; the melds' fixed part
+def _hand_facts(h, full, owned, w, mk, mt, nm, self_draw, tabs):
+    """What the whole hand says, whatever its reading: ``(suit_fan, honors, meld_sp, meld_ns, meld_trips, fixed,
+    n_ming, n_an, sole_wait)`` — the suit fan (as :func:`_big_value` takes it), honors held, the melds' sequence
+    starts (6 bits each) and count, their triplet tiles (bits), the small fans that do not depend on the reading
+    (bits of ``SMALL_FANS``' indices: 门清, 自摸, 缺一, 断幺), the open and concealed kongs, and whether the hand
+    (``h``, without ``w``) waits on one tile only.  Leaves the complete hand in ``full``."""
     suits = 0
     honors = False
     terminals = False
@@ -252,7 +279,8 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
     meld_ns = 0
     meld_trips = np.int64(0)
     open_melds = False
-    kong_fans = 0
+    n_ming = 0
+    n_an = 0
     for j in range(nm):
         k = mk[j]
         t = mt[j]
@@ -275,9 +303,9 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
         if k != _CONCEALED_KONG:
             open_melds = True
         if k == _DIRECT_KONG or k == _ADDED_KONG:
-            kong_fans += yc[YZ_S_MINGGANG]  # 明杠
+            n_ming += 1  # 明杠
         elif k == _CONCEALED_KONG:
-            kong_fans += yc[YZ_S_ANGANG]  # 暗杠
+            n_an += 1  # 暗杠
     n_suits = (suits & 1) + ((suits >> 1) & 1) + ((suits >> 2) & 1)
     if n_suits == 0:
         suit_fan = 3
@@ -287,15 +315,108 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
         suit_fan = 0
     waits = handk.wait_bits(h, False, tabs) & handk.owned_bits(owned)
     sole_wait = waits != 0 and (waits & (waits - 1)) == 0
-    fixed = kong_fans  # small fans that do not depend on the reading
+    fixed = 0
     if not open_melds:
-        fixed += yc[YZ_S_MENQING]  # 门清
+        fixed |= 1 << _S_MENQING  # 门清
     if self_draw:
-        fixed += yc[YZ_S_ZIMO]  # 自摸
+        fixed |= 1 << _S_ZIMO  # 自摸
     if not honors and n_suits == 2:
-        fixed += yc[YZ_S_QUEYI]  # 缺一
+        fixed |= 1 << _S_QUEYI  # 缺一
     if not honors and not terminals:
-        fixed += yc[YZ_S_DUANYAO]  # 断幺
+        fixed |= 1 << _S_DUANYAO  # 断幺
+    return suit_fan, honors, meld_sp, meld_ns, meld_trips, fixed, n_ming, n_an, sole_wait
+
+
+@_jit
+def _reading_small(sc, ns, p, trips, all_trips, honors, seat_wind, round_wind):
+    """``(bits, n_zige, n_jianke)``: the small fans of one reading before the winning tile is placed (bits of
+    ``SMALL_FANS``' indices: 平胡, 幺头, 齐相, 连副, 老少, 门风, 圈风), its concealed triplets (子格) and dragon sets;
+    ``sc[t]``: how many of its sequences (melds included) start at ``t``, ``ns`` of them, ``p`` its pair,
+    ``trips`` / ``all_trips`` its concealed / all triplet tiles (bits)."""
+    bits = 0
+    if not honors and ns == 4:
+        bits |= 1 << _S_PINGHU  # 平胡
+    if p < 27 and (p % 9 == 0 or p % 9 == 8):
+        bits |= 1 << _S_YAOTOU  # 幺头
+    for r in range(7):
+        if (sc[r] > 0) + (sc[9 + r] > 0) + (sc[18 + r] > 0) >= 2:
+            bits |= 1 << _S_QIXIANG  # 齐相
+    for s in range(3):
+        for r in range(4):
+            if sc[9 * s + r] > 0 and sc[9 * s + r + 3] > 0:
+                bits |= 1 << _S_LIANFU  # 连副
+        if sc[9 * s] > 0 and sc[9 * s + 6] > 0:
+            bits |= 1 << _S_LAOSHAO  # 老少
+    if (all_trips >> seat_wind) & 1:
+        bits |= 1 << _S_MENFENG  # 门风
+    if (all_trips >> round_wind) & 1:
+        bits |= 1 << _S_QUANFENG  # 圈风
+    n_zige = 0
+    x = trips
+    while x:
+        n_zige += 1  # 子格, one per concealed triplet of the reading
+        x &= x - 1
+    n_jianke = 0
+    for t in range(31, 34):
+        if (all_trips >> t) & 1:
+            n_jianke += 1  # 中发白
+    return bits, n_zige, n_jianke
+
+
+@_jit
+def _placement(w, p, trips, hand_seqs, sole_wait, self_draw, yc):
+    """``(extra, at, fan)``: where the winning tile ``w`` sits in a reading so that it scores best, as
+    ``yangzhou.score_win`` tries the placements (the reading's own sequences from the lowest, its triplets, its pair;
+    the first of equal totals kept): what it adds to the small fans (丫子 or 独吊; a triplet completed by another's
+    tile is no concealed triplet, one 子格 less), ``_AT_SEQ`` / ``_AT_TRIP`` / ``_AT_PAIR``, and the small fan it
+    brings (its ``SMALL_FANS`` index, -1 for none)."""
+    extra = np.int64(-(1 << 20))
+    at = -1
+    fan = -1
+    if w < 27:
+        for f in range(max(w - 2, 9 * (w // 9)), w + 1):
+            if (hand_seqs >> f) & 1:
+                yazi = sole_wait and _edge_or_closed(f, w)
+                e = yc[YZ_S_YAZI] if yazi else 0
+                if e > extra:
+                    extra = e
+                    at = _AT_SEQ
+                    fan = _S_YAZI if yazi else -1
+    if (trips >> w) & 1:
+        e = 0 if self_draw else -yc[YZ_S_ZIGE]
+        if e > extra:
+            extra = e
+            at = _AT_TRIP
+            fan = -1
+    if p == w:
+        e = yc[YZ_S_DUDIAO] if sole_wait else 0
+        if e > extra:
+            extra = e
+            at = _AT_PAIR
+            fan = _S_DUDIAO if sole_wait else -1
+    return extra, at, fan
+
+
+@_jit
+def _small_value(bits, n_zige, n_ming, n_an, n_jianke, yc):
+    """The fans that small fans ``bits`` (one each) and the counted ones add to T."""
+    v = n_zige * yc[YZ_S_ZIGE] + n_ming * yc[YZ_S_MINGGANG] + n_an * yc[YZ_S_ANGANG] + n_jianke * yc[YZ_S_JIANKE]
+    for i in range(N_SMALL):
+        if (bits >> i) & 1:
+            v += yc[YZ_SMALL + i]
+    return v
+
+
+@_jit
+def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, yc, tabs):
+    """``(qualifies, T, B, code)`` of the best reading of a win on ``w`` by concealed counts ``h`` (*without*
+    ``w``) and ``nm`` melds of kinds ``mk`` / tiles ``mt``, as ``yangzhou.score_win`` chooses it (the largest key
+    (B > 0 and T ≥ min_fan, T, B) over readings and placements of ``w``); ``code``: that reading's code
+    (``mjenv.rules.hand``'s reading codes, READING_TIE set when another reading has the same key); ``(False, 0,
+    0, -1)`` without a reading.  ``full``, ``work`` and ``owned``: int8 rows of 34 used as working space."""
+    suit_fan, honors, meld_sp, meld_ns, meld_trips, fixed, n_ming, n_an, sole_wait = _hand_facts(
+        h, full, owned, w, mk, mt, nm, self_draw, tabs
+    )
     min_fan = yc[YZ_MIN_FAN]
     best_key = np.int64(-1)
     best_t = 0
@@ -316,58 +437,10 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
             sc = work
             for j in range(meld_ns):
                 sc[(meld_sp >> (6 * j)) & 63] += 1
-            b_value = _big_value(sc, ns, suit_fan, yc)
-            small = fixed
-            if not honors and ns == 4:
-                small += yc[YZ_S_PINGHU]  # 平胡
-            if p < 27 and (p % 9 == 0 or p % 9 == 8):
-                small += yc[YZ_S_YAOTOU]  # 幺头
-            qixiang = False
-            lianfu = False
-            laoshao = False
-            for r in range(7):
-                if (sc[r] > 0) + (sc[9 + r] > 0) + (sc[18 + r] > 0) >= 2:
-                    qixiang = True  # 齐相
-            for s in range(3):
-                for r in range(4):
-                    if sc[9 * s + r] > 0 and sc[9 * s + r + 3] > 0:
-                        lianfu = True  # 连副
-                if sc[9 * s] > 0 and sc[9 * s + 6] > 0:
-                    laoshao = True  # 老少
-            if qixiang:
-                small += yc[YZ_S_QIXIANG]
-            if lianfu:
-                small += yc[YZ_S_LIANFU]
-            if laoshao:
-                small += yc[YZ_S_LAOSHAO]
-            x = trips
-            while x:
-                small += yc[YZ_S_ZIGE]  # 子格, one per concealed triplet of the reading
-                x &= x - 1
-            all_trips = trips | meld_trips
-            if (all_trips >> seat_wind) & 1:
-                small += yc[YZ_S_MENFENG]  # 门风
-            if (all_trips >> round_wind) & 1:
-                small += yc[YZ_S_QUANFENG]  # 圈风
-            for t in range(31, 34):
-                if (all_trips >> t) & 1:
-                    small += yc[YZ_S_JIANKE]  # 中发白
-            # the winning tile's placement that scores best: 丫子, 独吊, or a triplet completed by another's tile
-            # (which is then no concealed triplet: one 子格 less)
-            extra = np.int64(-(1 << 20))
-            if (trips >> w) & 1:
-                extra = 0 if self_draw else -yc[YZ_S_ZIGE]
-            if w < 27:
-                for f in range(max(w - 2, 9 * (w // 9)), w + 1):
-                    if (hand_seqs >> f) & 1:
-                        e = yc[YZ_S_YAZI] if sole_wait and _edge_or_closed(f, w) else 0
-                        if e > extra:
-                            extra = e
-            if p == w:
-                e = yc[YZ_S_DUDIAO] if sole_wait else 0
-                if e > extra:
-                    extra = e
-            total = b_value + small + extra
+            b_value, _ = _big_value(sc, ns, suit_fan, yc)
+            bits, n_zige, n_jianke = _reading_small(sc, ns, p, trips, trips | meld_trips, honors, seat_wind, round_wind)
+            extra, _, _ = _placement(w, p, trips, hand_seqs, sole_wait, self_draw, yc)
+            total = b_value + _small_value(fixed | bits, n_zige, n_ming, n_an, n_jianke, yc) + extra
             qualifies = b_value > 0 and total >= min_fan
             key = (np.int64(1 if qualifies else 0) << 40) | (np.int64(total) << 20) | np.int64(b_value)
             if key > best_key:
@@ -381,6 +454,87 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
     if best_key < 0:
         return False, 0, 0, -1
     return (best_key >> 40) != 0, best_t, best_b, (best_code | _TIE) if tie else best_code
+
+
+@_jit
+def _put(row, k, fan, value):
+    """:func:`mjenv.engine.fanrow.put` while the row has room (``k`` counts on past it, so that the caller can tell)."""
+    if k < fanrow.MAX_FANS:
+        fanrow.put(row, k, fan, value)
+    return k + 1
+
+
+@_jit
+def reading_fans(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, yc, tabs, code, total, row):
+    """Write the fans of the reading of code ``code`` (as :func:`best` returns it, without
+    :data:`~mjenv.rules.hand.READING_TIE`) into the fan row ``row`` (:mod:`mjenv.engine.fanrow`: ids of
+    ``yangzhou.FAN_ORDER`` with their contributions in ``WinScore.fans``' order: the big fans that make B, then the
+    small fans in ``SMALL_FANS`` order, each with its count times its value, the winning tile placed as
+    :func:`best` placed it), V = ``total`` (T) and no cap; the other arguments as :func:`best`'s.  Nothing is
+    written (``ROW_N`` 0: the Python scorer then makes the result) when the fans would not fit the row or a small
+    fan held is worth 0 in the table (its count could not be read back from its contribution)."""
+    suit_fan, honors, meld_sp, meld_ns, meld_trips, fixed, n_ming, n_an, sole_wait = _hand_facts(
+        h, full, owned, w, mk, mt, nm, self_draw, tabs
+    )
+    row[fanrow.ROW_N] = 0
+    p = code >> 5
+    ok, trips, hand_seqs, hand_ns = handk.reading_split(full, work, p, code & 31, handk.reading_choices(full, p))
+    if not ok:
+        return
+    ns = meld_ns + hand_ns
+    sc = work
+    for j in range(meld_ns):
+        sc[(meld_sp >> (6 * j)) & 63] += 1
+    b_value, which = _big_value(sc, ns, suit_fan, yc)
+    bits, n_zige, n_jianke = _reading_small(sc, ns, p, trips, trips | meld_trips, honors, seat_wind, round_wind)
+    _, at, fan = _placement(w, p, trips, hand_seqs, sole_wait, self_draw, yc)
+    bits |= fixed
+    if fan >= 0:
+        bits |= 1 << fan
+    if at == _AT_TRIP and not self_draw:
+        n_zige -= 1
+    k = 0
+    # the big fans (yangzhou.big_fan_value's parts)
+    if suit_fan == 3:
+        k = _put(row, k, yc[YZ_ID_FENGQING], yc[YZ_FENGQING])
+    elif which == N_STRUCT:
+        k = _put(row, k, yc[YZ_ID_GANGBAN], yc[YZ_GANGBAN])
+    elif suit_fan == 0:
+        if which >= 0:
+            k = _put(row, k, yc[YZ_ID_STRUCT + which], yc[YZ_STRUCT + which])
+    else:
+        suit_id = yc[YZ_ID_HUN] if suit_fan == 1 else yc[YZ_ID_QING]
+        suit_v = yc[YZ_HUN] if suit_fan == 1 else yc[YZ_QING]
+        if which < 0:
+            k = _put(row, k, suit_id, suit_v)
+        else:
+            combo = yc[(YZ_ID_COMBO_HUN if suit_fan == 1 else YZ_ID_COMBO_QING) + which]
+            if combo >= 0:
+                k = _put(row, k, combo, yc[(YZ_COMBO_HUN if suit_fan == 1 else YZ_COMBO_QING) + which])
+            else:
+                k = _put(row, k, suit_id, suit_v)
+                k = _put(row, k, yc[YZ_ID_STRUCT + which], yc[YZ_STRUCT + which])
+    # the small fans, SMALL_FANS order
+    for i in range(N_SMALL):
+        if i == _S_ZIGE:
+            n = n_zige
+        elif i == _S_MINGGANG:
+            n = n_ming
+        elif i == _S_ANGANG:
+            n = n_an
+        elif i == _S_JIANKE:
+            n = n_jianke
+        else:
+            n = (bits >> i) & 1
+        if n > 0:
+            if yc[YZ_SMALL + i] == 0:
+                return
+            k = _put(row, k, yc[YZ_ID_SMALL + i], n * yc[YZ_SMALL + i])
+    if k > fanrow.MAX_FANS:
+        return
+    row[fanrow.ROW_VALUE] = total
+    row[fanrow.ROW_CAP] = 0
+    row[fanrow.ROW_N] = k
 
 
 @_jit
@@ -418,6 +572,23 @@ def best_batch(hs, ws, mks, mts, nms, self_draws, seat_winds, round_winds, yc, t
         out[i, 0] = q
         out[i, 1] = t
         out[i, 2] = b
+
+
+@njit(cache=True)
+def fans_batch(hs, ws, mks, mts, nms, self_draws, seat_winds, round_winds, yc, tabs, codes, rows):
+    """:func:`best`'s reading code of each hand into ``codes[i]`` and, when it names one reading (no READING_TIE),
+    :func:`reading_fans` of that reading into the fan row ``rows[i]`` (for tests)."""
+    full = np.zeros(34, np.int8)
+    work = np.zeros(34, np.int8)
+    owned = np.zeros(34, np.int8)
+    for i in range(hs.shape[0]):
+        args = (hs[i], full, work, owned, ws[i], mks[i], mts[i], nms[i], self_draws[i] != 0, seat_winds[i],
+                round_winds[i], yc, tabs)
+        _, total, _, code = best(*args)
+        codes[i] = code
+        rows[i, fanrow.ROW_N] = 0
+        if code >= 0 and (code & _TIE) == 0:
+            reading_fans(*args, code, total, rows[i])
 
 
 @njit(cache=True)

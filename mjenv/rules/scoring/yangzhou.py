@@ -6,7 +6,8 @@ This module owns, for variants ``yangzhou`` (标准扬州式) and ``yangzhou_new
 * the small fans of a reading (§8.4), with the seat and round winds as inputs (§8.3) — :class:`YangzhouContext`;
 * the big fans (§8.5) and the big-fan value B of a reading (§8.6) — :func:`structure_fans`, :func:`big_fan_value`;
 * the total T = B + small fans, legality (B > 0 and T ≥ ``min_fan``, the missed-win lock) and the choice of the
-  scored reading (§8.7) — :func:`score_win`, :func:`score_hand` (:func:`score_reading` on a reading already chosen);
+  scored reading (§8.7) — :func:`score_win`, :func:`score_hand` (:func:`score_reading` on a reading already chosen,
+  :func:`score_settled` on the fans the engine's kernel found for it);
 * the 1:2 payments (§8.8) and 包牌 liability (§8.9) — :func:`win_transfers`, :func:`settle_win`, :func:`liable_seat`;
 * the winds of a seat and a round (§8.3) — :func:`seat_wind`, :func:`round_wind`.
 
@@ -79,6 +80,7 @@ __all__ = [
     "big_fan_value",
     "score_win",
     "score_reading",
+    "score_settled",
     "score_hand",
     "liable_seat",
     "win_transfers",
@@ -491,6 +493,49 @@ def score_reading(concealed, melds, win_tile: int, ctx: YangzhouContext, opts, r
     counts = hand_counts(concealed)
     r = _score_cached(counts.tobytes(), tuple(melds), int(win_tile), ctx, opts, _tables_key(), reading)
     return YangzhouScore(**{**r, "fans": dict(r["fans"])})
+
+
+def score_settled(reading: Reading, melds, fans: dict[str, int], total: int, how: str, opts) -> YangzhouScore:
+    """The score of a win the engine's kernel settled (:mod:`mjenv.engine.yzend`): ``reading``, its fans (big fans,
+    then the small fans each with its count times its value, as :func:`score_win` lists them) and T ``total`` as the
+    kernel found them (``yzscore.reading_fans``; the win judged legal already), without valuing or judging the hand
+    again."""
+    melds = tuple(melds)
+    big_value = 0
+    small: list[str] = []
+    for f, v in fans.items():
+        per = SMALL_FANS.get(f)
+        if per is None:
+            big_value += v
+        else:
+            small += [f] * (v // per[2])
+    baopai, baopai_from = _baopai(_reading_suit_fan(reading, melds), melds, opts) if opts.baopai == "on" else (None, None)
+    return YangzhouScore(
+        **reading_result(
+            reading,
+            reading_text=reading_text(reading, " ".join(str(m) for m in melds)),
+            reason=None,
+            fans=dict(fans),
+            value=total,
+            big_fan_value=big_value,
+            small_fans=tuple(small),
+            total=total,
+            share=float(total * (1 if how == "self-draw" else 2)) * opts.base,
+            baopai=baopai,
+            baopai_from=baopai_from,
+        )
+    )
+
+
+def _reading_suit_fan(reading: Reading, melds: Sequence[Meld]) -> str | None:
+    """:func:`_suit_fan` of the hand that ``reading`` (the concealed tiles with the winning tile) and ``melds`` make."""
+    tiles = [t for _, t in reading.sets] + [reading.pair] + [m.tile for m in melds]
+    suits = {t // 9 for t in tiles if t < 27}
+    if not suits:
+        return "fengqing"
+    if len(suits) == 1:
+        return "hunyise" if any(t >= 27 for t in tiles) else "qingyise"
+    return None
 
 
 def _tables_key() -> tuple:
