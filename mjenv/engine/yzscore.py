@@ -7,8 +7,10 @@ with the 大吊车 exception) refuses it.  It enumerates the same readings (ever
 into triplets and sequences; seven pairs is no win here), places the winning tile in each distinct set of
 the reading as the Python scorer does, and computes the same big fans (§8.5, §8.6) and small fans (§8.4),
 so its best key (legal by the minimum, T, B) equals the scorer's; tests/test_yzscore.py checks legality, T
-and B on random and near-minimum hands, and tests/differential.py on whole games.  Fan names, reading texts
-and settlements stay in the Python scorer (they are only needed when a hand ends).
+and B on random and near-minimum hands, and tests/differential.py on whole games.  When a hand ends,
+:func:`reading_fans` writes the fans of the winner's chosen reading (ids and values, :mod:`mjenv.engine.fanrow`)
+for the engine's result (``yangzhou.score_settled``); fan names, reading texts and the result's settlement are made
+in Python from them.
 
 The options (the fan minimum, ``louhu``), the big-fan values of the ruleset's column and the small-fan values
 enter as ints in a slice of the engine's configuration vector (:func:`config`, ``YZ_*`` indices), built when an
