@@ -63,7 +63,7 @@ PEND_READING = 2  # with P_ENDED: pend[b, PEND_READING + s] = the reading code s
 PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
 PEND_OVER = 7  # with P_ENDED after a win settled under 园子 (ddwin._dd_end): the settlement ended the session
 # with P_ENDED: seat s's fan row (mjenv.engine.fanrow) at pend[b, PEND_FANS + FAN_SLOTS * s], where the family's
-# kernel writes the fans of the winner's chosen reading (all but Yangzhou: kwend, gjend, ddwin); ROW_N 0 when none
+# kernel writes the fans of the winner's chosen reading (kwend, gjend, ddwin, yzend); ROW_N 0 when none
 PEND_FANS = 8
 FAN_SLOTS = fanrow.FAN_SLOTS
 PEND_WIDTH = PEND_FANS + 4 * FAN_SLOTS  # 4: state.MAX_SEATS

@@ -90,7 +90,7 @@ class _Results(list):
 
     Hands the kernels settle themselves (every hand end) are stored as a marker and get their dict — fans, reading
     texts, transfers — when first read (``Engine._kernel_result``: the fans the kernel wrote for the reading it chose,
-    :mod:`mjenv.engine.fanrow`, or Yangzhou's pure scorer valuing that one reading), so a batch that never reads
+    :mod:`mjenv.engine.fanrow`, or the pure scorer valuing the readings when several tie), so a batch that never reads
     results never pays for them.  The state they are built from stays untouched until the table is dealt again,
     and a deal clears the entry first.  Reading through any list method gives the dicts.
     """
