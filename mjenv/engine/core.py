@@ -13,7 +13,8 @@ kong themselves (:mod:`mjenv.engine.codes` lists what: every family's wins, draw
 Python path through the family adapter (:mod:`mjenv.engine.family`), which a kernel reaches by stopping a
 table with a pending code and which then resumes it, stays as the reference the tests play in lockstep with
 the kernels (their configuration entries cleared).  A hand a kernel ended is only booked here in a batch
-(match money, sessions kept as rows); its ``results`` entry is built by the pure scorer when read.  Events are kept
+(match money, sessions kept as rows); its ``results`` entry is built when read, from the fans the kernel wrote for
+each winner's reading (:mod:`mjenv.engine.fanrow`; by the pure scorer when readings tie).  Events are kept
 as compact records and become dicts only when read.
 
 Seeded walls: table ``i`` of ``reset(seed=s)`` gets the wall :func:`seeded_wall` ``(s, i, tiles)``,
