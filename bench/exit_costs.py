@@ -5,10 +5,13 @@ the compiled player (``heuristic-flush``'s core) playing the tables, then each `
 (expert iteration's states); it prints CPU ms per labelled decision and where each policy's move sits in the
 compiled player's shortlist (column 0: its choice; -1: outside the shortlist).  For the rollouts: the same worlds
 (``--decisions_rolled`` decisions of a mid-hand position, every candidate in 32 worlds) played to the end of the hand
-by the compiled player and by each policy stepping the world tables in batches, CPU ms per world table.  One
-torch thread; figures are CPU time (``time.process_time``) of this process, so they compare within one run.
+by the compiled player, by the compiled improved player of each ``--fasthead`` checkpoint (its departure head in
+numba, :class:`agents.players.fasthead.FastHeadPlayer`) and by each policy stepping the world tables in batches, CPU
+ms per world table.  One torch thread; figures are CPU time (``time.process_time``) of this process, so they compare
+within one run.  ``--decisions 0`` skips the states.
 
     python bench/exit_costs.py --decisions 1000 --policies agents/checkpoints/kawuxing3-default.pt agents/checkpoints/kawuxing3-network-dh.pt
+    python bench/exit_costs.py --decisions 0 --decisions_rolled 16 --fasthead agents/checkpoints/kawuxing3-default.pt
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ def main(argv=None) -> int:
     ap.add_argument("--decisions", type=int, default=1000)
     ap.add_argument("--decisions_rolled", type=int, default=8)
     ap.add_argument("--policies", nargs="+", default=["agents/checkpoints/kawuxing3-default.pt"])
+    ap.add_argument("--fasthead", nargs="*", default=[], help="checkpoints whose compiled improved player rolls out")
     args = ap.parse_args(argv)
     import torch
 
+    from agents.players.fasthead import FastHeadPlayer
     from agents.players.keyrng import mix
     from agents.players.policy import PolicyAgent
     from agents.players.search import SearchAgent
@@ -38,7 +43,7 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(1)
     policies = [(p, PolicyAgent(p, "kawuxing3")) for p in args.policies]
-    for name, p in (("compiled player", None), *policies):
+    for name, p in (("compiled player", None), *policies) if args.decisions > 0 else ():
         t = time.process_time()
         lab = label_states("kawuxing3", decisions=args.decisions, seed=9100, policy=p)
         c = time.process_time() - t
@@ -59,12 +64,15 @@ def main(argv=None) -> int:
     cand, ncand = player.candidates(eng, live, 3)
     todo = [i for i in range(len(live)) if ncand[i] >= 2][: args.decisions_rolled]
     seeds = [int(x) for x in mix(np.arange(len(todo), dtype=np.uint64))]
-    for name, p in (("compiled player", None), *policies):
+    compiled = [(f"compiled improved player of {c}", FastHeadPlayer(c)) for c in args.fasthead]
+    for name, p in (("compiled player", None), *compiled, *policies):
         roll, ra, _, blocks = search._fill(eng, live, cand, ncand, todo, seeds, 32)
         t = time.process_time()
         roll.step(ra)
         if p is None:
             player.rollout(roll)
+        elif isinstance(p, FastHeadPlayer):
+            p.rollout(roll)
         else:
             enc, st = encoder_for(roll), roll.state
             a = np.full(len(st.phase), -1, np.int64)

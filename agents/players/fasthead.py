@@ -263,40 +263,56 @@ def _features(r8, r16, cand, ncand, cfg, tab, tabs, ws, wi, per, dec):
         per[k, _TILE0 + 7] = 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def _gains(per, dec, ncand, mean, scale, w1, b1, w2, b2, w3, b3, x, z, u, v, pred):
     """The head's predicted gain ``pred[j]`` of alternative ``j + 1`` over the choice (``j + 1 < ncand``), in
-    float32 as the torch head: standardised inputs, each member's ``relu(W2 relu(W1 z + b1) + b2)`` read out by
-    ``w3``, the members' mean.  ``x``, ``z``, ``u``, ``v``: scratch."""
+    float32 as the torch head: each member's ``relu(W2 relu(W1 z + b1) + b2)`` read out by ``w3``, the members'
+    mean, over the standardised inputs ``z = (x - mean) / scale``, which :func:`head_arrays` folds into the first
+    layer (``w1`` / scale, ``b1`` less the mean's share) so that the many zero inputs cost nothing.  ``w1`` [M, F, H]
+    and ``w2`` [M, H, H] are stored input-major, so each layer is a sum of scaled weight rows, which the compiler
+    vectorises.  ``x``, ``z`` [J, F], ``u``, ``v`` [J, H]: scratch, one row per alternative (``z``, ``mean`` and
+    ``scale`` are not read: the folded weights hold them)."""
     M = w1.shape[0]
-    H = w1.shape[1]
-    F = w1.shape[2]
-    for j in range(ncand - 1):
+    F = w1.shape[1]
+    H = w1.shape[2]
+    J = ncand - 1
+    for j in range(J):
         k = j + 1
         for f in range(CAND_FEATURES):
-            x[f] = per[k, f]
-            x[CAND_FEATURES + f] = per[k, f] - per[0, f]
+            x[j, f] = per[k, f]
+            x[j, CAND_FEATURES + f] = per[k, f] - per[0, f]
         for f in range(DECISION_FEATURES):
-            x[2 * CAND_FEATURES + f] = dec[f]
+            x[j, 2 * CAND_FEATURES + f] = dec[f]
+        pred[j] = 0.0
+    for m in range(M):
+        for j in range(J):
+            for i in range(H):
+                u[j, i] = b1[m, i]
+                v[j, i] = b2[m, i]
         for f in range(F):
-            z[f] = (x[f] - mean[f]) / scale[f]
-        total = np.float32(0.0)
-        for m in range(M):
+            for j in range(J):
+                xf = x[j, f]
+                if xf != 0.0:  # most inputs are 0 (kinds, tile features, differences): the mean is in b1
+                    for i in range(H):
+                        u[j, i] += w1[m, f, i] * xf
+        for j in range(J):
             for i in range(H):
-                acc = b1[m, i]
-                for f in range(F):
-                    acc += w1[m, i, f] * z[f]
-                u[i] = acc if acc > 0 else np.float32(0.0)
-            for i in range(H):
-                acc = b2[m, i]
-                for f in range(H):
-                    acc += w2[m, i, f] * u[f]
-                v[i] = acc if acc > 0 else np.float32(0.0)
+                if u[j, i] < 0.0:
+                    u[j, i] = 0.0
+        for f in range(H):
+            for j in range(J):
+                uf = u[j, f]
+                if uf != 0.0:
+                    for i in range(H):
+                        v[j, i] += w2[m, f, i] * uf
+        for j in range(J):
             out = b3[m]
             for i in range(H):
-                out += w3[m, i] * v[i]
-            total += out
-        pred[j] = total / np.float32(M)
+                if v[j, i] > 0.0:
+                    out += w3[m, i] * v[j, i]
+            pred[j] += out
+    for j in range(J):
+        pred[j] = pred[j] / np.float32(M)
 
 
 @njit(cache=True, nogil=True)
@@ -315,12 +331,12 @@ def head_decide_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_ta
     sl = np.empty(_K, np.int64)
     per = np.zeros((_K, CAND_FEATURES), np.float32)
     dec = np.zeros(DECISION_FEATURES, np.float32)
-    F = w1.shape[2]
-    H = w1.shape[1]
-    x = np.zeros(F, np.float32)
-    z = np.zeros(F, np.float32)
-    u = np.zeros(H, np.float32)
-    v = np.zeros(H, np.float32)
+    F = w1.shape[1]
+    H = w1.shape[2]
+    x = np.zeros((_K, F), np.float32)
+    z = np.zeros((_K, F), np.float32)
+    u = np.zeros((_K, H), np.float32)
+    v = np.zeros((_K, H), np.float32)
     pred = np.zeros(_K, np.float32)
     n = 0
     for j in range(idx.shape[0]):
@@ -370,12 +386,12 @@ def features_tables(b8, b16, idx, cand, ncand, cfg, tab, tabs, per, dec):
 def head_predict(per, dec, ncand, mean, scale, w1, b1, w2, b2, w3, b3, pred):
     """``pred[j, i]``: the head's predicted gain (float32) of alternative ``i + 1`` of decision ``j`` from its features
     ``per[j]``, ``dec[j]`` (:func:`features_tables`); -inf past ``ncand[j] - 1``."""
-    F = w1.shape[2]
-    H = w1.shape[1]
-    x = np.zeros(F, np.float32)
-    z = np.zeros(F, np.float32)
-    u = np.zeros(H, np.float32)
-    v = np.zeros(H, np.float32)
+    F = w1.shape[1]
+    H = w1.shape[2]
+    x = np.zeros((_K, F), np.float32)
+    z = np.zeros((_K, F), np.float32)
+    u = np.zeros((_K, H), np.float32)
+    v = np.zeros((_K, H), np.float32)
     for j in range(per.shape[0]):
         for i in range(pred.shape[1]):
             pred[j, i] = -np.inf
@@ -387,16 +403,21 @@ def head_predict(per, dec, ncand, mean, scale, w1, b1, w2, b2, w3, b3, pred):
 
 def head_arrays(part: dict) -> dict[str, np.ndarray]:
     """The tensors of a ``"departures"`` entry as the contiguous float32 arrays :func:`head_decide_tables` reads:
-    ``mean``, ``scale`` [F]; ``w1`` [M, H, F], ``b1`` [M, H], ``w2`` [M, H, H], ``b2`` [M, H], ``w3`` [M, H],
-    ``b3`` [M]."""
+    ``mean``, ``scale`` [F]; ``w1`` [M, F, H] and ``w2`` [M, H, H] (input-major: torch's weights transposed; ``w1``
+    and ``b1`` with the input standardisation folded in, :func:`_gains`), ``b1``, ``b2``, ``w3`` [M, H], ``b3`` [M]."""
     st = {k: np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v, np.float32) for k, v in part["state"].items()}
     M = int(part["arch"]["members"])
 
     def stack(layer, what):
         return np.ascontiguousarray(np.stack([st[f"members.{m}.{layer}.{what}"] for m in range(M)]), np.float32)
 
+    w1 = stack(0, "weight").astype(np.float64)  # [M, H, F]; z = (x - mean) / scale folded in, in float64
+    mean, scale = st["mean"].astype(np.float64), st["scale"].astype(np.float64)
+    w1 = w1 / scale[None, None, :]
+    b1 = stack(0, "bias").astype(np.float64) - (w1 * mean[None, None, :]).sum(2)
     return {"mean": np.ascontiguousarray(st["mean"]), "scale": np.ascontiguousarray(st["scale"]),
-            "w1": stack(0, "weight"), "b1": stack(0, "bias"), "w2": stack(2, "weight"), "b2": stack(2, "bias"),
+            "w1": np.ascontiguousarray(w1.transpose(0, 2, 1), np.float32), "b1": np.ascontiguousarray(b1, np.float32),
+            "w2": np.ascontiguousarray(stack(2, "weight").transpose(0, 2, 1)), "b2": stack(2, "bias"),
             "w3": np.ascontiguousarray(stack(4, "weight")[:, 0, :]), "b3": np.ascontiguousarray(stack(4, "bias")[:, 0])}
 
 
@@ -501,8 +522,8 @@ class FastHeadPlayer:
         self._tab, self._tabs = self.fast._tab, self.fast._tabs
         check_features(self.rules)
         self.weights = head_arrays(part)
-        if self.weights["w1"].shape[2] != PAIR_FEATURES:
-            raise ValueError(f"{where}: its departure head reads {self.weights['w1'].shape[2]} inputs, not "
+        if self.weights["w1"].shape[1] != PAIR_FEATURES:
+            raise ValueError(f"{where}: its departure head reads {self.weights['w1'].shape[1]} inputs, not "
                              f"{PAIR_FEATURES}")
         self.tau = float(part["tau"] if tau is None else tau)
         self.name = "fasthead:" + (Path(where).stem if where != "checkpoint" else "policy")

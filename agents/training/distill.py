@@ -86,15 +86,18 @@ def ready_pair_decisions(hand: np.ndarray, n_melds: np.ndarray, cand: np.ndarray
 
 def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: int = 1000, tables: int = 64,
                  label_prob: float = 0.25, worlds: int = 32, candidates: int = 3, seed: int = 0,
-                 verify_worlds: int = 0, screen_z: float = 0.5, kinds=None, policy=None,
+                 verify_worlds: int = 0, screen_z: float = 0.5, kinds=None, policy=None, rollout_player=None,
                  log: Callable[[str], None] | None = None, scope: str = "all") -> dict:
     """Play self-play hands until ``decisions`` decisions are labelled (see the module docstring).
 
     ``policy``: the player whose moves the tables play in every seat (an agent with ``act(obs, mask)`` on
     ``mjenv-obs-v1`` rows, e.g. a :class:`agents.players.policy.PolicyAgent`; expert iteration labels the states an
-    improved player reaches, :mod:`agents.training.exit`); None: the compiled player.  Either way the shortlist is
-    the compiled player's and the rollouts after each candidate are played by it; ``played int8 [N]`` stores the
-    shortlist column the tables played (-1: a move outside the shortlist).
+    improved player reaches, :mod:`agents.training.exit`), or a player reading the engine's tables (``uses_engine``,
+    e.g. :class:`agents.players.fasthead.FastHeadPlayer`); None: the compiled player.  Either way the shortlist is
+    the compiled player's; ``played int8 [N]`` stores the shortlist column the tables played (-1: a move outside the
+    shortlist).  ``rollout_player``: what plays the rollouts after each candidate, in every seat (an object with
+    ``rollout(engine)``, e.g. :class:`~agents.players.fasthead.FastHeadPlayer`: expert iteration's round 2); None:
+    the compiled player.
 
     Returns ``obs float32 [N, C, 34]`` (the acting seat's ``mjenv-obs-v1`` observation), ``mask bool [N, 111]``,
     ``cand int64 [N, candidates]`` (-1 padded, the player's choice first), ``ncand``, ``value float32 [N, k]``
@@ -137,7 +140,11 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
         raise ValueError(f"scope: ready reads Gejiu's wait sets; {variant!r} is not gejiu")
     cpu0 = time.process_time()
     search = SearchAgent(variant, options, candidates=candidates, worlds=worlds, seed=seed)
-    player = search.player
+    player = search.player  # the shortlist (and the tables' moves without a policy)
+    if rollout_player is not None:
+        if getattr(rollout_player, "variant", search.player.variant) != search.player.variant:
+            raise ValueError(f"rollout_player plays {rollout_player.variant!r}, the labels are of {search.player.variant!r}")
+        search.player = rollout_player  # SearchAgent._values rolls the worlds out with its .player
     eng = Engine(variant, tables, options=search.opts, record_events=False)
     encoder = encoder_for(eng)
     st = eng.state
@@ -155,8 +162,11 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
         live = np.flatnonzero(st.phase != S.DONE)
         player.decide(eng, live, out=acts)
         if policy is not None and len(live):
-            acts[live] = policy.act(encoder.encode(st, st.actor[live].astype(np.int64), live, engine=eng),
-                                    eng.mask[live])
+            if getattr(policy, "uses_engine", False):  # a compiled player reading the tables
+                acts[live] = policy.act(None, eng.mask[live], engine=eng, tables=live)
+            else:
+                acts[live] = policy.act(encoder.encode(st, st.actor[live].astype(np.int64), live, engine=eng),
+                                        eng.mask[live])
         cand, ncand = player.candidates(eng, live, candidates)
         ok = (ncand >= 2) & (rng.random(len(live)) < label_prob)
         if kind_codes is not None:
@@ -233,6 +243,8 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
                    "candidates": int(candidates), "seed": int(seed), "verify_worlds": int(verify_worlds),
                    "screen_z": float(screen_z), "kinds": None if kinds is None else list(kinds), "scope": scope,
                    "policy": None if policy is None else str(getattr(policy, "name", type(policy).__name__)),
+                   "rollout_player": None if rollout_player is None else str(getattr(rollout_player, "name",
+                                                                                       type(rollout_player).__name__)),
                    "cpu_seconds": round(time.process_time() - cpu0, 1)}
     return out
 

@@ -10,6 +10,9 @@ A round of expert iteration (ExIt) here has three steps:
    first; the policy's move is one of them wherever the policy departs through a head) is played in the same
    ``worlds`` sampled worlds and rolled out to the end of the hand by the compiled player; the paired mean gain of
    each alternative over the choice is the label.  The policy's own column is kept (``played``).
+   Round 2 rolls out with the improved player itself (``--rollout_policy CKPT``: its departure head compiled into
+   the numba player, :class:`agents.players.fasthead.FastHeadPlayer`), so the labels value a departure followed by
+   the improved player's play; ``--compiled_states`` has that compiled player play the tables as well.
 3. **The apprentice.**  A departure head (:func:`agents.training.departures.fit_head`, the features and format of
    :mod:`agents.players.departures`) is fitted to those labels and put on a base checkpoint in place of its head.
 
@@ -20,6 +23,8 @@ stage; this module is the standalone, resumable form:
 
 ```bash
 python -m agents.training.exit label --policy agents/checkpoints/kawuxing3-default.pt --seed 5000 --chunks 60 --out DIR
+python -m agents.training.exit label --policy agents/checkpoints/kawuxing3-default.pt --compiled_states \
+    --rollout_policy agents/checkpoints/kawuxing3-default.pt --seed 7000 --chunks 25 --out DIR2   # round 2
 python -m agents.training.exit fit --labels DIR/labels-*.npz --base agents/checkpoints/kawuxing3-default.pt --out NEW.pt
 python -m agents.training.exit merge --checkpoints agents/checkpoints/kawuxing3-default.pt NEW.pt --out BOTH.pt
 python -m agents.training.exit compare --labels DIR/labels-*.npz --checkpoints OLD.pt NEW.pt BOTH.pt
@@ -63,22 +68,37 @@ def chunk_path(folder, seed: int) -> Path:
 
 def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, seed: int, chunks: int, folder,
                  chunk: int = CHUNK, tables: int = 64, label_prob: float = 0.25, worlds: int = 32,
+                 rollout_policy=None, compiled_states: bool = False,
                  log: Callable[[str], None] | None = None) -> list[Path]:
     """Label ``chunks`` chunks of ``chunk`` decisions on the states ``policy`` (a checkpoint path or agent) reaches in
     every seat, chunk ``i`` with seed ``seed + i``, each saved to :func:`chunk_path`; a chunk whose file exists is
-    kept as it is (resume).  Returns the chunk files."""
+    kept as it is (resume).  ``rollout_policy``: a checkpoint whose compiled improved player
+    (:class:`agents.players.fasthead.FastHeadPlayer`) plays the rollouts after each candidate (round 2), or such a
+    player; None: the compiled ``heuristic-flush`` player.  ``compiled_states``: the tables are played by the
+    compiled improved player of ``policy`` (a checkpoint path) instead of its :class:`PolicyAgent`.  Returns the
+    chunk files."""
     from agents.training.distill import label_states, save_labels
 
     if int(chunks) < 1 or int(chunk) < 1:
         raise ValueError(f"chunks and chunk: need at least 1 each, got {chunks} and {chunk}")
-    agent = make_policy(policy, variant, options)
+    if compiled_states or (rollout_policy is not None and not hasattr(rollout_policy, "rollout")):
+        from agents.players.fasthead import FastHeadPlayer
+    if compiled_states:
+        if hasattr(policy, "act") and not isinstance(policy, FastHeadPlayer):
+            raise ValueError("compiled_states: give the policy as a checkpoint path (its compiled player plays)")
+        agent = policy if hasattr(policy, "act") else FastHeadPlayer(str(policy), variant, options)
+    else:
+        agent = make_policy(policy, variant, options)
+    roller = rollout_policy
+    if rollout_policy is not None and not hasattr(rollout_policy, "rollout"):
+        roller = FastHeadPlayer(str(rollout_policy), variant, options)
     paths = []
     for i in range(int(chunks)):
         path = chunk_path(folder, seed + i)
         if not path.is_file():
             labels = label_states(variant, options, decisions=int(chunk), tables=tables, label_prob=label_prob,
                                   worlds=worlds, candidates=CANDIDATES, seed=seed + i, verify_worlds=0, policy=agent,
-                                  log=log)
+                                  rollout_player=roller, log=log)
             save_labels(path, labels)
             if log:
                 meta = labels["meta"]
@@ -238,6 +258,11 @@ def main(argv=None) -> int:
     lab.add_argument("--worlds", type=int, default=32)
     lab.add_argument("--label_prob", type=float, default=0.25)
     lab.add_argument("--out", required=True, help="folder of the chunk files")
+    lab.add_argument("--rollout_policy", default=None,
+                     help="checkpoint whose compiled improved player (agents.players.fasthead) plays the rollouts "
+                          "(round 2); default: the compiled heuristic-flush player")
+    lab.add_argument("--compiled_states", action="store_true",
+                     help="the tables are played by the policy's compiled improved player, not its PolicyAgent")
     lab.add_argument("--threads", type=int, default=1, help="torch threads")
     f = sub.add_parser("fit", help="fit a departure head on label files and put it on a base checkpoint")
     f.add_argument("--labels", nargs="+", required=True)
@@ -269,7 +294,8 @@ def main(argv=None) -> int:
     cpu0 = time.process_time()
     if args.cmd == "label":
         label_chunks(args.policy, args.variant, seed=args.seed, chunks=args.chunks, folder=args.out, chunk=args.chunk,
-                     worlds=args.worlds, label_prob=args.label_prob, log=log)
+                     worlds=args.worlds, label_prob=args.label_prob, rollout_policy=args.rollout_policy,
+                     compiled_states=args.compiled_states, log=log)
         log(f"[exit] labelled in {time.process_time() - cpu0:.0f} CPU s")
         return 0
     from agents.players.policy import load_checkpoint, save_checkpoint, stamp
