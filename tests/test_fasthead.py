@@ -27,8 +27,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from agents.players.departures import CANDIDATES, KINDS, CandidateFeatures, candidate_kinds, predict  # noqa: E402
-from agents.players.fasthead import (FastHeadPlayer, check_features, head_arrays, head_predict,  # noqa: E402
-                                     recorded_decisions)
+from agents.players.fasthead import FastHeadPlayer, check_features, recorded_decisions  # noqa: E402
 from agents.players.fastplay import FastPlayer  # noqa: E402
 from agents.players.heuristic import HeuristicAgent  # noqa: E402
 from agents.players.policy import PolicyAgent, load_checkpoint, stamp  # noqa: E402
@@ -66,15 +65,12 @@ def test_features_equal_the_python_features_at_every_decision_kind():
         assert seen[KINDS.index(name)] > 0, (name, seen)
 
 
-def test_the_compiled_head_is_the_torch_head():
-    part = load_checkpoint(CKPT)["departures"]
+def test_the_compiled_head_is_the_torch_head(player):
     pol_head = PolicyAgent(CKPT, "kawuxing3").departures.head
-    w = head_arrays(part)
     fast = FastPlayer("kawuxing3")
     py = CandidateFeatures("kawuxing3")
     for obs, mask, cand, ncand, per, dec in recorded_decisions(fast, 16, 200, seed=12):
-        pred = np.zeros((len(mask), CANDIDATES - 1), np.float32)
-        head_predict(per, dec, ncand, w["mean"], w["scale"], w["w1"], w["b1"], w["w2"], w["b2"], w["w3"], w["b3"], pred)
+        pred = player.predict(per, dec, ncand)
         want = predict(pol_head, py.pairwise(obs, mask, cand, ncand))
         ok = np.arange(1, CANDIDATES)[None, :] < ncand[:, None]
         assert np.isneginf(pred[~ok]).all()
@@ -114,7 +110,7 @@ def _explain(pol: PolicyAgent, fh: FastHeadPlayer, heur: HeuristicAgent, eng, ta
 def test_the_compiled_player_plays_the_policys_moves(player):
     pol = PolicyAgent(CKPT, "kawuxing3")
     heur = pol.departures.features.advisor
-    tables, seed, decisions = 32, 7, 1000
+    tables, seed, decisions = 32, 7, 700
     eng = Engine("kawuxing3", tables, options=player.opts, record_events=False)
     enc = encoder_for(eng)
     st = eng.state
@@ -175,3 +171,14 @@ def test_refusals():
     with pytest.raises(ValueError, match="changed since"):
         FastHeadPlayer(other)
     check_features(FastPlayer("kawuxing3").rules)  # the rule set it plays passes its own check
+
+
+def test_labels_roll_out_with_the_compiled_improved_player(player):
+    from agents.training.distill import label_states
+
+    kw = dict(decisions=6, tables=8, worlds=2, seed=3, policy=player)
+    ours = label_states(**kw, rollout_player=player)
+    plain = label_states(**kw)  # the same states and shortlists, rolled out by the compiled heuristic-flush player
+    assert (ours["cand"] == plain["cand"]).all() and (ours["played"] == plain["played"]).all()
+    assert ours["meta"]["rollout_player"] == player.name and plain["meta"]["rollout_player"] is None
+    assert not np.array_equal(ours["value"], plain["value"])  # its departures change the hands' money

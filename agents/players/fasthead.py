@@ -324,6 +324,8 @@ def head_decide_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_ta
     Returns the decisions made."""
     ws = np.empty((_WS, 2, 5), np.int16)
     wi = np.zeros((_EVI + 5, 34), np.int64)
+    fws = np.empty((_WS, 2, 5), np.int16)  # the features' own work arrays: no state shared with the decisions
+    fwi = np.zeros((_EVI + 5, 34), np.int64)
     full8 = np.zeros(34, np.int8)
     work8 = np.zeros(34, np.int8)
     cand_a = np.empty(160, np.int64)
@@ -355,7 +357,7 @@ def head_decide_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_ta
         out[b] = cand_a[0]
         if kk < 2:
             continue
-        _features(b8[b], b16[b], sl, kk, cfg, tab, tabs, ws, wi, per, dec)
+        _features(b8[b], b16[b], sl, kk, cfg, tab, tabs, fws, fwi, per, dec)
         _gains(per, dec, kk, mean, scale, w1, b1, w2, b2, w3, b3, x, z, u, v, pred)
         stats[1] += 1
         best = -np.inf
@@ -546,6 +548,16 @@ class FastHeadPlayer:
             out = np.full(engine.batch_size, -1, np.int64)
         head_decide_tables(*self._args(engine, idx, out))
         return out
+
+    def predict(self, per: np.ndarray, dec: np.ndarray, ncand: np.ndarray) -> np.ndarray:
+        """float32 [N, K - 1]: the compiled head's predicted gains from features ``per`` [N, K, CAND_FEATURES] and
+        ``dec`` [N, DECISION_FEATURES] (:func:`features_tables`) of shortlists of ``ncand`` entries (-inf past them)."""
+        w = self.weights
+        per = np.ascontiguousarray(per, np.float32)
+        pred = np.empty((len(per), CANDIDATES - 1), np.float32)
+        head_predict(per, np.ascontiguousarray(dec, np.float32), np.ascontiguousarray(ncand, np.int64), w["mean"],
+                     w["scale"], w["w1"], w["b1"], w["w2"], w["b2"], w["w3"], w["b3"], pred)
+        return pred
 
     def candidates(self, engine, tables, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The compiled player's shortlist (:meth:`agents.players.fastplay.FastPlayer.candidates`)."""

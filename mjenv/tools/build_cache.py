@@ -125,6 +125,15 @@ def exercise(variant: str, folder: str | None = None) -> None:
 
     hand = np.bincount(parse_tiles("11123456789999p"), minlength=34)[None]  # 14 tiles: every path of the door
     FastPlayer(variant).hand_numbers(hand, 0, 4 - hand)
+    if variant == "kawuxing3" and importlib.util.find_spec("torch") is not None:  # the compiled improved player
+        from agents import CHECKPOINT_DIR
+        from agents.players.fasthead import FastHeadPlayer
+
+        fh = FastHeadPlayer(CHECKPOINT_DIR / "kawuxing3-default.pt")  # its feature check runs features_tables
+        roll = Engine(variant, 4, record_events=False)
+        roll.reset(seed=0, table_ids=np.arange(4), dealer=np.arange(4) % roll.n)
+        fh.rollout(roll)
+        fh.predict(np.zeros((1, 3, 25)), np.zeros((1, 8)), np.array([3]))
 
 
 def _worker(variants: tuple[str, ...], folder: str, root: str) -> float:
