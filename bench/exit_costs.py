@@ -17,9 +17,13 @@ within one run.  ``--decisions 0`` skips the states.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's agents, not an installed copy
 
 
 def main(argv=None) -> int:
