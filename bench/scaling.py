@@ -1,7 +1,7 @@
 """Scaling of the threaded engine: decisions per second (wall and CPU) for each batch size × thread count, in one run.
 
 Every configuration is an ``Engine(V, B, record_events=False, threads=T)`` playing random legal actions
-(:class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once, as bench/throughput.py's
+(:class:`mjenv.engine.sampling.ActionSampler` with ``threads=T``, finished tables re-dealt at once, as bench/throughput.py's
 ``engine:B``), optionally encoding every table's acting seat after each step (``--obs v1`` / ``--obs v2``).  All
 configurations live in this one process, warmed up first (compiled, tables spread over their hands), then
 measured in turns for ``--seconds`` of wall time each, ``--passes`` times, medians reported:
@@ -44,7 +44,7 @@ def _runner(variant: str, batch: int, threads: int, obs: str):
         enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
         out = np.empty((batch,) + enc.shape, enc.dtype)
     actions = np.empty(batch, np.int64)
-    sampler = ActionSampler(0)
+    sampler = ActionSampler(0, threads=threads)  # (its rows cut over the same threads: the same draws)
     next_id = [batch]
     eng.reset(seed=0)
 

@@ -17,8 +17,9 @@ VARIANTS = mjenv.VARIANTS
 
 @pytest.fixture
 def small_shards(monkeypatch):
-    """Shards of 4 tables, so that small batches run on several threads too."""
+    """Shards of 4 tables (re-deals: of 2), so that small batches run on several threads too."""
     monkeypatch.setattr(TH, "MIN_TABLES", 4)
+    monkeypatch.setattr(TH, "DEAL_MIN_TABLES", 2)
 
 
 def _same(a: Engine, b: Engine, where: str) -> None:
@@ -89,11 +90,39 @@ def test_shards_are_used(small_shards, monkeypatch):
         calls.append(self.count(len(idx)))
         return original(self, kernel, mode, idx, *rest)
 
+    deals = []
+    original_deal = TH.Shards.deal
+
+    def deal(self, *args):
+        deals.append(len(TH.deal_bounds(len(args[4]), self.threads)) - 1)
+        return original_deal(self, *args)
+
     monkeypatch.setattr(TH.Shards, "run", run)
+    monkeypatch.setattr(TH.Shards, "deal", deal)
     eng = Engine("kawuxing3", 16, threads=3)
     eng.reset(seed=0)
     eng.step(_policy(eng.mask, np.random.default_rng(0)))
-    assert max(calls) > 1  # several chunks (4 per thread here), taken by the threads as they come free
+    assert max(calls) > 1  # several chunks (guided: smaller towards the end), taken by the threads as they come free
+    eng.reset(seed=1, tables=np.arange(3, 13))  # a re-deal of some tables: walls, deal and first moves in chunks
+    assert deals and max(deals) > 1
+
+
+def test_sampler_on_threads_draws_as_one_thread(small_shards):
+    """``ActionSampler(threads=N)`` cuts a call's rows into chunks, each from its own point of the stream: the same
+    actions and the same stream state as one thread, row for row (rows with no legal action included)."""
+    from mjenv.engine.sampling import ActionSampler
+
+    rng = np.random.default_rng(3)
+    for rows in (7, 8, 41, 300):
+        one, many = ActionSampler(5, threads=1), ActionSampler(5, threads=3)
+        a, b = np.empty(rows, np.int64), np.empty(rows, np.int64)
+        for _ in range(3):
+            mask = rng.random((rows, 111)) < 0.06
+            mask[rng.random(rows) < 0.2] = False
+            one.sample(mask, a)
+            many.sample(mask, b)
+            assert np.array_equal(a, b) and one.state[0] == many.state[0]
+        assert many._cuts is None if rows < 8 else len(many._cuts) > 2
 
 
 @pytest.mark.parametrize("cfg", [c for c in CONFIGS if _valid_config(c)][::4], ids=config_id)

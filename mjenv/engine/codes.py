@@ -33,6 +33,9 @@ the entry point in ``MODE_RESUME``, which carries on exactly where the table sto
                           families whose drawn hands pay nothing (``table._end_hand``: Gejiu, Diedaohu,
                           Yangzhou, Liuwei); the engine only books it (match money, the session, a
                           ``results`` entry built when read)
+``P_BOOKED``              ``P_ENDED`` with the hand's numbers booked (``table.book_ended``: the end kind, the
+                          reading codes, the match money), on the thread that stepped the table; the engine
+                          books the rest
 ========================  ===================================================================
 
 Never left pending: ``P_EXHAUSTED`` (the wall ran out; the entry point ends the hand at once, every drawn hand
@@ -59,6 +62,9 @@ N_ACTIONS = 111
 
 # Pending codes (see the module docstring).
 P_NONE, P_WINDOW, P_SELF_DRAW, P_CLAIM_WIN, P_EXHAUSTED, P_ENDED = range(6)
+# P_ENDED once the hand's numbers are booked (table.book_ended: the end kind, reading codes and match money), by the
+# thread that stepped the table; the engine then books the rest (the session, the lazy result) and clears it
+P_BOOKED = 6
 PEND_READING = 2  # with P_ENDED: pend[b, PEND_READING + s] = the reading code seat s's win was valued with, or -1
 PEND_ROUND_WIND = 6  # Yangzhou: the round wind's tile id (27..30), set by the engine at each deal
 PEND_OVER = 7  # with P_ENDED after a win settled under 园子 (ddwin._dd_end): the settlement ended the session

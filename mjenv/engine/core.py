@@ -166,6 +166,7 @@ class Engine:
         self._kernel = None
         self._step_kernel = None
         self._deal_kernel = None  # table.deal_tables' direct entry, for a deal of every table
+        self._book_kernel = None  # table.book_ended's direct entry (Engine._book_numbers)
         # The kernel arguments of the last common step (Engine.step: tables None, an int64 [B] contiguous action
         # array, at _STEP_ACTS), made again only for another array.  A cache, not state: kept in a tuple, so that the
         # engine's arrays (vars(engine)) stay its state and scratch buffers.
@@ -177,7 +178,10 @@ class Engine:
         """Threads the kernel calls over many tables may run on (:mod:`mjenv.engine.threads`; ``threads=None``: the
         cores, capped by ``MJENV_THREADS``)."""
         # (a batch too small to cut in two shards never uses them: the one-table envs pay nothing)
-        self._shards = TH.Shards(threads, self._args, 9) if threads > 1 and B >= 2 * TH.MIN_TABLES else None
+        # what table.book_ended books the numbers of ended hands into (Engine._book_numbers)
+        self._book_args = (self._pend, self._end_kind, self._win_reading, self.match_money, self._money)
+        self._shards = (TH.Shards(threads, self._args, 9, self._book_numbers)
+                        if threads > 1 and B >= 2 * TH.MIN_TABLES else None)
 
     def _config(self) -> np.ndarray:
         fam, opts = self.family, self.opts
@@ -236,13 +240,27 @@ class Engine:
         k = len(idx)
         if k == 0:
             return
+        # A re-deal of some tables, once the direct entries exist, runs on the threads (Shards.deal): each chunk makes
+        # its walls, deals them and plays their first automatic moves; ``on_threads`` holds the walls' seed and ids.
+        on_threads = None
+        threaded = (
+            self._shards is not None and tables is not None and k >= 2 * TH.DEAL_MIN_TABLES
+            and self._deal_kernel is not None and self._step_kernel is not None and idx.flags.c_contiguous
+        )
         if walls is not None:
             wall_arr = self._check_walls(walls, k)
+            if threaded:
+                on_threads = (None, None)
         else:
             ids = idx if table_ids is None else np.asarray(table_ids, dtype=np.int64).reshape(-1)
             if len(ids) != k:
                 raise ValueError(f"table_ids has {len(ids)} entries for {k} tables")
-            wall_arr = self.seeded_walls(0 if seed is None else int(seed), ids)
+            seed = 0 if seed is None else int(seed)
+            if threaded:
+                on_threads = (np.uint64(seed & _MASK64), ids.astype(np.uint64))
+                wall_arr = np.empty((k, self.wall_size), np.int8)  # (made in the chunks)
+            else:
+                wall_arr = self.seeded_walls(seed, ids)
         # check_reset_args has checked every dealer is a seat
         if type(dealer) is int:
             dealers = np.full(k, dealer, np.int64)
@@ -273,6 +291,17 @@ class Engine:
                 if self._py_events[b]:
                     self._py_events[b] = []
         self._ever_dealt = True
+        if on_threads is not None:
+            self._pend[sel] = 0
+            if self._cfg[K.C_YZ + yzscore.YZ_ON]:  # the round wind the compiled Yangzhou judging reads
+                self._pend[sel, K.PEND_ROUND_WIND] = self.family.round_winds(idx)
+            head = (self._b8, self._b16, self._money, self._fresh8, self._fresh16)
+            tail = (self.tiles, self._cfg, self._ev, self._evn, self.mask)
+            k = self._shards.deal(self._deal_kernel, T.seeded_walls, self._step_kernel, (head, tail), idx, wall_arr,
+                                  dealers, *on_threads, self._waiting, self._none)  # fmt: skip
+            if k:
+                self._run(k)
+            return
         deal = (self._b8, self._b16, self._money, self._fresh8, self._fresh16, idx, wall_arr, dealers, self._cfg, self._ev,
                 self._evn, self.mask)  # fmt: skip
         # The direct entries, without numba's type dispatch (≈ 20 µs a call of these many arguments), once made by a
@@ -299,7 +328,8 @@ class Engine:
         when there are enough of them (:class:`mjenv.engine.threads.Shards`: the same effect and result)."""
         sh = self._shards
         if sh is not None and len(idx) >= 2 * TH.MIN_TABLES:
-            return sh.run(self._kernel, mode, idx, acts, self._waiting, self._info)
+            # (the chunks are slices of ``idx`` and ``acts``: a direct entry serves them as it serves the whole)
+            return sh.run(kernel, mode, idx, acts, self._waiting, self._info)
         return kernel(mode, *self._args, idx, acts, self._waiting, self._info)
 
     def _entry(self):
@@ -466,11 +496,14 @@ class Engine:
         while k:
             waiting = self._waiting[:k].copy()
             if k == 1:  # one table (a one-table env's hand end): a scalar test, no mask arrays
-                if self._pend.item(waiting.item(0), 0) == K.P_ENDED:
+                code = self._pend.item(waiting.item(0), 0)
+                if code == K.P_BOOKED or code == K.P_ENDED:
                     self._book_ended(waiting)
                     return
             else:
-                ended = self._pend[waiting, 0] == K.P_ENDED
+                # (hands ended in a chunk on the threads were booked there: P_BOOKED)
+                codes = self._pend[waiting, 0]
+                ended = (codes == K.P_BOOKED) | (codes == K.P_ENDED)
                 if ended.all():  # (every pending of Kawuxing and Gejiu, nearly every one elsewhere)
                     self._book_ended(waiting)
                     return
@@ -479,18 +512,29 @@ class Engine:
                     waiting = waiting[~ended]
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
-            k = self._call(self._kernel, K.MODE_RESUME, waiting, self._none)
+            # (``waiting`` is a fresh int64 array: the direct entry of the common step serves it)
+            k = self._call(self._step_kernel or self._kernel, K.MODE_RESUME, waiting, self._none)
+
+    def _book_numbers(self, waiting: np.ndarray, k: int, every: bool = False) -> None:
+        """The numbers of the hands among tables ``waiting[:k]`` (int64, C-contiguous) that the kernel ended
+        (P_ENDED → P_BOOKED; ``every``: all of them ended): the end kind, reading codes and match money
+        (:func:`mjenv.engine.table.book_ended`, compiled; the threads' chunks call it for their own tables)."""
+        book = self._book_kernel
+        if book is None:  # (compiled, or loaded, by this first call; its direct entry serves the next ones)
+            T.book_ended(waiting, k, every, *self._book_args)
+            self._book_kernel = _direct_entry(T.book_ended, (waiting, k, every, *self._book_args))
+        else:
+            book(waiting, k, every, *self._book_args)
 
     def _book_ended(self, idx: np.ndarray) -> None:
-        """Book the hands the kernel settled and ended (P_ENDED): match money, the session, a lazy result."""
+        """Book the hands the kernel settled and ended (P_ENDED, or P_BOOKED where a thread booked their numbers):
+        match money, the session, a lazy result."""
+        idx = np.ascontiguousarray(idx, np.int64)
+        self._book_numbers(idx, len(idx), True)
         # ``sel`` addresses the rows of ``idx``: a slice for one table (a one-table env's hand end), where numpy's
         # fancy indexing costs ≈ 1 µs an array
         sel = slice(idx.item(0), idx.item(0) + 1) if len(idx) == 1 else idx
-        head = self._pend[sel, : K.PEND_READING + S.MAX_SEATS]  # (one gather: the end kinds and reading codes)
-        self._end_kind[sel] = head[:, 1]
-        self._win_reading[sel] = head[:, K.PEND_READING :]
         self._pend[sel, :2] = 0
-        self.match_money[sel] += self.state.money[sel]
         if self._has_sessions:
             # Drawn hands (no winners, no settlement: the rounds, or kong money that left two players busted under
             # 园子, may end the session) in one batch; wins (Diedaohu, Liuwei, Yangzhou) one by one, with whether their

@@ -9,6 +9,12 @@ action (a finished table) gets ``-1``, which :meth:`mjenv.engine.core.Engine.ste
 The stream state is one ``uint64`` in a caller-owned array, advanced in place, so a seed gives the same
 actions on every machine and every batch split: row ``i`` of a call consumes exactly one number when it has
 a legal action.  :class:`ActionSampler` wraps the state with a seed and an output buffer.
+
+The same property cuts one call over threads bit-identically (``ActionSampler(seed, threads=N)``, the cores by
+default, as :class:`mjenv.engine.core.Engine`): SplitMix64's state after ``j`` numbers is the seed's plus ``j``
+times its increment, so :func:`chunk_states` counts the rows with a legal action before each chunk of rows (one
+vectorised pass) and gives each chunk its own starting state; the chunks then run :func:`random_legal_actions`
+at once on :mod:`mjenv.engine.threads`' pool (its GIL released), as the engine's kernel calls do.
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from mjenv.engine import threads as TH
 from mjenv.engine.jit import njit
 
-__all__ = ["ActionSampler", "random_legal_actions", "seed_state"]
+__all__ = ["ActionSampler", "chunk_states", "random_legal_actions", "seed_state"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -26,7 +33,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _MASK64 = (1 << 64) - 1
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def random_legal_actions(mask, state, out):
     """Write a uniformly random legal action of every row of ``mask`` (bool ``[B, A]``) into ``out`` (int64 ``[B]``).
 
@@ -54,6 +61,25 @@ def random_legal_actions(mask, state, out):
         out[i] = legal[np.int64(z % np.uint64(c))]
     state[0] = s
     return empty
+
+
+@njit(cache=True, nogil=True)
+def chunk_states(mask, state, cuts, starts):
+    """The stream state each chunk of rows starts from: ``starts[i]`` for rows ``cuts[i]`` to ``cuts[i + 1]`` of
+    ``mask`` (bool ``[B, A]``), as one :func:`random_legal_actions` call over every row would reach them; ``state``
+    (uint64 ``[1]``) is advanced past every row, as that call leaves it."""
+    s = state[0]
+    u8 = mask.view(np.uint8)
+    n = mask.shape[1]
+    for i in range(cuts.shape[0] - 1):
+        starts[i] = s
+        for r in range(cuts[i], cuts[i + 1]):
+            c = 0
+            for a in range(n):  # (a plain sum: vectorised)
+                c += u8[r, a]
+            if c:
+                s += _GOLDEN
+    state[0] = s
 
 
 _ENTRY = None
@@ -90,21 +116,32 @@ class ActionSampler:
     with a C-contiguous bool mask and int64 buffer (an engine's ``mask`` and the caller's action array) checks
     them once and calls the compiled kernel directly while the same two arrays come back (≈ 0.4 µs a call at
     B = 1 instead of ≈ 1.2 µs); reshaping either of them in place afterwards is not supported.
+
+    ``threads``: such a call over at least ``2 ×`` :data:`mjenv.engine.threads.MIN_TABLES` rows runs in chunks on
+    up to that many threads (the module docstring; ``None``, the default: the cores, capped by ``MJENV_THREADS``).
+    The actions and the stream are the same for every value.
     """
 
-    def __init__(self, seed: int | None = 0):
+    def __init__(self, seed: int | None = 0, threads: int | None = None):
         self.state = seed_state(seed)
+        self.threads = TH.check_threads(threads)
+        """Threads a call over many rows may run on (:mod:`mjenv.engine.threads`)."""
         self._out = np.empty(0, np.int64)
         unset = object()
         self._fast: tuple = (unset, unset)  # the last (mask, out) pair found fit for the entry point
         self._entry = None
+        self._cuts: np.ndarray | None = None  # int64 chunk boundaries of that pair's rows when cut over threads
+        self._starts = np.zeros(0, np.uint64)
 
     def sample(self, mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Uniformly random legal action per row of bool ``mask`` ``[B, A]`` (or ``[A]``: one row)."""
         if mask is self._fast[0] and out is self._fast[1]:
             # The pair checked last time (a batched loop passes the engine's mask and one buffer at every
             # step): the compiled entry point, without the checks and the dispatcher's type resolution.
-            self._entry(mask, self.state, out)
+            if self._cuts is None:
+                self._entry(mask, self.state, out)
+            else:
+                self._sample_chunks(mask, out)
             return out
         if (
             type(mask) is np.ndarray
@@ -118,7 +155,15 @@ class ActionSampler:
         ):
             self._fast = (mask, out)
             self._entry = _entry()
-            self._entry(mask, self.state, out)
+            rows = mask.shape[0]
+            self._cuts = None
+            if self.threads > 1 and rows >= 2 * TH.MIN_TABLES:
+                self._cuts = np.asarray(TH.bounds(rows, self.threads), np.int64)
+                self._starts = np.zeros(len(self._cuts) - 1, np.uint64)
+            if self._cuts is None:
+                self._entry(mask, self.state, out)
+            else:
+                self._sample_chunks(mask, out)
             return out
         mask = np.asarray(mask)
         if mask.dtype != np.bool_:
@@ -135,3 +180,16 @@ class ActionSampler:
             raise ValueError(f"out must be int64 [{mask.shape[0]}], got {out.dtype} {out.shape}")
         random_legal_actions(mask, self.state, out)
         return out
+
+    def _sample_chunks(self, mask: np.ndarray, out: np.ndarray) -> None:
+        """One call's rows in the chunks of ``_cuts``, on the threads: each from the state :func:`chunk_states` gives
+        it (the same draws as one call)."""
+        cuts, starts, entry = self._cuts, self._starts, self._entry
+        chunk_states(mask, self.state, cuts, starts)
+        bounds = cuts.tolist()
+
+        def chunk(w: int, i: int) -> None:
+            lo, hi = bounds[i], bounds[i + 1]
+            entry(mask[lo:hi], starts[i : i + 1], out[lo:hi])
+
+        TH.run_chunks(len(bounds) - 1, self.threads, chunk)

@@ -50,12 +50,14 @@ from mjenv.engine.codes import (
     LINK_CHAIN,
     LINK_PER_HAND,
     N_ACTIONS,
+    P_BOOKED,
     P_ENDED,
     P_EXHAUSTED,
     P_NONE,
+    PEND_READING,
 )
 from mjenv.engine.ddend import _bankroll_kong
-from mjenv.engine.gates import kernel
+from mjenv.engine.gates import entry_kernel, kernel
 from mjenv.engine.jit import njit
 from mjenv.engine.state import (
     ADDED_KONG,
@@ -134,7 +136,7 @@ def _base5(h, start):
 
 
 # ----------------------------------------------------------------------------------------- deal
-@kernel
+@entry_kernel  # (called by Python, on threads: Engine.reset's chunks)
 def deal_tables(b8, b16, money, fresh8, fresh16, idx, walls, dealers, cfg, ev, evn, mask):
     """Clear tables ``idx`` and deal wall ``walls[j]`` with dealer ``dealers[j]`` (docs/rules/common.md §1.6)."""
     n = cfg[C_N]
@@ -186,7 +188,7 @@ def _splitmix(x):
     return x, z ^ (z >> np.uint64(31))
 
 
-@kernel
+@entry_kernel  # (called by Python, on threads: Engine.reset's chunks)
 def seeded_walls(seed, table_ids, tiles, out):
     """Write into ``out[j]`` the wall of table id ``table_ids[j]`` under ``seed``: a Fisher–Yates shuffle of
     ``tiles`` (ascending tile ids) driven by SplitMix64 seeded with ``mix(mix(seed) ^ table_id)``.
@@ -568,6 +570,28 @@ def _give_won_tile(r8, r16, frm, t, first, rob):
         r16[O16_RIVER_LEN + frm] -= 1
         r8[O8_RIVER + MAX_RIVER * frm + r16[O16_RIVER_LEN + frm]] = -1
     r8[O8_HAND + 34 * first + t] += 1
+
+
+@entry_kernel  # (called by Python, on threads: mjenv.engine.threads' chunks and Engine._run)
+def book_ended(waiting, k, every, pend, end_kind, win_reading, match_money, money):
+    """Book the numbers of the hands among tables ``waiting[:k]`` that the kernel settled and ended (P_ENDED; with
+    ``every``, every listed table's, the caller knowing they ended): the end kind (``end_kind[b]``), each seat's
+    reading code (``win_reading[b]``) and the hand's money added to ``match_money[b]``; their code becomes P_BOOKED
+    (tables already booked are left alone, and without ``every`` other pendings too).
+    :meth:`mjenv.engine.core.Engine._run` books the rest; the thread that stepped a chunk of tables books it here
+    first, while its rows are in that core's cache."""
+    n = match_money.shape[1]
+    for j in range(k):
+        b = waiting[j]
+        code = pend[b, 0]
+        if code == P_BOOKED or (code != P_ENDED and not every):
+            continue
+        pend[b, 0] = P_BOOKED
+        end_kind[b] = pend[b, 1]
+        for s in range(win_reading.shape[1]):
+            win_reading[b, s] = pend[b, PEND_READING + s]
+        for s in range(n):
+            match_money[b, s] += money[b, s]
 
 
 @kernel

@@ -1,8 +1,8 @@
 """Every core for one engine: the compiled game core run over chunks of the tables on a pool of threads.
 
 ``Engine(..., threads=N)`` cuts the tables of a kernel call (a step, the automatic moves after a deal, the
-resumption after Python's pendings) into contiguous chunks (:data:`CHUNKS_PER_THREAD` per thread) and runs the
-compiled entry point (:mod:`mjenv.engine.entry`, compiled with ``nogil=True``) on them at once: on the calling
+resumption after Python's pendings) into contiguous chunks (:func:`bounds`: large first, smaller towards the end)
+and runs the compiled entry point (:mod:`mjenv.engine.entry`, compiled with ``nogil=True``) on them at once: on the calling
 thread and on a process-wide pool, each thread taking the next chunk as it comes free (EnvPool's design, a
 thread pool stepping shards of environments, with dynamic scheduling as numba's and OpenMP's parallel loops
 have).  Tables share no state in the kernels but their scratch rows (``scr``), so each thread gets its own; a
@@ -38,9 +38,16 @@ MIN_TABLES = 256
 chunks of 128 tables a step of B = 512 paid 20 % more CPU than on one thread, at B = 4096 the difference was within
 the noise (bench/scaling.py)."""
 
-CHUNKS_PER_THREAD = 4
-"""Chunks per thread: the threads take chunks as they come free, so one the machine holds back (a shared machine's
-other work) delays the call by one small chunk, not by a whole shard."""
+GUIDE = 2
+"""Guided chunks: each chunk takes ``1 / (GUIDE × threads)`` of the tables not yet given out (at least
+:data:`MIN_TABLES` for the first ones, :data:`TAIL_TABLES` towards the end).  The threads take chunks as they come
+free, so a thread the machine holds back (a shared machine's other work) delays the call by one small chunk, not by
+a whole shard, and the last chunks, small, leave little of one thread's work for the other to wait on (with equal
+chunks of 512 tables at B = 4096 one thread waited on average half a chunk at the end of every step)."""
+
+TAIL_TABLES_DIVISOR = 4
+"""The smallest chunk is ``MIN_TABLES // TAIL_TABLES_DIVISOR`` tables (64): a thread already running takes the next
+chunk for a few µs of Python, far less than the hand-over of a call to the pool that :data:`MIN_TABLES` pays for."""
 
 
 def available_cores() -> int:
@@ -97,11 +104,13 @@ class Shards:
     """Runs one engine's kernel calls over chunks of the tables on up to ``threads`` threads (see the module docstring).
 
     ``args`` is the engine's tuple of arrays every kernel call takes (``b8 … fcfg``, ``scr`` at ``scr_at``); each
-    thread gets its own scratch and ``info``.
+    thread gets its own scratch and ``info``.  ``book(waiting, c)``, when given, books the numbers of the hands a
+    chunk's kernel call ended (:meth:`mjenv.engine.core.Engine._book_numbers`), on the thread that ran it.
     """
 
-    def __init__(self, threads: int, args: tuple, scr_at: int):
+    def __init__(self, threads: int, args: tuple, scr_at: int, book=None):
         self.threads = threads
+        self._book = book
         self._args = args
         self._worker_args = []
         for w in range(threads):
@@ -129,21 +138,56 @@ class Shards:
                 return 0
         step = len(acts) == k
         counts = [0] * m
-        args, infos = self._worker_args, self._infos
+        args, infos, book = self._worker_args, self._infos, self._book
 
         def chunk(w: int, i: int) -> None:
             lo, hi = cuts[i], cuts[i + 1]
-            counts[i] = kernel(mode, *args[w], idx[lo:hi], acts[lo:hi] if step else acts, waiting[lo:hi], infos[w])
+            c = counts[i] = kernel(mode, *args[w], idx[lo:hi], acts[lo:hi] if step else acts, waiting[lo:hi], infos[w])
+            if c and book is not None:
+                book(waiting[lo:hi], c)
 
         run_chunks(m, self.threads, chunk)
-        n = counts[0]
-        for i in range(1, m):  # join the chunks' lists in order (each is at the start of its slice)
-            c = counts[i]
-            if c:
-                lo = cuts[i]
-                waiting[n : n + c] = waiting[lo : lo + c]
-                n += c
-        return n
+        return join(cuts, counts, waiting)
+
+    def deal(self, deal, walls_of, advance, deal_args: tuple, idx, walls, dealers, seed, ids, waiting, none) -> int:
+        """A re-deal of tables ``idx`` in chunks (:func:`deal_bounds`) on the threads: each chunk makes its walls
+        (``walls_of(seed, ids, tiles, walls)``, :func:`mjenv.engine.table.seeded_walls`; ``ids`` None: ``walls``
+        given), deals them (``deal``: :func:`mjenv.engine.table.deal_tables` with ``deal_args`` = (b8, b16, money,
+        fresh8, fresh16), (tiles, cfg, ev, evn, mask)) and plays their automatic moves (``advance``: the entry point,
+        ``MODE_ADVANCE``).  The tables left with a pending are listed first in ``waiting``, as one thread lists
+        them; returns their number."""
+        from mjenv.engine.codes import MODE_ADVANCE
+
+        cuts = deal_bounds(len(idx), self.threads)
+        m = len(cuts) - 1
+        counts = [0] * m
+        head, (tiles, cfg, ev, evn, mask) = deal_args
+        args, infos, book = self._worker_args, self._infos, self._book
+
+        def chunk(w: int, i: int) -> None:
+            lo, hi = cuts[i], cuts[i + 1]
+            if ids is not None:
+                walls_of(seed, ids[lo:hi], tiles, walls[lo:hi])
+            deal(*head, idx[lo:hi], walls[lo:hi], dealers[lo:hi], cfg, ev, evn, mask)
+            c = counts[i] = advance(MODE_ADVANCE, *args[w], idx[lo:hi], none, waiting[lo:hi], infos[w])
+            if c and book is not None:
+                book(waiting[lo:hi], c)
+
+        run_chunks(m, self.threads, chunk)
+        return join(cuts, counts, waiting)
+
+
+def join(cuts: list[int], counts: list[int], waiting: np.ndarray) -> int:
+    """Join the lists of tables left with a pending that chunks ``cuts`` wrote at the start of their slices of
+    ``waiting`` (``counts[i]`` each) into one list at its start, in chunk order; returns its length."""
+    n = counts[0]
+    for i in range(1, len(counts)):
+        c = counts[i]
+        if c:
+            lo = cuts[i]
+            waiting[n : n + c] = waiting[lo : lo + c]
+            n += c
+    return n
 
 
 def run_chunks(m: int, threads: int, chunk) -> None:
@@ -172,8 +216,29 @@ def run_chunks(m: int, threads: int, chunk) -> None:
         f.result()
 
 
-def bounds(k: int, threads: int) -> list[int]:
-    """The chunk boundaries of ``k`` items for ``threads`` threads: :data:`CHUNKS_PER_THREAD` chunks per thread, of at
-    least :data:`MIN_TABLES` items (one chunk below ``2 × MIN_TABLES``)."""
-    m = max(1, min(threads * CHUNKS_PER_THREAD, k // MIN_TABLES)) if threads > 1 else 1
+DEAL_MIN_TABLES = 24
+"""Fewest tables a chunk of a re-deal is given (:meth:`Shards.deal`): dealing a table and playing its first automatic
+moves costs ≈ 2 µs, so the ≈ 80 tables a loop at B = 4096 re-deals per step are worth cutting in a few chunks."""
+
+
+def deal_bounds(k: int, threads: int) -> list[int]:
+    """The chunk boundaries of a re-deal of ``k`` tables: up to ``GUIDE × threads`` equal chunks of at least
+    :data:`DEAL_MIN_TABLES` (one chunk for fewer than twice that)."""
+    m = max(1, min(GUIDE * threads, k // DEAL_MIN_TABLES)) if threads > 1 else 1
     return [k * i // m for i in range(m + 1)]
+
+
+def bounds(k: int, threads: int) -> list[int]:
+    """The chunk boundaries of ``k`` items for ``threads`` threads: guided chunks (:data:`GUIDE`), each
+    ``ceil(left / (GUIDE × threads))`` items of the ``left`` not given out yet, at least ``MIN_TABLES //
+    TAIL_TABLES_DIVISOR``; one chunk for one thread or fewer than ``2 ×`` :data:`MIN_TABLES` items."""
+    if threads <= 1 or k < 2 * MIN_TABLES:
+        return [0, k]
+    share = GUIDE * threads
+    tail = max(1, MIN_TABLES // TAIL_TABLES_DIVISOR)
+    cuts = [0]
+    lo = 0
+    while lo < k:
+        lo = min(k, lo + max(tail, -(-(k - lo) // share)))
+        cuts.append(lo)
+    return cuts

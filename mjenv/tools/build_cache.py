@@ -54,6 +54,7 @@ def exercise(variant: str, folder: str | None = None) -> None:
     from mjenv.encoding.compact import CompactEncoder
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.engine.core import Engine
+    from mjenv.engine import threads as TH
     from mjenv.engine.sampling import ActionSampler
 
     rng = np.random.default_rng(0)
@@ -84,6 +85,8 @@ def exercise(variant: str, folder: str | None = None) -> None:
     eng = Engine(variant, 4, record_events=False)  # the engine, the compiled sampler, continued matches
     enc = ObservationEncoder.for_engine(eng)
     sampler = ActionSampler(0)
+    rows = 2 * TH.MIN_TABLES  # the sampler cut over threads (its chunk_states); the engine's threads share its entries
+    ActionSampler(0, threads=2).sample(np.ones((rows, eng.mask.shape[1]), bool), np.empty(rows, np.int64))
     out = np.empty((4,) + enc.shape, np.float32)
     enc2 = CompactEncoder.for_engine(eng)  # mjenv-obs-v2
     out2 = np.empty((4,) + enc2.shape, np.uint8)
