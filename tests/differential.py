@@ -204,7 +204,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", default="", help="substring of the configuration ids to run")
     ap.add_argument("--threads", type=int, default=1,
-                    help="threads of the compiled engine (chunks of at least 256 tables: use --batch >= 512)")
+                    help="threads of the compiled engine (only calls over >= 512 tables are cut: use --batch >= 512)")
     args = ap.parse_args()
     total = 0
     for cfg in CONFIGS:
