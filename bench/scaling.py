@@ -14,18 +14,22 @@ measured in turns for ``--seconds`` of wall time each, ``--passes`` times, media
   work did not interrupt), and its speed-up: on a loaded machine, what the threads give when the cores are free.
 
 The machine's load average is printed at each pass: a shared machine's other work takes cores from the threads,
-so compare the ratios of one run, never absolute figures across runs.  Usage::
+so compare the ratios of one run, never absolute figures across runs.  ``--trees OLD,NEW`` measures checkouts of
+mjenv side by side (each in its own process, set up once; their passes alternate, so both see the same load).  Usage::
 
     python bench/scaling.py                                   # B = 64, 512, 4096 × threads 1, 2; Kawuxing-3p
     python bench/scaling.py --batches 4096 --threads 1 2 4 --variant gejiu --markdown
     python bench/scaling.py --all-variants --batches 4096     # one row pair per variant
+    python bench/scaling.py --batches 4096 --passes 5 --trees /tmp/old,.   # an older commit (a git worktree) beside this
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
@@ -44,7 +48,10 @@ def _runner(variant: str, batch: int, threads: int, obs: str):
         enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
         out = np.empty((batch,) + enc.shape, enc.dtype)
     actions = np.empty(batch, np.int64)
-    sampler = ActionSampler(0, threads=threads)  # (its rows cut over the same threads: the same draws)
+    try:
+        sampler = ActionSampler(0, threads=threads)  # (its rows cut over the same threads: the same draws)
+    except TypeError:  # an older checkout (--trees), whose sampler ran on one thread
+        sampler = ActionSampler(0)
     next_id = [batch]
     eng.reset(seed=0)
 
@@ -77,6 +84,33 @@ def _runner(variant: str, batch: int, threads: int, obs: str):
     return play
 
 
+def _serve(configs: list, obs: str) -> int:
+    """One tree's process under ``--trees``: set every configuration up, say ``ready``, then for every line ``SECONDS``
+    on stdin measure each configuration once and print their figures as one JSON line."""
+    runners = [_runner(*c, obs) for c in configs]
+    print("ready", flush=True)
+    for line in sys.stdin:
+        print(json.dumps([run(float(line)) for run in runners]), flush=True)
+    return 0
+
+
+def _tree_process(tree: str, argv: list[str]):
+    """A ``--serve`` process of this script importing mjenv from checkout ``tree``; returns ``measure(seconds)``."""
+    rest = [a for i, a in enumerate(argv) if a != "--trees" and (i == 0 or argv[i - 1] != "--trees")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), *rest, "--serve"], cwd=tree, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    if proc.stdout.readline().strip() != "ready":
+        raise SystemExit(f"scaling: the process for {tree} did not start")
+
+    def measure(seconds: float) -> list:
+        proc.stdin.write(f"{seconds}\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    return measure
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -88,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=3.0, help="wall seconds per configuration per pass")
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--trees", default=None, metavar="PATH[,PATH...]", help="checkouts of mjenv measured side by side")
+    ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # internal: one tree's process (--trees)
     args = ap.parse_args(argv)
     if 1 not in args.threads:
         ap.error("--threads must include 1 (the speed-ups are measured against it)")
@@ -95,26 +131,42 @@ def main(argv: list[str] | None = None) -> int:
 
     variants = list(mjenv.VARIANTS) if args.all_variants else [args.variant]
     configs = [(v, b, t) for v in variants for b in args.batches for t in args.threads]
+    if args.serve:
+        return _serve(configs, args.obs)
+    given = args.trees.split(",") if args.trees else []
+    trees = [os.path.abspath(t) for t in given] or [None]
+    names = dict(zip(trees, given))
+    for tree in trees:
+        if tree is not None and not os.path.isdir(os.path.join(tree, "mjenv")):
+            ap.error(f"--trees: {tree!r} is not a checkout of mjenv")
     print(f"cores available: {len(os.sched_getaffinity(0))}, load average before warm-up: "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", file=sys.stderr, flush=True)
-    runners = {c: _runner(*c, args.obs) for c in configs}
-    figures: dict = {c: [] for c in configs}
+    if trees == [None]:
+        runners = {c: _runner(*c, args.obs) for c in configs}
+        measure = {None: lambda seconds: [runners[c](seconds) for c in configs]}
+    else:
+        measure = {tree: _tree_process(tree, argv if argv is not None else sys.argv[1:]) for tree in trees}
+    figures: dict = {(tree, c): [] for tree in trees for c in configs}
     loads = []
     for p in range(args.passes):
         loads.append(os.getloadavg()[0])
-        for c in configs:  # one after another: every configuration sees the same load, pass by pass
-            figures[c].append(runners[c](args.seconds))
+        for tree in trees:  # one after another: every configuration sees the same load, pass by pass
+            for c, fig in zip(configs, measure[tree](args.seconds)):
+                figures[tree, c].append(fig)
         print(f"pass {p + 1}/{args.passes} done, load average {loads[-1]:.1f}", file=sys.stderr, flush=True)
     rows = []
-    for c in configs:
-        v, b, t = c
-        wall = statistics.median(d / w for d, w, _, _ in figures[c])
-        cpu = statistics.median(d / u for d, _, u, _ in figures[c])
-        base = statistics.median(d / w for d, w, _, _ in figures[(v, b, 1)])
-        best = statistics.median(x[3] for x in figures[c])
-        best_base = statistics.median(x[3] for x in figures[(v, b, 1)])
-        rows.append({"variant": v, "batch": b, "threads": t, "wall": wall, "cpu": cpu, "speedup": wall / base,
-                     "efficiency": wall / base / t, "best": best, "best_speedup": best / best_base})  # fmt: skip
+    for tree in trees:
+        for c in configs:
+            v, b, t = c
+            fig, one = figures[tree, c], figures[tree, (v, b, 1)]
+            wall = statistics.median(d / w for d, w, _, _ in fig)
+            cpu = statistics.median(d / u for d, _, u, _ in fig)
+            base = statistics.median(d / w for d, w, _, _ in one)
+            best = statistics.median(x[3] for x in fig)
+            best_base = statistics.median(x[3] for x in one)
+            label = v if tree is None else f"{v} ({names[tree]})"
+            rows.append({"variant": label, "batch": b, "threads": t, "wall": wall, "cpu": cpu, "speedup": wall / base,
+                         "efficiency": wall / base / t, "best": best, "best_speedup": best / best_base})  # fmt: skip
     obs = {"none": "engine", "v1": "engine + obs-v1", "v2": "engine + obs-v2"}[args.obs]
     load = f"load average {min(loads):.1f}–{max(loads):.1f} during the passes"
     if args.markdown:

@@ -89,7 +89,7 @@ def measure(variant: str, batch: int, steps: int) -> tuple[dict[str, float], flo
     kernel = eng._entry()
     next_id = batch
     state = np.zeros(1, np.uint64)
-    cuts = np.asarray(TH.bounds(batch, 2), np.int64)
+    cuts = np.asarray(TH.even_bounds(batch, 2, TH.MIN_TABLES), np.int64)
     starts = np.zeros(len(cuts) - 1, np.uint64)
 
     def loop(n: int) -> float:

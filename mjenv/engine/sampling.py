@@ -158,7 +158,7 @@ class ActionSampler:
             rows = mask.shape[0]
             self._cuts = None
             if self.threads > 1 and rows >= 2 * TH.MIN_TABLES:
-                self._cuts = np.asarray(TH.bounds(rows, self.threads), np.int64)
+                self._cuts = np.asarray(TH.even_bounds(rows, self.threads, TH.MIN_TABLES), np.int64)
                 self._starts = np.zeros(len(self._cuts) - 1, np.uint64)
             if self._cuts is None:
                 self._entry(mask, self.state, out)

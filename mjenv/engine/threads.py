@@ -38,12 +38,13 @@ MIN_TABLES = 256
 chunks of 128 tables a step of B = 512 paid 20 % more CPU than on one thread, at B = 4096 the difference was within
 the noise (bench/scaling.py)."""
 
-GUIDE = 2
-"""Guided chunks: each chunk takes ``1 / (GUIDE × threads)`` of the tables not yet given out (at least
-:data:`MIN_TABLES` for the first ones, :data:`TAIL_TABLES` towards the end).  The threads take chunks as they come
-free, so a thread the machine holds back (a shared machine's other work) delays the call by one small chunk, not by
-a whole shard, and the last chunks, small, leave little of one thread's work for the other to wait on (with equal
-chunks of 512 tables at B = 4096 one thread waited on average half a chunk at the end of every step)."""
+GUIDE = 1
+"""Guided chunks (OpenMP's ``schedule(guided)``): each chunk takes ``1 / (GUIDE × threads)`` of the tables not yet
+given out, at least ``MIN_TABLES // TAIL_TABLES_DIVISOR``.  The threads take chunks as they come free, so a thread
+the machine holds back (a shared machine's other work) delays the call by one small chunk, not by a whole shard, and
+the last chunks, small, leave little of one thread's work for the other to wait on (with equal chunks of 512 tables
+at B = 4096 one thread waited on average half a chunk at the end of every step), in few chunks (7 at B = 4096 on two
+threads: each costs a few µs of Python holding the GIL)."""
 
 TAIL_TABLES_DIVISOR = 4
 """The smallest chunk is ``MIN_TABLES // TAIL_TABLES_DIVISOR`` tables (64): a thread already running takes the next
@@ -221,17 +222,22 @@ DEAL_MIN_TABLES = 24
 moves costs ≈ 2 µs, so the ≈ 80 tables a loop at B = 4096 re-deals per step are worth cutting in a few chunks."""
 
 
-def deal_bounds(k: int, threads: int) -> list[int]:
-    """The chunk boundaries of a re-deal of ``k`` tables: up to ``GUIDE × threads`` equal chunks of at least
-    :data:`DEAL_MIN_TABLES` (one chunk for fewer than twice that)."""
-    m = max(1, min(GUIDE * threads, k // DEAL_MIN_TABLES)) if threads > 1 else 1
+def even_bounds(k: int, threads: int, least: int) -> list[int]:
+    """The boundaries of up to ``2 × threads`` equal chunks of ``k`` items, of at least ``least`` items each (one chunk
+    for fewer than twice that): for work even across the items (a re-deal, :func:`deal_bounds`; the sampler's rows)."""
+    m = max(1, min(2 * threads, k // least)) if threads > 1 else 1
     return [k * i // m for i in range(m + 1)]
 
 
+def deal_bounds(k: int, threads: int) -> list[int]:
+    """The chunk boundaries of a re-deal of ``k`` tables: :func:`even_bounds` of at least :data:`DEAL_MIN_TABLES`."""
+    return even_bounds(k, threads, DEAL_MIN_TABLES)
+
+
 def bounds(k: int, threads: int) -> list[int]:
-    """The chunk boundaries of ``k`` items for ``threads`` threads: guided chunks (:data:`GUIDE`), each
-    ``ceil(left / (GUIDE × threads))`` items of the ``left`` not given out yet, at least ``MIN_TABLES //
-    TAIL_TABLES_DIVISOR``; one chunk for one thread or fewer than ``2 ×`` :data:`MIN_TABLES` items."""
+    """The chunk boundaries of ``k`` tables for ``threads`` threads: guided chunks (:data:`GUIDE`), each
+    ``ceil(left / (GUIDE × threads))`` tables of the ``left`` not given out yet, at least ``MIN_TABLES //
+    TAIL_TABLES_DIVISOR``; one chunk for one thread or fewer than ``2 ×`` :data:`MIN_TABLES` tables."""
     if threads <= 1 or k < 2 * MIN_TABLES:
         return [0, k]
     share = GUIDE * threads
