@@ -1,0 +1,75 @@
+"""How much of a decision's advantage noise the paired rollouts remove: the spread of the paired advantage
+``(1 − π(a)) (G_A − G_B)`` against the Monte-Carlo return ``G_A`` at the same branch decisions.
+
+Plays ``--rollouts`` paired rollouts (:meth:`agents.training.ppo.SeatRollouts.collect_paired`, the settings of
+``configs/train/ppo-paired.toml`` by default) with the policy of ``--checkpoint`` in every seat, and prints, in money
+× 0.1 (the trainer's reward scale): the standard deviation of the paired advantage, of the twins' money difference
+``G_A − G_B`` and of ``G_A`` (the Monte-Carlo advantage with a constant baseline; a critic that explains 7–14 % of it,
+docs/experiments/ppo.md, lowers it by at most 7 %), the share of pairs whose twins ended with the same money, and the
+CPU cost of a branch sample.
+
+    python bench/paired_advantages.py --checkpoint agents/checkpoints/kawuxing3-network-hand.pt
+    python bench/paired_advantages.py --checkpoint agents/checkpoints/kawuxing3-network-hand.pt --greedy
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import numpy as np
+
+
+def main(argv=None) -> dict:
+    """Measure the paired and the Monte-Carlo advantages' spread for one checkpoint; print and return them."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--checkpoint", required=True)
+    ap.add_argument("--rollouts", type=int, default=3)
+    ap.add_argument("--tables", type=int, default=256)
+    ap.add_argument("--steps", type=int, default=128)
+    ap.add_argument("--rate", type=float, default=0.5)
+    ap.add_argument("--min", type=float, default=0.02)
+    ap.add_argument("--greedy", action="store_true", help="the twins play their most likely actions after a branch")
+    ap.add_argument("--seed", type=int, default=77)
+    a = ap.parse_args(argv)
+    import torch
+
+    from agents.players.policy import load_checkpoint
+    from agents.training.ppo import SeatRollouts
+    from mjenv.rules import load_rules
+
+    torch.set_num_threads(1)
+    ck = load_checkpoint(a.checkpoint)
+    rules = load_rules(ck["variant"], options=ck.get("options"))
+    arch = ck["arch"]
+    spec = {"variant": ck["variant"], "options": rules.options_dict(), "obs_shape": list(ck["obs_shape"]),
+            "channels": arch["channels"], "hidden": arch["hidden"], "value_hidden": 64, "net": arch.get("net"),
+            "blocks": arch.get("blocks", 4), "advice": None, "derived": ck.get("derived"), "num_tables": a.tables,
+            "n_steps": a.steps, "seed": a.seed, "gamma": 0.995, "gae_lambda": 0.95, "reward_scale": 0.1,
+            "opponents": ["random"], "opponent_weights": [1.0], "frozen_share": 0.0, "threads": 1, "precision": "fp32",
+            "paired": True, "paired_rate": a.rate, "paired_min": a.min, "paired_greedy": a.greedy}
+    r = SeatRollouts(spec, 0)
+    r.net.trunk.load_state_dict(ck["trunk"])
+    r.net.head.load_state_dict(ck["head"])
+    outs = [r.collect() for _ in range(a.rollouts)]
+    adv = np.concatenate([o["advantage"] for o in outs]).astype(np.float64)
+    ret = np.concatenate([o["ret"] for o in outs]).astype(np.float64)
+    pi = np.exp(np.concatenate([o["logp"] for o in outs]).astype(np.float64))
+    diff = adv / (1.0 - pi)
+    cpu = sum(o["stats"]["cpu"] for o in outs)
+    res = {"checkpoint": a.checkpoint, "greedy": a.greedy, "samples": len(adv),
+           "pair_hands": sum(o["stats"]["hands"] for o in outs), "cpu_ms_per_sample": round(1000 * cpu / max(1, len(adv)), 2),
+           "mean_pi_a": round(float(pi.mean()), 3), "alike_share": round(float(np.mean(diff == 0)), 3),
+           "std_paired": round(float(adv.std()), 4), "std_diff": round(float(diff.std()), 4),
+           "std_mc": round(float(ret.std()), 4), "variance_ratio": round(float(adv.var() / ret.var()), 3)}
+    print(f"{a.checkpoint}{' (greedy after the branch)' if a.greedy else ''}: {res['samples']} branch samples from "
+          f"{res['pair_hands']} pair-hands, {res['cpu_ms_per_sample']} CPU ms a sample; mean pi(a) {res['mean_pi_a']}, "
+          f"twins ended alike in {100 * res['alike_share']:.1f} %")
+    print(f"  std (money x 0.1): paired advantage {res['std_paired']}, G_A - G_B {res['std_diff']}, Monte-Carlo G_A "
+          f"{res['std_mc']}; variance ratio paired / Monte-Carlo {res['variance_ratio']}")
+    print(json.dumps(res))
+    return res
+
+
+if __name__ == "__main__":
+    main()
