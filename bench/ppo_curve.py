@@ -42,8 +42,12 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--png", default="", help="write the curve here")
     ap.add_argument("--title", default="")
     a = ap.parse_args(argv)
+    import torch
+
     from agents import make_agent
     from mjenv.rules import load_rules
+
+    torch.set_num_threads(1)  # one thread, as evaluate.py's network agents (more only spin on a shared machine)
 
     rules = load_rules(a.variant)
     run = Path(a.run)
