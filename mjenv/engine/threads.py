@@ -34,9 +34,10 @@ THREADS_ENV = "MJENV_THREADS"
 """Environment variable capping the threads an engine uses by default (a positive integer)."""
 
 MIN_TABLES = 256
-"""Fewest tables a chunk is given.  Handing a call to the pool costs about 0.1 ms of CPU on this loaded machine: with
-chunks of 128 tables a step of B = 512 paid 20 % more CPU than on one thread, at B = 4096 the difference was within
-the noise (bench/scaling.py)."""
+"""A call over fewer than ``2 × MIN_TABLES`` tables stays on the calling thread (the guided chunks of a longer one
+shrink to ``MIN_TABLES // TAIL_TABLES_DIVISOR``).  Handing a call to the pool costs about 0.1 ms of CPU on this loaded
+machine: with chunks of 128 tables a step of B = 512 paid 20 % more CPU than on one thread, at B = 4096 the difference
+was within the noise (bench/scaling.py)."""
 
 GUIDE = 1
 """Guided chunks (OpenMP's ``schedule(guided)``): each chunk takes ``1 / (GUIDE × threads)`` of the tables not yet
