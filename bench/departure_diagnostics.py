@@ -11,13 +11,16 @@ Three measurements (docs/experiments/four-player.md, "Gejiu again", has them for
   gain in ``--worlds`` sampled worlds (the label) and in the **true** world (the real hidden state, the same
   candidates rolled out by the same fast player).  Over many decisions the two means agree if the sampler is
   faithful.  With ``--labels`` a head is fitted (as ``train.py``'s stage, fit seed 1) on the first ``--fit`` of
-  them, and the gains of its departures at each ``--tau`` are printed both ways.
+  them, or ``--checkpoint``'s head is read, and the gains of its departures at each ``--tau`` are printed both ways,
+  per departure and per seat-hand.  ``--scope ready`` (Gejiu) takes every decision where the choice and another
+  candidate leave a ready hand (``label_states(scope="ready")``) and only the alternatives a ``ready`` head may play.
 * ``calibration``: a head fitted on the first ``--fit`` labels of ``--labels`` (or the head of ``--checkpoint``),
   read on ``--held`` labels (default: the rest of ``--labels``): the mean label of the alternatives in bins of
   predicted gain, and what departing at each ``--tau`` gains per seat-hand.  ``--sizes`` adds a learning curve.
 
     python bench/departure_diagnostics.py noise --variant gejiu --decisions 2000 --seed 9100 --worlds 8 32
     python bench/departure_diagnostics.py truth --variant gejiu --decisions 12000 --seed 9300 --labels FILES --fit 108000
+    python bench/departure_diagnostics.py truth --variant gejiu --scope ready --decisions 40000 --seed 9600 --checkpoint CKPT
     python bench/departure_diagnostics.py calibration --variant gejiu --labels FILES --fit 108000 --sizes 13500 27000 54000
     python bench/departure_diagnostics.py calibration --variant gejiu --features candidate-features-v2 --labels FILES --fit 108000
     python bench/departure_diagnostics.py calibration --variant kawuxing4 --checkpoint agents/checkpoints/kawuxing4-default.pt --held FILES
@@ -95,28 +98,41 @@ def truth(a) -> None:
     from mjenv.engine import state as S
     from mjenv.engine.core import Engine
 
-    head = None
-    if a.labels:
+    from agents.training.distill import ready_pair_decisions
+
+    head, features, scope = None, D.FEATURES_V2 if a.scope == "ready" else D.FEATURES, a.scope
+    if a.checkpoint:
+        import torch
+
+        part = torch.load(a.checkpoint, map_location="cpu", weights_only=False)["departures"]
+        head, features, scope = fitted_head(a), part["features"], part.get("scope", "all")
+    elif a.labels:
         lab = concat_labels([load_labels(f) for f in a.labels])
         head = fitted_head(a, *DT.label_gains(lab, a.variant))
-    K, tables, label_prob = D.CANDIDATES, 64, 0.25
+        features, scope = D.FEATURES, "all"
+    K, tables, label_prob = D.CANDIDATES, 64, 1.0 if a.scope == "ready" else 0.25
     search = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed)
     player = search.player
     eng = Engine(a.variant, tables, options=search.opts, record_events=False)
     st, enc = eng.state, encoder_for(eng)
     roll = Engine(a.variant, tables * K, options=search.opts, record_events=False)
-    feats = D.CandidateFeatures(a.variant)
+    feats = D.CandidateFeatures(a.variant, None, features)
     rng = np.random.default_rng([a.seed, 2121])  # the labeller's picks and world seeds (label_states)
     base = mix(np.asarray([a.seed], dtype=np.uint64))[0]
     eng.reset(seed=a.seed, table_ids=np.arange(tables), dealer=np.arange(tables) % eng.n)
-    next_wall, count, acts = tables, 0, np.full(tables, -1, np.int64)
+    next_wall, count, hands, acts = tables, 0, 0, np.full(tables, -1, np.int64)
     sampled, true, xs, ncs = [], [], [], []
     t0 = time.process_time()
     while count < a.decisions:
         live = np.flatnonzero(st.phase != S.DONE)
         player.decide(eng, live, out=acts)
         cand, ncand = player.candidates(eng, live, K)
-        pick = np.flatnonzero((ncand >= 2) & (rng.random(len(live)) < label_prob))[: a.decisions - count]
+        ok = (ncand >= 2) & (rng.random(len(live)) < label_prob)
+        if a.scope == "ready" and ok.any():
+            r = np.flatnonzero(ok)
+            b, seats = live[r], st.actor[live[r]].astype(np.int64)
+            ok[r] = ready_pair_decisions(st.hand[b, seats], st.n_melds[b, seats], cand[r], ncand[r])
+        pick = np.flatnonzero(ok)[: a.decisions - count]
         if len(pick):
             b, seats = live[pick], st.actor[live[pick]].astype(np.int64)
             seeds = [int(s) for s in mix(base ^ np.arange(count, count + len(b), dtype=np.uint64))]
@@ -139,31 +155,40 @@ def truth(a) -> None:
                 sampled.append(g)
                 true.append(t)
             ncs.append(ncand[pick])
-            if head is not None:
+            if head is not None or a.scope == "ready":
                 xs.append(feats.pairwise(enc.encode(st, seats, b, engine=eng), eng.mask[b], c, ncand[pick]))
             count += len(b)
         eng.step(acts)
         done = np.flatnonzero(st.phase == S.DONE)
         while len(done):
+            hands += len(done)
             ids = next_wall + np.arange(len(done))
             next_wall += len(done)
             eng.reset(seed=a.seed, tables=done, table_ids=ids, dealer=ids % eng.n)
             done = done[st.phase[done] == S.DONE]
     G, T = np.array(sampled), np.array(true)
     ok = ~np.isnan(G)
+    X = np.concatenate(xs) if xs else None
+    if a.scope == "ready":
+        ok &= D.in_scope(X, D.FEATURES_V2, "ready")
+    per_seat_hand = count / (label_prob * n_players(a.variant) * max(hands, 1))
     d = G[ok] - T[ok]
-    print(f"{a.variant}: {count:,} decisions of walls of seed {a.seed}, {ok.sum():,} alternatives, "
-          f"{time.process_time() - t0:.0f} CPU s")
+    print(f"{a.variant}: {count:,} decisions of walls of seed {a.seed} ({hands:,} hands; scope {a.scope}), "
+          f"{ok.sum():,} alternatives, {time.process_time() - t0:.0f} CPU s")
     print(f"  mean gain in {a.worlds} sampled worlds {G[ok].mean():+.4f}, in the true world {T[ok].mean():+.4f}: "
           f"difference {d.mean():+.4f} ± {ci95(d):.4f}; true gain exactly 0 for {100 * (T[ok] == 0).mean():.1f} %")
     if head is not None:
-        pred, nc = D.predict(head, np.concatenate(xs)), np.concatenate(ncs)
+        pred, nc = D.predict(head, X), np.concatenate(ncs)
+        pred = np.where(D.in_scope(X, features, scope), pred, -np.inf)
         for tau in a.tau:
             col = D.choose(pred, nc, tau)
             rows = np.flatnonzero(col > 0)
             g, t = G[rows, col[rows] - 1], T[rows, col[rows] - 1]
+            t_all = np.where(col > 0, T[np.arange(len(col)), np.maximum(col - 1, 0)], 0.0)
             print(f"  head, tau {tau:g}: {len(rows):,} departures ({100 * len(rows) / len(col):.1f} %), sampled-world "
-                  f"gain {g.mean():+.3f} ± {ci95(g):.3f}, true-world gain {t.mean():+.3f} ± {ci95(t):.3f} per departure")
+                  f"gain {g.mean():+.3f} ± {ci95(g):.3f}, true-world gain {t.mean():+.3f} ± {ci95(t):.3f} per departure; "
+                  f"per seat-hand {g.sum() / len(col) * per_seat_hand:+.4f} sampled, "
+                  f"{t_all.mean() * per_seat_hand:+.4f} ± {ci95(t_all) * per_seat_hand:.4f} true")
 
 
 def calibration(a) -> None:
@@ -225,6 +250,10 @@ def main(argv=None) -> int:
     t.add_argument("--labels", nargs="*", default=[], help="label files to fit a head on (its departures are read)")
     t.add_argument("--fit", type=int, default=0, help="labels to fit on (from the start of --labels)")
     t.add_argument("--tau", type=float, nargs="+", default=[0.05, 0.1, 0.2])
+    t.add_argument("--checkpoint", default=None, help="read this checkpoint's head instead of fitting one")
+    t.add_argument("--scope", default="all", choices=["all", "ready"],
+                   help="the decisions read: all (a quarter of them, as the labeller), or (Gejiu) every one where the "
+                        "choice and another candidate leave a ready hand, and only the alternatives in that scope")
     c = sub.add_parser("calibration", help="mean label by predicted gain, held out")
     c.add_argument("--variant", default="gejiu")
     c.add_argument("--labels", nargs="*", default=[], help="label files to fit on")
@@ -238,6 +267,8 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.what == "truth" and a.labels and a.fit < 2:
         p.error("truth: --labels needs --fit (how many of them to fit the head on)")
+    if a.what == "truth" and a.scope == "ready" and (a.labels or a.variant != "gejiu"):
+        p.error("truth: --scope ready reads Gejiu's wait values (candidate-features-v2): a --checkpoint head, not --labels")
     import torch
 
     torch.set_num_threads(1)

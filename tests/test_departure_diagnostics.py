@@ -37,6 +37,15 @@ def test_truth_compares_sampled_and_true_world_gains_and_reads_a_fitted_head(lab
     assert "in the true world" in out and "head, tau 0:" in out
 
 
+def test_truth_reads_every_ready_pair_in_scope_ready(capsys):
+    assert bench.main(["truth", "--variant", "gejiu", "--scope", "ready", "--decisions", "40", "--seed", "5",
+                       "--worlds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "40 decisions of walls of seed 5" in out and "scope ready" in out and "in the true world" in out
+    with pytest.raises(SystemExit):
+        bench.main(["truth", "--variant", "kawuxing4", "--scope", "ready"])
+
+
 def test_calibration_bins_held_out_labels_by_predicted_gain(label_file, capsys):
     assert bench.main(["calibration", "--variant", "gejiu", "--labels", label_file, "--fit", "250", "--sizes", "100",
                        "--tau", "0.1"]) == 0
