@@ -494,47 +494,42 @@ class Engine:
     def _run(self, k: int) -> None:
         """Handle the pendings of the first ``k`` tables in ``_waiting`` in Python, resume them, repeat."""
         while k:
+            # the numbers of the hands that ended (those ended in a chunk on the threads were booked there: P_BOOKED),
+            # and how many ended: one compiled call, where numpy tests cost ≈ 10 µs each on rows out of the caches
+            ended = self._book_numbers(self._waiting, k)
             waiting = self._waiting[:k].copy()
-            if k == 1:  # one table (a one-table env's hand end): a scalar test, no mask arrays
-                code = self._pend.item(waiting.item(0), 0)
-                if code == K.P_BOOKED or code == K.P_ENDED:
-                    self._book_ended(waiting)
-                    return
-            else:
-                # (hands ended in a chunk on the threads were booked there: P_BOOKED)
-                codes = self._pend[waiting, 0]
-                ended = (codes == K.P_BOOKED) | (codes == K.P_ENDED)
-                if ended.all():  # (every pending of Kawuxing and Gejiu, nearly every one elsewhere)
-                    self._book_ended(waiting)
-                    return
-                if ended.any():
-                    self._book_ended(waiting[ended])
-                    waiting = waiting[~ended]
+            if ended == k:  # (every pending of Kawuxing and Gejiu, nearly every one elsewhere)
+                self._book_ended(waiting)
+                return
+            if ended:
+                done = self._pend[waiting, 0] == K.P_BOOKED
+                self._book_ended(waiting[done])
+                waiting = waiting[~done]
             for b in waiting.tolist():
                 self._handle(b, int(self._pend[b, 0]))
             # (``waiting`` is a fresh int64 array: the direct entry of the common step serves it)
             k = self._call(self._step_kernel or self._kernel, K.MODE_RESUME, waiting, self._none)
 
-    def _book_numbers(self, waiting: np.ndarray, k: int, every: bool = False) -> None:
+    def _book_numbers(self, waiting: np.ndarray, k: int, every: bool = False) -> int:
         """The numbers of the hands among tables ``waiting[:k]`` (int64, C-contiguous) that the kernel ended
-        (P_ENDED → P_BOOKED; ``every``: all of them ended): the end kind, reading codes and match money
-        (:func:`mjenv.engine.table.book_ended`, compiled; the threads' chunks call it for their own tables)."""
+        (P_ENDED → P_BOOKED; ``every``: all of them ended, and their pending codes are cleared): the end kind, reading
+        codes and match money (:func:`mjenv.engine.table.book_ended`, compiled; the threads' chunks call it for their
+        own tables).  Returns how many of them ended."""
         book = self._book_kernel
         if book is None:  # (compiled, or loaded, by this first call; its direct entry serves the next ones)
-            T.book_ended(waiting, k, every, *self._book_args)
+            ended = T.book_ended(waiting, k, every, *self._book_args)
             self._book_kernel = _direct_entry(T.book_ended, (waiting, k, every, *self._book_args))
-        else:
-            book(waiting, k, every, *self._book_args)
+            return ended
+        return book(waiting, k, every, *self._book_args)
 
     def _book_ended(self, idx: np.ndarray) -> None:
         """Book the hands the kernel settled and ended (P_ENDED, or P_BOOKED where a thread booked their numbers):
         match money, the session, a lazy result."""
         idx = np.ascontiguousarray(idx, np.int64)
-        self._book_numbers(idx, len(idx), True)
+        self._book_numbers(idx, len(idx), True)  # (and their pending codes cleared)
         # ``sel`` addresses the rows of ``idx``: a slice for one table (a one-table env's hand end), where numpy's
         # fancy indexing costs ≈ 1 µs an array
         sel = slice(idx.item(0), idx.item(0) + 1) if len(idx) == 1 else idx
-        self._pend[sel, :2] = 0
         if self._has_sessions:
             # Drawn hands (no winners, no settlement: the rounds, or kong money that left two players busted under
             # 园子, may end the session) in one batch; wins (Diedaohu, Liuwei, Yangzhou) one by one, with whether their

@@ -577,21 +577,31 @@ def book_ended(waiting, k, every, pend, end_kind, win_reading, match_money, mone
     """Book the numbers of the hands among tables ``waiting[:k]`` that the kernel settled and ended (P_ENDED; with
     ``every``, every listed table's, the caller knowing they ended): the end kind (``end_kind[b]``), each seat's
     reading code (``win_reading[b]``) and the hand's money added to ``match_money[b]``; their code becomes P_BOOKED
-    (tables already booked are left alone, and without ``every`` other pendings too).
+    (tables already booked are left alone, and without ``every`` other pendings too).  With ``every`` the pending
+    codes are then cleared (``pend[b, 0:2] = 0``: the booking's last compiled step).  Returns how many of the listed
+    tables ended (P_ENDED or P_BOOKED; all of them with ``every``).
+
     :meth:`mjenv.engine.core.Engine._run` books the rest; the thread that stepped a chunk of tables books it here
     first, while its rows are in that core's cache."""
     n = match_money.shape[1]
+    ended = 0
     for j in range(k):
         b = waiting[j]
         code = pend[b, 0]
-        if code == P_BOOKED or (code != P_ENDED and not every):
-            continue
-        pend[b, 0] = P_BOOKED
-        end_kind[b] = pend[b, 1]
-        for s in range(win_reading.shape[1]):
-            win_reading[b, s] = pend[b, PEND_READING + s]
-        for s in range(n):
-            match_money[b, s] += money[b, s]
+        if code == P_ENDED or (every and code != P_BOOKED):
+            pend[b, 0] = P_BOOKED
+            end_kind[b] = pend[b, 1]
+            for s in range(win_reading.shape[1]):
+                win_reading[b, s] = pend[b, PEND_READING + s]
+            for s in range(n):
+                match_money[b, s] += money[b, s]
+            code = P_BOOKED
+        if code == P_BOOKED:
+            ended += 1
+        if every:
+            pend[b, 0] = 0
+            pend[b, 1] = 0
+    return ended
 
 
 @kernel
