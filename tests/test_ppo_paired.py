@@ -107,3 +107,25 @@ def test_a_short_paired_run_changes_the_policy(tmp_path):
     obs = np.random.default_rng(0).random((64, *SHAPE), dtype=np.float32)
     mask = np.ones((64, 111), bool)
     assert not np.allclose(PolicyAgent(before).logits(obs, mask), PolicyAgent(after).logits(obs, mask))
+
+
+def test_the_shipped_paired_ppo_checkpoint_loads_and_plays():
+    """``kawuxing3-network-ppo-paired.pt`` (``python train.py --config ppo-paired``) is network-only, reads the derived
+    hand rows like the clone it started from, differs from it and plays legal moves."""
+    from agents import CHECKPOINT_DIR, make_agent
+    from mjenv.engine.core import Engine
+    from mjenv.encoding.observation import encode
+
+    ck = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-ppo-paired.pt")
+    start = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-hand.pt")
+    assert ck["network_only"] is True and ck["derived"] == start["derived"] == "mjenv-hand-v1"
+    assert ck["arch"] == start["arch"] and ck["checksum"] != start["checksum"]
+    assert ck["meta"]["config"] == "ppo-paired" and ck["meta"]["algo"] == "allseat-ppo"
+    agent = make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-ppo-paired.pt'}", "kawuxing3")
+    eng = Engine("kawuxing3", 2)
+    eng.reset(seed=5)
+    for _ in range(10):
+        acts = agent.act(encode(eng, eng.state.actor), eng.mask)
+        live = ~eng.done
+        assert eng.mask[live, acts[live]].all()
+        eng.step(np.where(live, acts, 0))
