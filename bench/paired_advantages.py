@@ -1,7 +1,7 @@
 """How much of a decision's advantage noise the paired rollouts remove: the spread of the paired advantage
 ``(1 − π(a)) (G_A − G_B)`` against the Monte-Carlo return ``G_A`` at the same branch decisions.
 
-Plays ``--rollouts`` paired rollouts (:meth:`agents.training.ppo.SeatRollouts.collect_paired`, the settings of
+Plays ``--rollouts`` paired rollouts (:func:`agents.training.paired.collect_paired`, the settings of
 ``configs/train/ppo-paired.toml`` by default) with the policy of ``--checkpoint`` in every seat, and prints, in money
 × 0.1 (the trainer's reward scale): the standard deviation of the paired advantage, of the twins' money difference
 ``G_A − G_B`` and of ``G_A`` (the Monte-Carlo advantage with a constant baseline; a critic that explains 7–14 % of it,

@@ -295,7 +295,7 @@ class Args:
     frozen_share: float = 0.0
     """allseat: share of the seats, drawn per hand, played by the opponent pool instead of the learner"""
     paired: bool = False
-    """allseat: paired advantages (agents.training.ppo.SeatRollouts.collect_paired): twin tables dealt the same wall
+    """allseat: paired advantages (agents.training.paired.collect_paired): twin tables dealt the same wall
     play on common random draws until one learner decision branches (twin A its sampled action, twin B another);
     that decision is a sample whose advantage is (1 - pi(a)) x the seat's money on A less on B (pure self-play only)"""
     paired_rate: float = 0.1
