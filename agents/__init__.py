@@ -33,7 +33,8 @@ Rooms, by role (each package's docstring lists its modules):
   :mod:`~agents.training.distill` (search labels, distillation), :mod:`~agents.training.departures` (fitting the
   departure head), :mod:`~agents.training.exit` (expert iteration: the head's labels on an improved player's
   states, ``python -m agents.training.exit``) and :mod:`~agents.training.ppo` (the all-seat PPO, top to bottom in one file;
-  its paired rollouts, ``--paired``, in :mod:`~agents.training.paired`),
+  its paired rollouts, ``--paired``, in :mod:`~agents.training.paired`, the action sampler of both in
+  :mod:`~agents.training.sampling`),
   :mod:`~agents.training.sb3` (the ``MaskablePPO`` trainer), :mod:`~agents.training.runlog` (evaluations and the
   run folder), :mod:`~agents.training.netclone` (cloning a network-only policy from recorded decisions, ``python
   -m agents.training.netclone``), :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's

@@ -6,6 +6,7 @@ labels and the distillation stage), :mod:`~agents.training.departures` (fitting 
 labels), :mod:`~agents.training.exit` (expert iteration: that head's labels on the states an improved player reaches,
 ``python -m agents.training.exit``), :mod:`~agents.training.ppo` (the all-seat PPO stage, CleanRL-style, readable top to bottom),
 :mod:`~agents.training.paired` (its paired rollouts, ``--paired``: twin tables, one sample per branch decision),
+:mod:`~agents.training.sampling` (the masked action sampler of both),
 :mod:`~agents.training.sb3` (``--trainer sb3``: sb3-contrib ``MaskablePPO`` with an opponent pool),
 :mod:`~agents.training.runlog` (evaluations during training, the learning curve, the final checkpoint and summary)
 :mod:`~agents.training.netclone` (the network-only cloning stage, ``python -m agents.training.netclone``),

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from agents.training.ppo import MASKED, sample_actions
+from agents.training.sampling import MASKED, sample_actions
 from mjenv.encoding.actions import N_ACTIONS
 
 
