@@ -22,13 +22,13 @@ RULES = load_rules("kawuxing3")
 SHAPE = ObservationEncoder(rules=RULES).shape
 
 
-def _rollouts(rate: float, tables: int = 8, steps: int = 24, greedy: bool = False) -> SeatRollouts:
+def _rollouts(rate: float, tables: int = 8, steps: int = 24, greedy: bool = False, floor: float = 0.02) -> SeatRollouts:
     torch.manual_seed(0)
     spec = {"variant": "kawuxing3", "options": RULES.options_dict(), "obs_shape": list(SHAPE), "channels": 4,
             "hidden": 8, "value_hidden": 4, "net": None, "blocks": 1, "advice": None, "num_tables": tables,
             "n_steps": steps, "seed": 3, "gamma": 0.995, "gae_lambda": 0.95, "reward_scale": 0.1,
             "opponents": ["random"], "opponent_weights": [1.0], "frozen_share": 0.0, "threads": 1,
-            "precision": "fp32", "paired": True, "paired_rate": rate, "paired_min": 0.02,
+            "precision": "fp32", "paired": True, "paired_rate": rate, "paired_min": floor,
             "paired_greedy": greedy}
     return SeatRollouts(spec, 0)
 
@@ -45,6 +45,13 @@ def test_twins_that_never_branch_play_move_for_move_alike():
         out = r.collect()
         assert out["stats"]["samples"] == 0 and _twins_alike(r)
     assert out["stats"]["hands"] > 0  # hands ended and both twins were dealt the next wall together
+
+
+def test_only_decisions_at_least_paired_min_from_certain_branch():
+    """A near-uniform tiny policy is never within 0.99 of certain (1 − max π ≤ 1 − 1/legal actions): no branch."""
+    r = _rollouts(rate=1.0, floor=0.99)
+    out = r.collect()
+    assert out["stats"]["samples"] == 0 and out["stats"]["hands"] > 0 and _twins_alike(r)
 
 
 def test_branch_decisions_are_the_samples_and_every_branched_pair_finishes_in_its_rollout():
