@@ -21,6 +21,7 @@ mjenv side by side (each in its own process, set up once; their passes alternate
     python bench/scaling.py --batches 4096 --threads 1 2 4 --variant gejiu --markdown
     python bench/scaling.py --all-variants --batches 4096     # one row pair per variant
     python bench/scaling.py --batches 4096 --passes 5 --trees /tmp/old,.   # an older commit (a git worktree) beside this
+    python bench/scaling.py --batches 4096 --serial redeal sampler   # those pieces on the calling thread, as before
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import time
 import numpy as np
 
 
-def _runner(variant: str, batch: int, threads: int, obs: str):
+def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()):
     """A warmed-up configuration and ``run(seconds)`` → (decisions, wall s, CPU s)."""
     from mjenv.encoding.compact import encoder_for
     from mjenv.engine.core import Engine
@@ -48,8 +49,8 @@ def _runner(variant: str, batch: int, threads: int, obs: str):
         enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
         out = np.empty((batch,) + enc.shape, enc.dtype)
     actions = np.empty(batch, np.int64)
-    try:
-        sampler = ActionSampler(0, threads=threads)  # (its rows cut over the same threads: the same draws)
+    try:  # (its rows cut over the same threads: the same draws)
+        sampler = ActionSampler(0, threads=1 if "sampler" in serial else threads)
     except TypeError:  # an older checkout (--trees), whose sampler ran on one thread
         sampler = ActionSampler(0)
     next_id = [batch]
@@ -84,10 +85,10 @@ def _runner(variant: str, batch: int, threads: int, obs: str):
     return play
 
 
-def _serve(configs: list, obs: str) -> int:
+def _serve(configs: list, obs: str, serial: tuple) -> int:
     """One tree's process under ``--trees``: set every configuration up, say ``ready``, then for every line ``SECONDS``
     on stdin measure each configuration once and print their figures as one JSON line."""
-    runners = [_runner(*c, obs) for c in configs]
+    runners = [_runner(*c, obs, serial) for c in configs]
     print("ready", flush=True)
     for line in sys.stdin:
         print(json.dumps([run(float(line)) for run in runners]), flush=True)
@@ -123,16 +124,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--passes", type=int, default=3)
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--trees", default=None, metavar="PATH[,PATH...]", help="checkouts of mjenv measured side by side")
+    ap.add_argument("--serial", nargs="+", default=[], choices=("redeal", "sampler"),
+                    help="keep these pieces of the loop on the calling thread (to weigh what their threads give)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # internal: one tree's process (--trees)
     args = ap.parse_args(argv)
     if 1 not in args.threads:
         ap.error("--threads must include 1 (the speed-ups are measured against it)")
     import mjenv
 
+    if "redeal" in args.serial:  # no re-deal is cut (mjenv.engine.threads.DEAL_MIN_TABLES)
+        from mjenv.engine import threads as TH
+
+        TH.DEAL_MIN_TABLES = 1 << 40
     variants = list(mjenv.VARIANTS) if args.all_variants else [args.variant]
     configs = [(v, b, t) for v in variants for b in args.batches for t in args.threads]
     if args.serve:
-        return _serve(configs, args.obs)
+        return _serve(configs, args.obs, tuple(args.serial))
     given = args.trees.split(",") if args.trees else []
     trees = [os.path.abspath(t) for t in given] or [None]
     names = dict(zip(trees, given))
@@ -142,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cores available: {len(os.sched_getaffinity(0))}, load average before warm-up: "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", file=sys.stderr, flush=True)
     if trees == [None]:
-        runners = {c: _runner(*c, args.obs) for c in configs}
+        runners = {c: _runner(*c, args.obs, tuple(args.serial)) for c in configs}
         measure = {None: lambda seconds: [runners[c](seconds) for c in configs]}
     else:
         measure = {tree: _tree_process(tree, argv if argv is not None else sys.argv[1:]) for tree in trees}
