@@ -218,9 +218,11 @@ def run_chunks(m: int, threads: int, chunk) -> None:
         f.result()
 
 
-DEAL_MIN_TABLES = 24
-"""Fewest tables a chunk of a re-deal is given (:meth:`Shards.deal`): dealing a table and playing its first automatic
-moves costs ≈ 2 µs, so the ≈ 80 tables a loop at B = 4096 re-deals per step are worth cutting in a few chunks."""
+DEAL_MIN_TABLES = 256
+"""Fewest tables a chunk of a re-deal is given (:meth:`Shards.deal`).  Dealing a table and playing its first automatic
+moves costs ≈ 2 µs, but handing a call to the pool costs more than the ≈ 80 tables a loop at B = 4096 re-deals per
+step save there: on the idle machine that loop ran 1.80–1.95× on two threads with its re-deals on the calling thread
+and 1.53–1.73× with them cut (docs/benchmarks.md), so only a large re-deal (a reset, a match's next hand) is cut."""
 
 
 def even_bounds(k: int, threads: int, least: int) -> list[int]:
