@@ -40,7 +40,7 @@ import numpy as np
 
 from agents.players.departures import CAND_FEATURES, CANDIDATES, DECISION_FEATURES, FEATURES, KINDS, PAIR_FEATURES
 from agents.players.fastkernels import PC_KINDS, PC_N, PC_SP, _WS, _EVI, _shanten, _triplets_shanten, _ukeire
-from agents.players.fastplay import FastPlayer, _danger, _decide_one
+from agents.players.fastplay import FastPlayer, _danger, _decide_one, play_out
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.engine.jit import njit
@@ -568,15 +568,7 @@ class FastHeadPlayer:
         number of decisions made."""
         self.fast._check(engine)
         acts = np.zeros(engine.batch_size, np.int64)
-        args = self._args(engine, engine._all, acts)
-        total = 0
-        for _ in range(max_steps):
-            k = head_decide_tables(*args)
-            if not k:
-                return total
-            total += k
-            engine.step(acts)
-        raise RuntimeError(f"rollout: hands still live after {max_steps} steps")
+        return play_out(engine, head_decide_tables, self._args(engine, engine._all, acts), acts, max_steps)
 
     def act(self, obs, mask, *, engine=None, tables=None) -> np.ndarray:
         """One action per row: the acting seats of ``engine``'s ``tables`` (an agent reading the engine, as

@@ -724,14 +724,21 @@ class FastPlayer:
         acts = np.zeros(engine.batch_size, np.int64)
         args = (engine._b8, engine._b16, engine.mask, engine._all, self.cfg, self.kc, self._tab, self._tabs,
                 self._best, self._gain, acts)
-        total = 0
-        for _ in range(max_steps):
-            k = decide_tables(*args)
-            if not k:
-                return total
-            total += k
-            engine.step(acts)
-        raise RuntimeError(f"rollout: hands still live after {max_steps} steps")
+        return play_out(engine, decide_tables, args, acts, max_steps)
+
+
+def play_out(engine, decide, args, acts: np.ndarray, max_steps: int) -> int:
+    """Step ``engine`` with the actions ``decide(*args)`` writes into ``acts`` (returning how many tables it decided
+    for) until no table is live; returns the number of decisions made.  The rollout loop of :class:`FastPlayer` and
+    of :class:`agents.players.fasthead.FastHeadPlayer`."""
+    total = 0
+    for _ in range(max_steps):
+        k = decide(*args)
+        if not k:
+            return total
+        total += k
+        engine.step(acts)
+    raise RuntimeError(f"rollout: hands still live after {max_steps} steps")
 
 
 class FastAgent:
