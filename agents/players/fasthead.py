@@ -315,6 +315,15 @@ def _gains(per, dec, ncand, mean, scale, w1, b1, w2, b2, w3, b3, x, z, u, v, pre
         pred[j] = pred[j] / np.float32(M)
 
 
+@njit(cache=True)
+def _head_work(w1):
+    """The head's working rows for a shortlist (:func:`_gains`' ``x``, ``z``: inputs; ``u``, ``v``: hidden units)."""
+    F = w1.shape[1]
+    H = w1.shape[2]
+    return (np.zeros((_K, F), np.float32), np.zeros((_K, F), np.float32), np.zeros((_K, H), np.float32),
+            np.zeros((_K, H), np.float32))
+
+
 @njit(cache=True, nogil=True)
 def head_decide_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_tab, mean, scale, w1, b1, w2, b2, w3,
                        b3, tau, out, stats):
@@ -333,12 +342,7 @@ def head_decide_tables(b8, b16, mask, idx, cfg, kc, tab, tabs, best_tab, gain_ta
     sl = np.empty(_K, np.int64)
     per = np.zeros((_K, CAND_FEATURES), np.float32)
     dec = np.zeros(DECISION_FEATURES, np.float32)
-    F = w1.shape[1]
-    H = w1.shape[2]
-    x = np.zeros((_K, F), np.float32)
-    z = np.zeros((_K, F), np.float32)
-    u = np.zeros((_K, H), np.float32)
-    v = np.zeros((_K, H), np.float32)
+    x, z, u, v = _head_work(w1)
     pred = np.zeros(_K, np.float32)
     n = 0
     for j in range(idx.shape[0]):
@@ -388,12 +392,7 @@ def features_tables(b8, b16, idx, cand, ncand, cfg, tab, tabs, per, dec):
 def head_predict(per, dec, ncand, mean, scale, w1, b1, w2, b2, w3, b3, pred):
     """``pred[j, i]``: the head's predicted gain (float32) of alternative ``i + 1`` of decision ``j`` from its features
     ``per[j]``, ``dec[j]`` (:func:`features_tables`); -inf past ``ncand[j] - 1``."""
-    F = w1.shape[1]
-    H = w1.shape[2]
-    x = np.zeros((_K, F), np.float32)
-    z = np.zeros((_K, F), np.float32)
-    u = np.zeros((_K, H), np.float32)
-    v = np.zeros((_K, H), np.float32)
+    x, z, u, v = _head_work(w1)
     for j in range(per.shape[0]):
         for i in range(pred.shape[1]):
             pred[j, i] = -np.inf

@@ -410,6 +410,19 @@ def _small_value(bits, n_zige, n_ming, n_an, n_jianke, yc):
 
 
 @_jit
+def _reading_values(work, meld_sp, meld_ns, hand_ns, p, trips, meld_trips, suit_fan, honors, seat_wind, round_wind, yc):
+    """``(B, which, small-fan bits, 子格 count, 箭刻 count)`` of one reading: its sequence starts ``work`` (as
+    ``handk.reading_split`` left them) with the melds' added, its big fans (:func:`_big_value`) and its small fans
+    (:func:`_reading_small`); shared by :func:`best` and :func:`reading_fans`."""
+    ns = meld_ns + hand_ns
+    for j in range(meld_ns):
+        work[(meld_sp >> (6 * j)) & 63] += 1
+    b_value, which = _big_value(work, ns, suit_fan, yc)
+    bits, n_zige, n_jianke = _reading_small(work, ns, p, trips, trips | meld_trips, honors, seat_wind, round_wind)
+    return b_value, which, bits, n_zige, n_jianke
+
+
+@_jit
 def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, yc, tabs):
     """``(qualifies, T, B, code)`` of the best reading of a win on ``w`` by concealed counts ``h`` (*without*
     ``w``) and ``nm`` melds of kinds ``mk`` / tiles ``mt``, as ``yangzhou.score_win`` chooses it (the largest key
@@ -435,12 +448,8 @@ def best(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, round_wind, 
             ok, trips, hand_seqs, hand_ns = handk.reading_split(full, work, p, choice, m)
             if not ok:
                 continue
-            ns = meld_ns + hand_ns
-            sc = work
-            for j in range(meld_ns):
-                sc[(meld_sp >> (6 * j)) & 63] += 1
-            b_value, _ = _big_value(sc, ns, suit_fan, yc)
-            bits, n_zige, n_jianke = _reading_small(sc, ns, p, trips, trips | meld_trips, honors, seat_wind, round_wind)
+            b_value, _, bits, n_zige, n_jianke = _reading_values(work, meld_sp, meld_ns, hand_ns, p, trips, meld_trips,
+                                                                 suit_fan, honors, seat_wind, round_wind, yc)
             extra, _, _ = _placement(w, p, trips, hand_seqs, sole_wait, self_draw, yc)
             total = b_value + _small_value(fixed | bits, n_zige, n_ming, n_an, n_jianke, yc) + extra
             qualifies = b_value > 0 and total >= min_fan
@@ -483,12 +492,8 @@ def reading_fans(h, full, work, owned, w, mk, mt, nm, self_draw, seat_wind, roun
     ok, trips, hand_seqs, hand_ns = handk.reading_split(full, work, p, code & 31, handk.reading_choices(full, p))
     if not ok:
         return
-    ns = meld_ns + hand_ns
-    sc = work
-    for j in range(meld_ns):
-        sc[(meld_sp >> (6 * j)) & 63] += 1
-    b_value, which = _big_value(sc, ns, suit_fan, yc)
-    bits, n_zige, n_jianke = _reading_small(sc, ns, p, trips, trips | meld_trips, honors, seat_wind, round_wind)
+    b_value, which, bits, n_zige, n_jianke = _reading_values(work, meld_sp, meld_ns, hand_ns, p, trips, meld_trips,
+                                                             suit_fan, honors, seat_wind, round_wind, yc)
     _, at, fan = _placement(w, p, trips, hand_seqs, sole_wait, self_draw, yc)
     bits |= fixed
     if fan >= 0:
