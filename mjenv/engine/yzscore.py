@@ -105,27 +105,21 @@ def config(opts) -> np.ndarray:
     yc[YZ_ON] = 1
     yc[YZ_MIN_FAN] = int(opts.min_fan)
     yc[YZ_LOUHU] = opts.louhu == "on"
-    yc[YZ_FENGQING] = big("fengqing")
-    yc[YZ_GANGBAN] = big("gangban")
-    yc[YZ_HUN] = big("hunyise")
-    yc[YZ_QING] = big("qingyise")
+    fan_id = _Y.FAN_ORDER.index
+    for value_at, id_at, fan in ((YZ_FENGQING, YZ_ID_FENGQING, "fengqing"), (YZ_GANGBAN, YZ_ID_GANGBAN, "gangban"),
+                                 (YZ_HUN, YZ_ID_HUN, "hunyise"), (YZ_QING, YZ_ID_QING, "qingyise")):
+        yc[value_at] = big(fan)
+        yc[id_at] = fan_id(fan)
     for i, f in enumerate(STRUCTURE):
         yc[YZ_STRUCT + i] = big(f)
-        for at, suit in ((YZ_COMBO_HUN, "hunyise"), (YZ_COMBO_QING, "qingyise")):
+        yc[YZ_ID_STRUCT + i] = fan_id(f)
+        for value_at, id_at, suit in ((YZ_COMBO_HUN, YZ_ID_COMBO_HUN, "hunyise"),
+                                      (YZ_COMBO_QING, YZ_ID_COMBO_QING, "qingyise")):
             combo = _Y.COMPOSITES.get((suit, f))
-            yc[at + i] = big(combo) if combo is not None else big(suit) + big(f)
+            yc[value_at + i] = big(combo) if combo is not None else big(suit) + big(f)
+            yc[id_at + i] = -1 if combo is None else fan_id(combo)
     for i, (_, _, v) in enumerate(_Y.SMALL_FANS.values()):
         yc[YZ_SMALL + i] = v
-    fan_id = _Y.FAN_ORDER.index
-    yc[YZ_ID_FENGQING] = fan_id("fengqing")
-    yc[YZ_ID_GANGBAN] = fan_id("gangban")
-    yc[YZ_ID_HUN] = fan_id("hunyise")
-    yc[YZ_ID_QING] = fan_id("qingyise")
-    for i, f in enumerate(STRUCTURE):
-        yc[YZ_ID_STRUCT + i] = fan_id(f)
-        for at, suit in ((YZ_ID_COMBO_HUN, "hunyise"), (YZ_ID_COMBO_QING, "qingyise")):
-            combo = _Y.COMPOSITES.get((suit, f))
-            yc[at + i] = -1 if combo is None else fan_id(combo)
     for i, f in enumerate(_SMALL_IDS):
         yc[YZ_ID_SMALL + i] = fan_id(f)
     return yc
