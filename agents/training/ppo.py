@@ -795,6 +795,7 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         if steps >= next_save:
             next_save += args.save_every
             save_checkpoint(folder / "checkpoints" / f"step_{steps:09d}.pt", payload(steps))
+            write_progress(progress_rows, folder / "progress.csv")  # so far: a run stopped early keeps its curve's CPU
         if next_eval is not None and steps >= next_eval:
             next_eval += args.eval_every
             evaluate(steps, args.eval_walls, 0)
