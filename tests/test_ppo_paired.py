@@ -116,6 +116,28 @@ def test_a_short_paired_run_changes_the_policy(tmp_path):
     assert not np.allclose(PolicyAgent(before).logits(obs, mask), PolicyAgent(after).logits(obs, mask))
 
 
+def test_with_a_constant_learning_rate_a_save_is_the_shorter_runs_final(tmp_path):
+    """``anneal_lr`` false: the checkpoint a run saves after N samples has the checksum of the final policy of the same
+    run with ``total_timesteps`` N (how ``configs/train/ppo-paired-dh.toml`` ships a save of a longer run), and
+    ``progress.csv`` is written at each save (a run stopped early keeps its CPU seconds)."""
+    common = dict(channels=8, hidden=16, value_hidden=8, num_envs=8, n_steps=24, batch_size=32, n_epochs=2,
+                  learning_rate=0.003, anneal_lr=False, opponents=["random"], opponent_weights=[1.0], eval_every=0,
+                  final_eval_walls=1, eval_opponents=["random"], out=str(tmp_path), progress=False, tensorboard=False,
+                  curve=False, bc_rounds=0, threads=1, precision="fp32", seed=1, paired=True, paired_rate=1.0,
+                  vf_coef=0.0, kl_coef=0.1, save_every=1)
+    train.train(train.Args(total_timesteps=0, run_name="start", **{**common, "paired": False}))
+    start = str(tmp_path / "start" / "final.pt")
+    train.train(train.Args(total_timesteps=60, run_name="long", init_checkpoint=start, **common))
+    saves = sorted((tmp_path / "long" / "checkpoints").glob("step_*.pt"))
+    assert len(saves) >= 2
+    first = int(saves[0].stem.split("_")[1])
+    train.train(train.Args(total_timesteps=first, run_name="short", init_checkpoint=start, **common))
+    assert load_checkpoint(saves[0])["checksum"] == load_checkpoint(tmp_path / "short" / "final.pt")["checksum"]
+    assert load_checkpoint(saves[1])["checksum"] != load_checkpoint(saves[0])["checksum"]
+    with open(tmp_path / "short" / "checkpoints" / ".." / "progress.csv", encoding="utf-8") as f:
+        assert [int(r["samples"]) for r in csv.DictReader(f)] == [first]
+
+
 def test_the_shipped_paired_ppo_checkpoint_loads_and_plays():
     """``kawuxing3-network-ppo-paired.pt`` (``python train.py --config ppo-paired``) is network-only, reads the derived
     hand rows like the clone it started from, differs from it and plays legal moves."""
