@@ -6,7 +6,8 @@ For each ``checkpoints/step_*.pt`` of ``--run`` (and the start, ``--clone``, as 
 run's CPU seconds at that point (``progress.csv``'s ``cpu``: the PPO stage's process time, one torch thread), the
 duplicate margin of the checkpoint over the clone and over ``heuristic-flush`` per hand with their 95 % CIs over
 walls.  Prints a markdown table and one JSON line; ``--png`` draws the two margins against samples and against CPU
-seconds.
+seconds.  ``--cache FILE`` keeps the rows measured (by step, walls, seed and first wall) in a JSON file and measures
+only the checkpoints not yet in it, so a curve can be followed while its run goes on.
 
     python bench/ppo_curve.py --run runs/train/ppo --clone agents/checkpoints/kawuxing3-network.pt --walls 500 --seed 52 --png curve.png
 """
@@ -41,6 +42,7 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--first_wall", type=int, default=0)
     ap.add_argument("--png", default="", help="write the curve here")
     ap.add_argument("--title", default="")
+    ap.add_argument("--cache", default="", help="a JSON file of rows already measured (read, then rewritten)")
     a = ap.parse_args(argv)
     import torch
 
@@ -59,14 +61,26 @@ def main(argv=None) -> list[dict]:
                                            for p in (run / "checkpoints").glob("step_*.pt"))
     clone = make_agent(f"network:{a.clone}", rules, name="clone")
     hf = make_agent("heuristic-flush", rules)
+    cache_path = Path(a.cache) if a.cache else None
+    cached = json.loads(cache_path.read_text(encoding="utf-8")) if cache_path and cache_path.exists() else {}
+    where = f"{run.name}:{Path(a.clone).name}:{a.walls}:{a.seed}:{a.first_wall}"
     rows = []
     for step, path in points:
-        agent = make_agent(f"network:{path}", rules, name=f"step{step}")
-        vs_clone = (0.0, 0.0) if step == 0 else margin(rules, agent, clone, a.walls, a.seed, a.first_wall)
-        vs_hf = margin(rules, agent, hf, a.walls, a.seed, a.first_wall)
-        cpu = 0.0 if step == 0 else cpu_at.get(step, max(v for k, v in cpu_at.items() if k <= step))
-        rows.append({"samples": step, "cpu": round(cpu, 1), "vs_clone": vs_clone[0], "vs_clone_ci": vs_clone[1],
-                     "vs_hf": vs_hf[0], "vs_hf_ci": vs_hf[1]})
+        key = f"{step}@{where}"  # the run, its clone and the walls: a row is reused only for the same match
+        if key in cached:
+            rows.append(cached[key])
+        else:
+            agent = make_agent(f"network:{path}", rules, name=f"step{step}")
+            vs_clone = (0.0, 0.0) if step == 0 else margin(rules, agent, clone, a.walls, a.seed, a.first_wall)
+            vs_hf = margin(rules, agent, hf, a.walls, a.seed, a.first_wall)
+            cpu = 0.0 if step == 0 else cpu_at.get(step, max(v for k, v in cpu_at.items() if k <= step))
+            rows.append({"samples": step, "cpu": round(cpu, 1), "vs_clone": vs_clone[0], "vs_clone_ci": vs_clone[1],
+                         "vs_hf": vs_hf[0], "vs_hf_ci": vs_hf[1]})
+            if cache_path:
+                cached[key] = rows[-1]
+                cache_path.write_text(json.dumps(cached, indent=1), encoding="utf-8")
+        r = rows[-1]
+        vs_clone, vs_hf, cpu = (r["vs_clone"], r["vs_clone_ci"]), (r["vs_hf"], r["vs_hf_ci"]), r["cpu"]
         print(f"| {step:,} | {cpu:,.0f} | {vs_clone[0]:+.3f} ± {vs_clone[1]:.3f} | {vs_hf[0]:+.3f} ± {vs_hf[1]:.3f} |",
               flush=True)
     print(json.dumps({"run": str(run), "walls": a.walls, "seed": a.seed, "first_wall": a.first_wall, "rows": rows}))
