@@ -167,6 +167,7 @@ class Engine:
         self._step_kernel = None
         self._deal_kernel = None  # table.deal_tables' direct entry, for a deal of every table
         self._book_kernel = None  # table.book_ended's direct entry (Engine._book_numbers)
+        self._walls_call: tuple | None = None  # table.seeded_walls' entry and the table ids (Engine._table_walls)
         # The kernel arguments of the last common step (Engine.step: tables None, an int64 [B] contiguous action
         # array, at _STEP_ACTS), made again only for another array.  A cache, not state: kept in a tuple, so that the
         # engine's arrays (vars(engine)) stay its state and scratch buffers.
@@ -259,6 +260,8 @@ class Engine:
             if threaded:
                 on_threads = (np.uint64(seed & _MASK64), ids.astype(np.uint64))
                 wall_arr = np.empty((k, self.wall_size), np.int8)  # (made in the chunks)
+            elif tables is None and table_ids is None:  # every table by its index (the one-table env's deal)
+                wall_arr = self._table_walls(seed)
             else:
                 wall_arr = self.seeded_walls(seed, ids)
         # check_reset_args has checked every dealer is a seat
@@ -343,6 +346,19 @@ class Engine:
         ids = np.asarray(table_ids, dtype=np.int64).reshape(-1)
         out = np.empty((len(ids), self.wall_size), np.int8)
         T.seeded_walls(np.uint64(int(seed) & _MASK64), ids.astype(np.uint64), self.tiles, out)
+        return out
+
+    def _table_walls(self, seed: int) -> np.ndarray:
+        """``seeded_walls(seed, range(B))`` with the table ids made once and, after the first call, the kernel's direct
+        entry (no numba type dispatch, no conversions: 0.3 against 2.2 µs for one table, a deal of the AEC env)."""
+        out = np.empty((self.batch_size, self.wall_size), np.int8)
+        walls = self._walls_call
+        if walls is None:  # the first call loads (or compiles) the kernel; its direct entry serves the next ones
+            ids = self._all.astype(np.uint64)
+            T.seeded_walls(np.uint64(seed & _MASK64), ids, self.tiles, out)
+            self._walls_call = (_direct_entry(T.seeded_walls, (np.uint64(0), ids, self.tiles, out)), ids)
+            return out
+        walls[0](np.uint64(seed & _MASK64), walls[1], self.tiles, out)
         return out
 
     def next_hand(self, seed: int | None = None, *, walls=None, tables=None, table_ids=None) -> None:
@@ -478,6 +494,11 @@ class Engine:
             acts, tables = check_step_args(self, actions, tables)
             idx = self._all if tables is None else tables
             k = self._call(self._entry(), K.MODE_STEP, idx, acts.astype(np.int64, copy=False))
+        self._finish_step(k, idx, acts)
+
+    def _finish_step(self, k: int, idx: np.ndarray, acts: np.ndarray) -> None:
+        """After a step's kernel call over tables ``idx`` with actions ``acts`` that left ``k`` tables waiting: refuse an
+        illegal action (the kernel changed nothing), count the decisions and handle the waiting tables."""
         info = self._info
         if info.item(1) >= 0:
             j = info.item(1)
@@ -734,7 +755,7 @@ class Engine:
             "tile": tile_name(tile) if tile is not None else None,
             "transfers": [_transfer_dict(tr) for tr in settlement.transfers],
             "settlement_deltas": [float(x) for x in settlement.deltas],
-            "deltas": [float(x) for x in st.money[b]],
+            "deltas": st.money[b].tolist(),  # (float64: Python floats)
             "next_dealer": int(next_dealer),
             "session_over": bool(self.session_over[b]),
         }

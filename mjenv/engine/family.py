@@ -238,9 +238,10 @@ class KawuxingFamily(Family, KawuxingRules):
         """§3.11 exhaustive-draw settlement (penalty or 讲听头)."""
         eng = self.engine
         st = eng.state
-        order = [int(s) for s in np.argsort(st.reveal_seq[b]) if st.reveal_seq[b, s] >= 0]
+        seq = st.reveal_seq[b].tolist()  # (distinct numbers 0, 1, ... for the revealed seats, -1 for the others)
+        order = sorted((s for s in range(self.n) if seq[s] >= 0), key=seq.__getitem__)
         ready = [None] * self.n
-        if self.opts.tingtou != "off":
+        if order and self.opts.tingtou != "off":  # (nobody revealed: nothing to settle, whoever is ready)
             ready = [K.ready_value(st.hand[b, s], eng.melds_of(b, s), self.opts, eng.kinds) for s in range(self.n)]
         return K.settle_draw(self.n, order, ready, self.opts)
 

@@ -129,7 +129,7 @@ from mjenv.encoding.compact import encoder_for
 from mjenv.encoding.observation import OBS_VERSION
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.codes import EV_REVEAL
-from mjenv.engine.core import Engine, IllegalActionError
+from mjenv.engine.core import _STEP_ACTS, Engine, IllegalActionError
 from mjenv.engine.state import DONE
 from mjenv.rules.value import Rules
 from mjenv.render import render_table
@@ -179,6 +179,10 @@ class raw_env(AECEnv):
         self._phase, self._actor, self._money_now = st.phase, st.actor, st.money[0]
         self._mask_row = self.engine.mask.view(np.int8)[0]
         self._act = np.zeros(1, np.int64)  # the action array handed to Engine.step, reused
+        self._info = self.engine._info  # the kernel's counters (decisions, an illegal action's index)
+        # Engine.step's common call is made here directly once the engine keeps the kernel arguments of ``_act`` (made
+        # by its first step; one table has no shards over threads)
+        self._one_call = self.engine._shards is None
         # One space object per agent, so that seeding one agent's space does not seed another's.
         self.observation_spaces = {
             a: spaces.Dict(
@@ -251,18 +255,20 @@ class raw_env(AECEnv):
         """Deal a new hand: seeded, or an explicit ``options={"wall": ..., "dealer": d}``."""
         if self._closed:
             raise RuntimeError("reset() after close(): this env is closed; make a new one")
-        if options is not None and not isinstance(options, dict):
-            raise ValueError(f"options must be a dict (keys {', '.join(RESET_OPTION_KEYS)}), got {options!r}")
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTION_KEYS), key=str)
-        if unknown:
-            warnings.warn(f"reset options {unknown} ignored; known keys: {', '.join(RESET_OPTION_KEYS)}", stacklevel=2)
-        dealer = options.get("dealer", 0)
-        n = self.engine.n
-        if not isinstance(dealer, (int, np.integer)) or isinstance(dealer, (bool, np.bool_)) or not 0 <= dealer < n:
-            raise ValueError(f"options['dealer'] must be a seat 0..{n - 1}, got {dealer!r}")
+        if options is None:  # (the common call: a seeded or unseeded hand, dealer 0)
+            dealer, wall = 0, None
+        else:
+            if not isinstance(options, dict):
+                raise ValueError(f"options must be a dict (keys {', '.join(RESET_OPTION_KEYS)}), got {options!r}")
+            unknown = sorted(set(options) - set(RESET_OPTION_KEYS), key=str)
+            if unknown:
+                warnings.warn(f"reset options {unknown} ignored; known keys: {', '.join(RESET_OPTION_KEYS)}", stacklevel=2)
+            dealer = options.get("dealer", 0)
+            n = self.engine.n
+            if not isinstance(dealer, (int, np.integer)) or isinstance(dealer, (bool, np.bool_)) or not 0 <= dealer < n:
+                raise ValueError(f"options['dealer'] must be a seat 0..{n - 1}, got {dealer!r}")
+            wall = options.get("wall")
         check_seed(seed)
-        wall = options.get("wall")
         if wall is not None and not isinstance(wall, (str, list, tuple, np.ndarray)):
             raise ValueError(f"options['wall'] must be a notation string or a list of tile ids, got {wall!r}")
         if seed is not None:
@@ -320,11 +326,22 @@ class raw_env(AECEnv):
     def _step(self, agent: str, act: int) -> None:
         """``step`` of a live agent with an action id ``0 <= act < 111`` (checked by the caller)."""
         at, seat = self._evn.item(0), self._to_act  # the engine's event records so far, the seat that decides
-        self._act[0] = act
-        self.engine.step(self._act)  # raises IllegalActionError (nothing changed) for an illegal action
+        act_arr = self._act
+        act_arr[0] = act
+        eng = self.engine
+        args = eng._step_args
+        if args[_STEP_ACTS] is act_arr and self._one_call:
+            # Engine.step's common call (its arguments were made for this array at the first step), without its checks
+            k = eng._step_kernel(*args)
+            if k or self._info.item(1) >= 0:
+                eng._finish_step(k, eng._all, act_arr)  # raises IllegalActionError (nothing changed) for an illegal action
+            else:
+                eng.n_decisions += self._info.item(0)
+        else:
+            eng.step(act_arr)  # raises IllegalActionError (nothing changed) for an illegal action
         self._cumulative_rewards[agent] = 0.0
         self._decisions.append((at, seat, act))
-        if self._paid or self._money_now.tobytes() != self._money or self._phase.item(0) == DONE:
+        if self._paid or self._phase.item(0) == DONE or self._money_now.tobytes() != self._money:
             self._settle_step()
         else:  # most steps: no money moved, none had moved before, the hand goes on
             self._to_act = seat = self._actor.item(0)
@@ -359,6 +376,30 @@ class raw_env(AECEnv):
         else:
             self._to_act = seat = self._actor.item(0)
             self.agent_selection = self.possible_agents[seat]
+
+    def _dead_step(self) -> None:
+        """``_was_dead_step(None)`` of the selected agent once the hand has ended by itself (every agent left is
+        terminated, so the dead agents' order is ``agents``): the same effect in fewer steps."""
+        agent = self.agent_selection
+        del self.terminations[agent]
+        del self.truncations[agent]
+        del self.rewards[agent]
+        del self._cumulative_rewards[agent]
+        del self.infos[agent]
+        agents = self.agents
+        agents.remove(agent)
+        if agents:
+            if getattr(self, "_skip_agent_selection", None) is None:
+                self._skip_agent_selection = agent
+            self.agent_selection = agents[0]
+        else:
+            skip = getattr(self, "_skip_agent_selection", None)
+            if skip is not None:
+                self.agent_selection = skip
+            self._skip_agent_selection = None
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0
 
     # ------------------------------------------------------------------ extras
     def save_replay(self, path, *, append: bool = False) -> None:
@@ -465,6 +506,11 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
                 self._has_updated = True
                 raw._step(agent, action)
                 return
+        if action is None and raw._to_act < 0 and self._has_reset and not self._terminated and raw.agents:
+            # An agent of a hand that ended by itself leaves (every agent left is terminated): PettingZoo's dead step
+            self._has_updated = True
+            raw._dead_step()
+            return
         if not self._has_reset:
             if raw._closed:
                 raw.step(action)  # refused, naming close()
