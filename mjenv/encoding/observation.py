@@ -106,6 +106,7 @@ from mjenv.engine.state import (
     O16_RIVER_TIME,
 )
 from mjenv.engine import threads as TH
+from mjenv.engine.calls import _direct_entry
 from mjenv.engine.family import family_for
 from mjenv.engine.jit import njit
 from mjenv.encoding.option_block import (  # noqa: F401  (re-exported: the options block is part of this encoding)
@@ -428,6 +429,25 @@ class RowEncoder:
         # v1: the arguments after ``out`` are fixed too (the v1 path stays one call with no tuple made)
         self._v1_args = None if encoder.compact else [encoder._front(None)[1:] + a for a in self._args]
         self._dtype = encoder.dtype
+        # v1, a fresh row: :func:`encode_one`'s arguments after ``out`` per seat (``[table, seat, round 0]`` first)
+        self._one_args = None if encoder.compact else [
+            (np.array([self.table, s, 0], np.int64), _NO_PLANES, encoder._front(None)[4], *a[2:5], a[5], *a[7:])
+            for s, a in enumerate(self._args)
+        ]  # fmt: skip
+        self._one = None  # encode_one's direct entry, made by the first call
+
+    def one_call(self) -> tuple | None:
+        """``(entry, args)`` that write v1's fresh row from seat ``s`` as ``entry(out, *args[s])`` into ``out``
+        (C-contiguous ``float32 [C, 34]``): :func:`encode_one`'s compiled entry (no type dispatch) and its arguments,
+        for a caller that makes the row itself (the AEC env); ``None`` for v2 and for variants with sessions (a table
+        deeper into a session reads its round wind: :meth:`__call__` takes the general path there)."""
+        if self._one_args is None or self._session:
+            return None
+        if self._one is None:
+            out = np.empty(self.encoder.shape, self._dtype)
+            encode_one(out, *self._one_args[0])  # compiled, or loaded, by this first call
+            self._one = _direct_entry(encode_one, (out, *self._one_args[0]))
+        return self._one, self._one_args
 
     def __call__(self, seat: int, out: np.ndarray | None = None) -> np.ndarray:
         """The table seen from ``seat`` (``float32 [C, 34]``, v2: its bytes), fresh or ``out[0]`` when ``out`` is given."""
@@ -822,6 +842,7 @@ _NO_OUT = np.zeros((1, 1, 34), np.float32)
 _ENCODE_ROWS = {False: _make_encode_rows(False), True: _make_encode_rows(True)}
 """The compiled loops of :func:`_make_encode_rows`: v1 (False) and v2 (True); made at import (so their cache is
 known), compiled by :func:`_kernel`."""
+_ENCODE_V1 = _ENCODE_ROWS[False]  # (the v1 loop as a global name, which encode_one's compiled code calls)
 _KERNEL: dict = {}
 
 
@@ -839,6 +860,19 @@ def _signature(compact: bool):
         arr(i64, 1), arr(i64, 1), arr(i64, 1), arr(f64, 1), arr(i64, 1), arr(T.float32, 1), arr(i64, 1),
         arr(f64, 2), arr(i64, 1), arr(f64, 1), arr(T.int8, 2), arr(T.int16, 2), arr(f64, 2),
     )
+
+
+@njit(cache=True, _nrt=False, nogil=True)
+def encode_one(out, sel, planes, static, cfg, fcfg, starts, decay, balance, counts, recency, b8, b16, money):
+    """One v1 row: table ``sel[0]`` seen from seat ``sel[1]`` (round ``sel[2]``) into ``out`` (``float32 [C, 34]``), as
+    the v1 loop writes it; the other arguments as that loop's (``planes``: its placeholder).  The AEC env's call: 14
+    arguments instead of 20, no view of a batch row, one int back (-1, or before writing anything 0 / 1 when the
+    table / seat is out of range)."""
+    res = _ENCODE_V1(
+        out.reshape((1, out.shape[0], out.shape[1])), planes, out, cfg.reshape((1, cfg.shape[0])), static, planes[0],
+        out[0], sel[0:1], sel[1:2], cfg, fcfg, starts, decay, sel[2:3], balance, counts, recency, b8, b16, money,
+    )
+    return res[0]
 
 
 def _kernel(compact: bool = False):

@@ -171,6 +171,10 @@ class raw_env(AECEnv):
         self.metadata = dict(self.metadata, name=f"mjenv_{variant}_v{ENV_VERSION}")
         self.encoder = encoder_for(self.engine, oracle, obs_version)
         self._row = self.encoder.row_encoder(self.engine)
+        # v1 without sessions: the compiled call that writes a fresh observation and its arguments per seat, which
+        # observe and last make themselves (RowEncoder.one_call: one Python call fewer a decision, fewer arguments)
+        self._row_call = self._row.one_call()
+        self._obs_shape = self.encoder.shape
         n = self.engine.n
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
@@ -241,7 +245,16 @@ class raw_env(AECEnv):
         the env steps on."""
         seat = self.agent_name_mapping[agent]
         mask = self._mask_row.copy() if seat == self._to_act else np.zeros(N_ACTIONS, np.int8)
-        return {"observation": self._row(seat), "action_mask": mask}
+        return {"observation": self._observation(seat), "action_mask": mask}
+
+    def _observation(self, seat: int) -> np.ndarray:
+        """A fresh observation of the table from ``seat`` (``RowEncoder(seat)``; for v1 its compiled call made here)."""
+        rc = self._row_call
+        if rc is None:
+            return self._row(seat)
+        out = np.empty(self._obs_shape, np.float32)
+        rc[0](out, *rc[1][seat])
+        return out
 
     def _hand_over(self) -> bool:
         """The table's hand has ended (a scalar read; ``engine.done`` builds an array)."""
@@ -491,7 +504,13 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
         if observe:  # raw.observe(agent), one call fewer
             seat = raw.agent_name_mapping[agent]
             mask = raw._mask_row.copy() if seat == raw._to_act else np.zeros(N_ACTIONS, np.int8)
-            obs = {"observation": raw._row(seat), "action_mask": mask}
+            rc = raw._row_call
+            if rc is None:
+                obs = {"observation": raw._row(seat), "action_mask": mask}
+            else:  # (raw._observation(seat), one call fewer)
+                out = np.empty(raw._obs_shape, np.float32)
+                rc[0](out, *rc[1][seat])
+                obs = {"observation": out, "action_mask": mask}
         else:
             obs = None
         return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
