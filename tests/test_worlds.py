@@ -423,3 +423,24 @@ def test_face_down_triplets_are_the_engines_choice():
         if checked > 400 and hidden > 40:
             break
     assert checked > 400 and hidden > 40, (checked, hidden)
+
+
+def test_a_revealed_kong_of_four_held_tiles_keeps_the_drawn_tile():
+    """§3.6 D3: a revealed seat holding four 7s face up draws 7p and konges the 7s; the 7p joins its hand, so its hand
+    now (1p2p3p 7p7p7p 2s2s2s 6s, 2s face down) is not its hand at the 亮倒 plus the kong's tiles.  The true table
+    is a world (chunk 7021 of the round-2 labels died here: no world in 10^6 deals), and worlds are found at once."""
+    from mjenv.engine.worlds import sample_worlds
+    from tests.engine_script import make_wall, play
+
+    e = Engine("kawuxing3", 1)
+    hands = {"A": "1234p77p222s67777s", "B": "14699p13689s567z", "C": "2589p14589s5567z"}
+    e.reset(walls=[make_wall(e, hands, front="3p4s7p", back="5p")])
+    play(e, ["A liang:4p", "B discard:3p", "C discard:4s", "A kong:7s"])
+    st = e.state
+    assert st.revealed[0, 0] and tuple(np.flatnonzero(st.hidden[0, 0])) == (19,)  # 2s face down
+    assert st.hand[0, 0, 15] == 3 and st.actor[0] == 1  # 7p x3 (the drawn one kept); B to act
+    for seat in (1, 2):
+        sample_worlds(e, 0, seat, 1, seed=1, max_tries=1, _identity=True)  # the true table is accepted
+        worlds = sample_worlds(e, 0, seat, 16, seed=2, max_tries=1000)
+        check_worlds(e, 0, seat, worlds)
+        assert (worlds.state.hidden[:, 0].sum(1) == 1).all()

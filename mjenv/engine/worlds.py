@@ -50,47 +50,11 @@ from mjenv.engine.jit import njit
 from mjenv.engine.kwend import kw_window_if
 from mjenv.engine.masks import _compute_mask
 from mjenv.engine.state import (
-    CHI_MELD,
-    CLAIM,
-    CONCEALED_KONG,
-    DIRECT_KONG,
-    DONE,
-    MAX_MELDS,
-    MAX_RIVER,
-    O8_ACTOR,
-    O8_CLAIM_FROM,
-    O8_CLAIM_KONG_POS,
-    O8_CLAIM_OPTS,
-    O8_CLAIM_REPLY,
-    O8_CLAIM_TILE,
-    O8_CUR,
-    O8_DADIAOCHE,
-    O8_DEALER,
-    O8_DRAWN,
-    O8_HAND,
-    O8_HIDDEN,
-    O8_KONG_COUNT,
-    O8_KONG_TILES,
-    O8_MELD_KIND,
-    O8_MELD_SRC,
-    O8_MELD_TILE,
-    O8_MELDED,
-    O8_N_MELDS,
-    O8_PHASE,
-    O8_REVEALED,
-    O8_RIVER,
-    O8_WALL,
-    O16_BACK,
-    O16_CLAIM_VALUE,
-    O16_FRONT,
-    O16_LOCK,
-    O16_N_DISCARDS,
-    O16_RIVER_LEN,
-    O16_RIVER_TIME,
-    PICK,
-    PONG_MELD,
-    ROB,
-    TURN,
+    ADDED_KONG, CHI_MELD, CLAIM, CONCEALED_KONG, DIRECT_KONG, DONE, MAX_MELDS, MAX_RIVER, O8_ACTOR, O8_CLAIM_FROM,
+    O8_CLAIM_KONG_POS, O8_CLAIM_OPTS, O8_CLAIM_REPLY, O8_CLAIM_TILE, O8_CUR, O8_DADIAOCHE, O8_DEALER, O8_DRAWN,
+    O8_HAND, O8_HIDDEN, O8_KONG_COUNT, O8_KONG_TILES, O8_MELD_KIND, O8_MELD_SRC, O8_MELD_TILE, O8_MELDED,
+    O8_N_MELDS, O8_PHASE, O8_REVEALED, O8_RIVER, O8_WALL, O16_BACK, O16_CLAIM_VALUE, O16_FRONT, O16_LOCK,
+    O16_N_DISCARDS, O16_RIVER_LEN, O16_RIVER_TIME, PICK, PONG_MELD, ROB, TURN,
 )
 from mjenv.engine.calls import _UNREAD, _direct_entry
 from mjenv.engine.table import _complete_with, _hideable_triplets, _splitmix
@@ -196,42 +160,68 @@ def _public(s8, s16, cfg, seat, unseen, pub, ntrip, nfree, dslot):
 
 @_jit
 def _triplets_as_chosen(r8, cfg, tabs, scr, p, trip_bits, drawn_slot):
-    """§3.6 D2 for a world's 亮倒 seat ``p``: the engine's own choice of face-down triplets for its hand after the
-    亮倒 discard (``_hideable_triplets``: the largest set that keeps the wait set, the first of equal sizes) is
-    exactly ``trip_bits``.  That hand is its hand now less a tile it holds just drawn, plus the triplets it has
-    konged since; the state does not say whether a kong came before the 亮倒 or after, so every subset of its
-    concealed and direct kongs is tried as "after" (exact for a seat without such kongs)."""
+    """§3.6 D2 for a world's 亮倒 seat ``p``: the engine's choice of face-down triplets (``_hideable_triplets``) for
+    its hand after the 亮倒 discard is exactly ``trip_bits``.  That hand is its hand now, less a tile it holds just
+    drawn, with its kongs since undone; the state does not say which kongs came after the 亮倒 nor how, so every
+    way of each is tried (docs/search.md, "How a world is made"): way 0 before it; 1 after it, of the tile drawn; 2 + m
+    (concealed and added kongs, D3) of tiles held face up, the drawn tile — the m-th kind held now — kept."""
     d = r8[O8_DRAWN]
     if drawn_slot:
         r8[O8_HAND + 34 * p + d] -= 1
-    nk = 0
-    kt = 0  # the kong tiles, 6 bits each
+    ybits, ny, nk, kt, total = np.int64(0), 0, 0, np.int64(0), 1
+    for x in range(34):
+        if r8[O8_HAND + 34 * p + x] > 0:
+            ybits |= np.int64(1) << x
+            ny += 1
     for j in range(r8[O8_N_MELDS + p]):
         kind = r8[O8_MELD_KIND + MAX_MELDS * p + j]
-        if kind == CONCEALED_KONG or kind == DIRECT_KONG:
+        if kind == CONCEALED_KONG or kind == DIRECT_KONG or kind == ADDED_KONG:
+            scr[3, nk] = kind
             kt |= np.int64(r8[O8_MELD_TILE + MAX_MELDS * p + j]) << (6 * nk)
+            total *= 2 if kind == DIRECT_KONG else 2 + ny
             nk += 1
     ok = False
-    for sub in range(1 << nk):
-        kb = np.int64(0)
+    for code in range(total):
+        c, kb = code, np.int64(0)
         for i in range(nk):
-            if (sub >> i) & 1:
-                x = (kt >> (6 * i)) & 63
-                kb |= np.int64(1) << x
-                r8[O8_HAND + 34 * p + x] += 3
-                r8[O8_MELDED + 34 * p + x] -= 4
-        hide = _hideable_triplets(r8, cfg, tabs, scr, p)
-        for i in range(nk):
-            if (sub >> i) & 1:
-                x = (kt >> (6 * i)) & 63
-                r8[O8_HAND + 34 * p + x] -= 3
-                r8[O8_MELDED + 34 * p + x] += 4
-        if (hide & ~kb) == trip_bits:
+            radix = 2 if scr[3, i] == DIRECT_KONG else 2 + ny
+            scr[2, i] = c % radix  # this kong's way
+            c //= radix
+            y, m = -1, scr[2, i] - 2
+            for t in range(34):
+                if m >= 0 and (ybits >> t) & 1:
+                    y = t if m == 0 else y
+                    m -= 1
+            scr[2, 4 + i] = y
+            if scr[2, i] != 0:
+                kb |= np.int64(1) << ((kt >> (6 * i)) & 63)
+        _undo_kongs(r8, p, nk, kt, scr, 1)
+        fits = True
+        for x in range(34):
+            fits = fits and r8[O8_HAND + 34 * p + x] >= 0
+        if fits and (_hideable_triplets(r8, cfg, tabs, scr, p) & ~kb) == trip_bits:
             ok = True
+        _undo_kongs(r8, p, nk, kt, scr, -1)
+        if ok:
             break
     if drawn_slot:
         r8[O8_HAND + 34 * p + d] += 1
     return ok
+
+
+@_jit
+def _undo_kongs(r8, p, nk, kt, scr, sign):
+    """Seat ``p``'s hand and melds before its kongs of way ``scr[2, i]`` (``scr[2, 4 + i]``: the drawn tile kept,
+    ``scr[3, i]``: the kong's kind; :func:`_triplets_as_chosen`); ``sign`` -1 redoes them."""
+    for i in range(nk):
+        way = scr[2, i]
+        if way != 0:
+            x = (kt >> (6 * i)) & 63
+            added = scr[3, i] == ADDED_KONG
+            if way >= 2:
+                r8[O8_HAND + 34 * p + scr[2, 4 + i]] -= sign
+            r8[O8_HAND + 34 * p + x] += sign * ((0 if added else 3) + (1 if way >= 2 else 0))
+            r8[O8_MELDED + 34 * p + x] -= sign * (1 if added else 4)
 
 
 @_jit
