@@ -124,3 +124,70 @@ def test_a_time_budget_cuts_the_worlds():
     assert agent.stats["rollout_tables"] - first < first / 8  # one world per candidate instead of 16
     with pytest.raises(ValueError, match="budget_ms"):
         SearchAgent("kawuxing3", budget_ms=0)
+
+
+def test_a_decision_without_worlds_keeps_the_players_move_and_is_counted(monkeypatch):
+    """Where the sampler finds no consistent world (RuntimeError), the search plays its player's choice there, counts
+    it and keeps the message; the labeller skips such decisions and counts them in ``meta["skipped"]``."""
+    from agents.training.distill import label_states
+
+    eng = _midgame()
+    live = np.flatnonzero(~eng.done)
+    keys = np.arange(len(live), dtype=np.uint64)
+    want = make_agent("fast").act(None, eng.mask[live], engine=eng, tables=live)
+    real = Engine.sample_worlds
+    refused = []
+
+    def refuse(self, table, seat, n, **kw):
+        if not refused:
+            refused.append(table)
+            raise RuntimeError(f"table {table}, seat {seat}: no world (test)")
+        return real(self, table, seat, n, **kw)
+
+    monkeypatch.setattr(Engine, "sample_worlds", refuse)
+    agent = SearchAgent("kawuxing3", worlds=3, seed=1)
+    got = agent.act(None, eng.mask[live], engine=eng, tables=live, keys=keys)
+    j = int(np.flatnonzero(live == refused[0])[0])
+    assert got[j] == want[j] and agent.stats["unsampled"] == 1 and "no world (test)" in agent.last_unsampled
+    assert agent.stats["searched"] > 1 and eng.mask[live, got].all()
+
+    calls = {"n": 0}
+
+    def every_fifth(self, table, seat, n, **kw):
+        calls["n"] += 1
+        if calls["n"] % 5 == 0:
+            raise RuntimeError("no world (test)")
+        return real(self, table, seat, n, **kw)
+
+    monkeypatch.setattr(Engine, "sample_worlds", every_fifth)
+    lines = []
+    labels = label_states(decisions=40, tables=8, worlds=2, candidates=3, seed=4, log=lines.append)
+    assert labels["meta"]["decisions"] == 40 == len(labels["gain"]) and labels["meta"]["skipped"] >= 7
+    assert any("skipped" in line and "no world (test)" in line for line in lines)
+
+
+def test_search_over_a_policy_puts_its_move_first_and_searches_the_near_decisions():
+    """``policy=CHECKPOINT``: the compiled improved player rolls out and its move is the one to beat (column 0);
+    ``near`` limits the search to decisions its head finds near its threshold; bad values are refused."""
+    from agents.players.fasthead import FastHeadPlayer
+
+    eng = _midgame(steps=20)
+    live = np.flatnonzero(~eng.done)
+    keys = np.arange(len(live), dtype=np.uint64)
+    ck = "kawuxing3-default.pt"
+    head = FastHeadPlayer("agents/checkpoints/" + ck)
+    base = head.decide(eng, live)[live]
+    agent = make_agent(f"search:policy={ck},worlds=3,candidates=2")
+    cand, ncand, near = agent._policy_order(eng, live)
+    assert (cand[:, 0] == base).all() and near.all() and (ncand <= 2).all()
+    got = agent.act(None, eng.mask[live], engine=eng, tables=live, keys=keys)
+    assert eng.mask[live, got].all() and agent.stats["searched"] == int((ncand >= 2).sum())
+    strict = make_agent(f"search:policy={ck},worlds=3,near=0,z=1e9")  # searches nothing, plays the policy
+    assert (strict.act(None, eng.mask[live], engine=eng, tables=live, keys=keys) == base).all()
+    assert strict.stats["searched"] == 0
+    with pytest.raises(ValueError, match="near"):
+        SearchAgent("kawuxing3", near=0.1)
+    with pytest.raises(ValueError, match="margin"):
+        make_agent(f"search:policy={ck},margin=-1")
+    with pytest.raises(ValueError, match="not found"):
+        make_agent("search:policy=nowhere.pt")

@@ -45,7 +45,7 @@ from mjenv.engine import state as S
 __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
-            "budget_ms": None}
+            "budget_ms": None, "policy": None, "near": None, "margin": 0.0}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -71,6 +71,13 @@ def copy_tables(src, src_idx, dst, dst_idx) -> None:
         list.__setitem__(dst.results, b, None)
 
 
+def _number(key: str, value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"search parameter {key}: {value!r} is not a number") from None
+
+
 def parse_spec(spec: str) -> dict:
     """Keyword arguments of an agent spec ``search:worlds=32,candidates=4,search=discard+claim``."""
     _, sep, rest = spec.partition(":")
@@ -86,17 +93,38 @@ def parse_spec(spec: str) -> dict:
             out[key] = tuple(v for v in value.split("+") if v)
         elif key == "budget_ms":
             out[key] = None if value in ("", "none", "None") else float(value)
-        elif key == "z":
-            try:
-                out[key] = float(value)
-            except ValueError:
-                raise ValueError(f"search parameter z: {value!r} is not a number") from None
+        elif key == "policy":
+            out[key] = value or None
+        elif key == "near":
+            out[key] = None if value in ("", "none", "None") else _number(key, value)
+        elif key in ("z", "margin"):
+            out[key] = _number(key, value)
         else:
             try:
                 out[key] = int(value)
             except ValueError:
                 raise ValueError(f"search parameter {key}: {value!r} is not an integer") from None
     return out
+
+
+def _checkpoint_path(policy) -> str:
+    """A checkpoint path as :func:`agents.make_agent` resolves it (a bare name: the shipped checkpoints' folder,
+    ``agents/checkpoints``)."""
+    from pathlib import Path
+
+    shipped = Path(__file__).resolve().parents[1] / "checkpoints"
+    path = Path(str(policy))
+    if not path.exists() and (shipped / path.name).exists():
+        path = shipped / path.name
+    if not path.exists():
+        raise ValueError(f"policy: checkpoint {str(policy)!r} not found")
+    return str(path)
+
+
+def _rules_of(variant, options):
+    from agents.players.base import resolve_rules
+
+    return resolve_rules(variant, options)
 
 
 class SearchAgent:
@@ -109,6 +137,7 @@ class SearchAgent:
     def __init__(self, variant: str = "kawuxing3", options: Any = None, *, candidates: int = DEFAULTS["candidates"],
                  worlds: int = DEFAULTS["worlds"], search=DEFAULTS["search"], min_wall: int = DEFAULTS["min_wall"],
                  z: float = DEFAULTS["z"], budget_ms: float | None = DEFAULTS["budget_ms"], seed: int | None = 0, name: str = "search",
+                 policy=DEFAULTS["policy"], near: float | None = DEFAULTS["near"], margin: float = DEFAULTS["margin"],
                  **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
@@ -120,8 +149,25 @@ class SearchAgent:
             raise ValueError(f"search: unknown decision kind {bad[0]!r} (kinds: {', '.join(_KINDS)})")
         if budget_ms is not None and not float(budget_ms) > 0:
             raise ValueError(f"budget_ms: a positive number of milliseconds or None, got {budget_ms}")
+        if near is not None and not float(near) >= 0:
+            raise ValueError(f"near: a predicted-gain distance >= 0 or None, got {near}")
+        if not float(margin) >= 0:
+            raise ValueError(f"margin: money >= 0 a candidate must gain beyond z standard errors, got {margin}")
+        if near is not None and policy is None:
+            raise ValueError("near: reads a departure head's predicted gains; give policy=CHECKPOINT too")
         self.name = name
-        self.player = FastPlayer(variant, options, **player_settings)  # variant: a name or a mjenv.rules.Rules
+        if policy is None:
+            self.player = FastPlayer(variant, options, **player_settings)  # variant: a name or a mjenv.rules.Rules
+        else:
+            from agents.players.fasthead import FastHeadPlayer
+
+            if player_settings:
+                raise ValueError(f"policy: the compiled improved player takes no {', '.join(player_settings)}")
+            self.player = FastHeadPlayer(_checkpoint_path(policy), variant if options is None else
+                                         _rules_of(variant, options))
+        self.policy = None if policy is None else str(policy)
+        self.near = None if near is None else float(near)
+        self.margin = float(margin)
         self.rules = self.player.rules
         self.variant = variant = self.rules.variant
         self.opts = self.player.opts
@@ -139,7 +185,8 @@ class SearchAgent:
         self._worlds: dict = {}  # the sample_worlds out= engine per number of worlds
         self._cost_per_table = None  # CPU seconds per rollout table, measured (for budget_ms)
         # statistics: decisions seen, searched, CPU seconds spent searching
-        self.stats = {"decisions": 0, "searched": 0, "changed": 0, "cpu_s": 0.0, "rollout_tables": 0}
+        self.stats = {"decisions": 0, "searched": 0, "changed": 0, "cpu_s": 0.0, "rollout_tables": 0, "unsampled": 0}
+        self.last_unsampled = ""
 
     # ------------------------------------------------------------------ engines
     def _engine(self, attr: str, src, size: int):
@@ -169,7 +216,11 @@ class SearchAgent:
         t0 = time.process_time()
         tables = np.asarray(tables, dtype=np.int64).reshape(-1)
         R = len(tables)
-        cand, ncand = self.player.candidates(engine, tables, self.candidates)
+        if self.policy is None:
+            cand, ncand = self.player.candidates(engine, tables, self.candidates)
+            near = np.ones(R, bool)
+        else:
+            cand, ncand, near = self._policy_order(engine, tables)
         out = cand[:, 0].copy()
         if keys is None:
             keys = mix(np.arange(self._counter, self._counter + R, dtype=np.uint64))
@@ -178,7 +229,7 @@ class SearchAgent:
         st = engine.state
         wall_left = (st.back[tables] - st.front[tables]).astype(np.int64)
         todo = [j for j in range(R)
-                if ncand[j] >= 2 and self._kind_ok(int(st.phase[tables[j]])) and wall_left[j] >= self.min_wall]
+                if ncand[j] >= 2 and near[j] and self._kind_ok(int(st.phase[tables[j]])) and wall_left[j] >= self.min_wall]
         self.stats["decisions"] += R
         if todo:
             n = self.worlds
@@ -192,11 +243,47 @@ class SearchAgent:
         self.stats["cpu_s"] += time.process_time() - t0
         return out
 
+    def _policy_order(self, engine, tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """With ``policy``: the compiled shortlist of each table reordered for the search, the improved player's own
+        move first and the others by its head's predicted gain (the shortlist's choice counts 0), at most
+        ``candidates``; and whether the decision is *near* (its head's best predicted gain within ``near`` of
+        its ``tau``; every decision when ``near`` is None)."""
+        from agents.players.departures import CAND_FEATURES, CANDIDATES, DECISION_FEATURES
+        from agents.players.fasthead import features_tables
+
+        head = self.player
+        short, nshort = head.candidates(engine, tables, CANDIDATES)
+        base = head.decide(engine, tables)[tables]
+        R = len(tables)
+        score = np.full((R, CANDIDATES), -np.inf)
+        score[:, 0] = 0.0
+        near = np.ones(R, bool)
+        many = np.flatnonzero(nshort >= 2)
+        if len(many):
+            per = np.zeros((len(many), CANDIDATES, CAND_FEATURES), np.float32)
+            dec = np.zeros((len(many), DECISION_FEATURES), np.float32)
+            f = head.fast
+            features_tables(engine._b8, engine._b16, tables[many], short[many], nshort[many], f.cfg, f._tab, f._tabs,
+                            per, dec)
+            pred = head.predict(per, dec, nshort[many]).astype(np.float64)
+            score[many, 1:] = pred
+            if self.near is not None:
+                near[many] = np.abs(pred.max(1) - head.tau) <= self.near
+        score[short < 0] = -np.inf
+        score[short == base[:, None]] = np.inf  # the player's own move first
+        order = np.argsort(-score, axis=1, kind="stable")[:, : self.candidates]
+        cand = np.take_along_axis(short, order, 1)
+        ncand = np.minimum(nshort, self.candidates)
+        lost = (cand[:, 0] != base) & (nshort >= 1)  # the head's move outside its shortlist (not met): searched as is
+        cand[lost, 0] = base[lost]
+        return cand, ncand, near
+
     def _fill(self, engine, tables, cand, ncand, todo, seeds, n):
         """The rollout engine with, for decision ``todo[i]`` (an index into ``tables``), ``n`` worlds sampled with
         ``seeds[i]`` copied once per candidate, and the candidate actions to play on those tables; returns
         ``(roll, acts, seats, blocks)`` with ``blocks[i] = (first table, candidates)``: candidate c's worlds are the
-        tables ``first + c * n ... first + c * n + n - 1``."""
+        tables ``first + c * n ... first + c * n + n - 1``; None where the sampler found no world consistent with
+        what the seat sees (``stats["unsampled"]`` counts them, ``last_unsampled`` keeps the sampler's message)."""
         total = int(sum(int(ncand[j]) * n for j in todo))
         roll = self._engine("_roll", engine, total)
         world = self._worlds.get(n)
@@ -208,30 +295,38 @@ class SearchAgent:
             b = int(tables[j])
             s = int(engine.state.actor[b])
             k = int(ncand[j])
-            w = world = engine.sample_worlds(b, s, n, seed=int(seed), out=world)
+            seats.append(s)
+            try:
+                w = world = engine.sample_worlds(b, s, n, seed=int(seed), out=world)
+            except RuntimeError as e:  # no consistent world found (a sampler limit): this decision is not searched
+                self.stats["unsampled"] += 1
+                self.last_unsampled = str(e)
+                blocks.append(None)
+                continue
             self._worlds[n] = w
             for c in range(k):
                 rows = np.arange(base + c * n, base + (c + 1) * n)
                 copy_tables(w, src, roll, rows)  # the same worlds for every candidate
                 acts[rows] = cand[j, c]
-            seats.append(s)
             blocks.append((base, k))
             base += k * n
-        if total < roll.batch_size:  # tables of an earlier, larger call: out of play
-            roll._b8[total:, S.O8_PHASE] = S.DONE
-            roll.mask[total:] = False
+        if base < roll.batch_size:  # tables of an earlier, larger call, or of a decision without worlds: out of play
+            roll._b8[base:, S.O8_PHASE] = S.DONE
+            roll.mask[base:] = False
         return roll, acts, seats, blocks
 
     def _values(self, engine, tables, cand, ncand, todo, seeds, n) -> list[np.ndarray]:
         """Per decision ``todo[i]``, float64 [candidates, n]: the seat's hand money after each candidate in each
-        world, rolled out to the end of the hand by the fast player."""
+        world, rolled out to the end of the hand by the fast player; None for a decision without worlds
+        (:meth:`_fill`)."""
         t0 = time.process_time()
         roll, acts, seats, blocks = self._fill(engine, tables, cand, ncand, todo, seeds, n)
         roll.step(acts)
         self.player.rollout(roll)
         money = roll.state.money
-        out = [money[base : base + k * n, s].reshape(k, n).copy() for (base, k), s in zip(blocks, seats)]
-        total = sum(k * n for _, k in blocks)
+        out = [None if blk is None else money[blk[0] : blk[0] + blk[1] * n, s].reshape(blk[1], n).copy()
+               for blk, s in zip(blocks, seats)]
+        total = sum(blk[1] * n for blk in blocks if blk is not None)
         self.stats["rollout_tables"] += total
         self._cost_per_table = (time.process_time() - t0) / max(total, 1)
         return out
@@ -242,7 +337,7 @@ class SearchAgent:
         values = self._values(engine, tables, cand, ncand, todo, seeds, n)
         out = []
         for j, v in zip(todo, values):
-            c = self._pick(v)
+            c = 0 if v is None else self._pick(v)
             self.stats["changed"] += c != 0
             out.append(int(cand[j, c]))
         return out
@@ -252,9 +347,9 @@ class SearchAgent:
         player's choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` standard errors."""
         d = v[1:] - v[0]
         gain = d.mean(1)
-        if self.z > 0 and v.shape[1] > 1:
+        if (self.z > 0 or self.margin > 0) and v.shape[1] > 1:
             se = d.std(1, ddof=1) / np.sqrt(v.shape[1])
-            gain = np.where(gain > self.z * se, gain, 0.0)
+            gain = np.where(gain > self.z * se + self.margin, gain, 0.0)
         best = int(np.argmax(gain))
         return best + 1 if gain[best] > 0 else 0
 

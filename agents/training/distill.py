@@ -115,7 +115,10 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     are the largest of noisy estimates).  ``screen_z = -inf`` verifies the best alternative of every decision.
     ``kinds`` (names of :data:`KINDS`): label only decisions of those kinds.  ``scope`` ``"ready"`` (Gejiu only):
     label only decisions where the choice and another candidate are discards that leave a ready hand
-    (:func:`ready_pair_decisions`), the only alternatives a departure head of scope ``ready`` is fitted on."""
+    (:func:`ready_pair_decisions`), the only alternatives a departure head of scope ``ready`` is fitted on.
+    A decision at which the world sampler finds no world consistent with what the seat sees (``RuntimeError`` of
+    :meth:`~mjenv.engine.core.Engine.sample_worlds`) is skipped: ``meta["skipped"]`` counts them, ``log`` names
+    the sampler's message."""
     from agents.players.keyrng import mix
     from agents.players.search import SearchAgent
     from mjenv.encoding.observation import encoder_for
@@ -155,7 +158,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     parts: dict[str, list] = {k: [] for k in ("obs", "mask", "cand", "ncand", "value", "gain", "se", "wall_left",
                                               "valt", "vgain", "vse", "played")}
     vbase = mix(np.asarray([seed ^ 0x5EED], dtype=np.uint64))[0]
-    count = hands = steps = 0
+    count = hands = steps = skipped = 0
     acts = np.full(tables, -1, np.int64)
     last_log = time.process_time()
     while count < decisions:
@@ -182,6 +185,14 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
             seeds = [int(x) for x in mix(base ^ np.arange(count, count + len(b), dtype=np.uint64))]
             money0 = st.money[b, seats].astype(np.float64)
             vals = search._values(eng, live, cand, ncand, list(pick), seeds, worlds)
+            keep = [i for i, v in enumerate(vals) if v is not None]
+            if len(keep) < len(vals):  # no world found for a decision (a sampler limit): skipped, counted, logged
+                skipped += len(vals) - len(keep)
+                if log:
+                    log(f"[distill labels] skipped {len(vals) - len(keep)} decision(s): {search.last_unsampled}")
+                pick, b, seats, money0 = pick[keep], b[keep], seats[keep], money0[keep]
+                vals = [vals[i] for i in keep]
+        if len(pick):
             k = candidates
             value = np.zeros((len(b), k), np.float32)
             gain = np.zeros((len(b), k), np.float32)
@@ -207,6 +218,8 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
                     vv = search._values(eng, b[go], pair, np.full(len(go), 2), list(range(len(go))), vseeds,
                                         verify_worlds)
                     for i, v in zip(go, vv):
+                        if v is None:
+                            continue
                         d = v[1] - v[0]
                         valt[i], vgain[i], vse[i] = alt[i], d.mean(), d.std(ddof=1) / np.sqrt(len(d))
             parts["valt"].append(valt)
@@ -241,6 +254,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     out["meta"] = {"format": LABEL_FORMAT, "variant": variant, "decisions": int(count), "hands": int(hands),
                    "steps": int(steps), "tables": int(tables), "label_prob": float(label_prob), "worlds": int(worlds),
                    "candidates": int(candidates), "seed": int(seed), "verify_worlds": int(verify_worlds),
+                   "skipped": int(skipped),
                    "screen_z": float(screen_z), "kinds": None if kinds is None else list(kinds), "scope": scope,
                    "policy": None if policy is None else str(getattr(policy, "name", type(policy).__name__)),
                    "rollout_player": None if rollout_player is None else str(getattr(rollout_player, "name",
@@ -415,7 +429,7 @@ def concat_labels(parts: list[dict]) -> dict:
     keys = (*_ARRAYS, "obs") + (("played",) if all("played" in p for p in parts) else ())
     out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     meta = dict(parts[0]["meta"])
-    for key in ("decisions", "hands", "steps", "cpu_seconds"):
+    for key in ("decisions", "hands", "steps", "cpu_seconds", "skipped"):
         meta[key] = sum(p["meta"].get(key, 0) for p in parts)
     out["meta"] = meta
     return out

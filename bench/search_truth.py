@@ -1,0 +1,213 @@
+"""Search over a policy, judged decision by decision in the true world: what a search rule really gains.
+
+At ``--decisions`` decisions of the compiled improved player's self-play (``--policy``, a checkpoint with a
+``candidate-features-v1`` head, playing every seat; a decision with a shortlist of two or more is taken with
+probability 0.25, as the labeller takes them), this records, for the shortlist ordered as the policy search orders it
+(:meth:`agents.players.search.SearchAgent._policy_order`: the policy's move first, the others by its head's predicted
+gain):
+
+* the head's predicted gains (``pred``);
+* each candidate's hand money for the seat in ``--worlds`` sampled worlds (the same worlds for every candidate),
+  rolled out by the improved player in every seat — what the search sees;
+* each candidate's hand money in the **true** world (the table's real hidden state, the same candidates rolled out
+  by the same player): one deterministic rollout each.
+
+A search rule (``near``: search only where the head's best predicted gain is within ``near`` of its ``tau``;
+``n`` worlds; ``candidates``; ``z`` standard errors and ``margin`` money a candidate must gain over the policy's
+move) is then replayed offline on the records: the rule's choice at each decision, its gain over the policy's
+move in the sampled worlds (what the search believes) and in the true world (an unbiased estimate, over many
+decisions, of the gain of one search decision followed by the policy's play), per searched decision and per
+seat-hand.  Sampled worlds overrate the gain of the moves a search picks (the winner's curse, and worlds that
+ignore what opponents' play reveals); the true world does not.
+
+    python bench/search_truth.py record --decisions 4000 --seed 60 --worlds 128 --out truth-60.npz
+    python bench/search_truth.py rules --records truth-60.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def ci95(a) -> float:
+    """Half-width of the normal 95 % interval of the mean of ``a``."""
+    a = np.asarray(a, np.float64)
+    return float(1.96 * a.std(ddof=1) / np.sqrt(len(a))) if len(a) > 1 else float("nan")
+
+
+def record(a) -> None:
+    """The ``record`` step (module docstring): self-play decisions with sampled-world and true-world values."""
+    import torch
+
+    torch.set_num_threads(1)
+    from agents.players.departures import CANDIDATES as K
+    from agents.players.keyrng import mix
+    from agents.players.search import SearchAgent, copy_tables
+    from mjenv.engine import state as S
+    from mjenv.engine.core import Engine
+
+    search = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy)
+    head = search.player
+    tables = 64
+    eng = Engine(a.variant, tables, options=search.opts, record_events=False)
+    st = eng.state
+    roll = Engine(a.variant, tables * K, options=search.opts, record_events=False)
+    rng = np.random.default_rng([a.seed, 2121])
+    base = mix(np.asarray([a.seed], dtype=np.uint64))[0]
+    eng.reset(seed=a.seed, table_ids=np.arange(tables), dealer=np.arange(tables) % eng.n)
+    next_wall, count, hands, skipped = tables, 0, 0, 0
+    out = {k: [] for k in ("cand", "ncand", "pred", "pbest", "sampled", "true", "wall_left")}
+    t0 = time.process_time()
+    while count < a.decisions:
+        live = np.flatnonzero(st.phase != S.DONE)
+        acts = head.decide(eng, live)
+        cand, ncand, _ = search._policy_order(eng, live)
+        ok = (ncand >= 2) & (rng.random(len(live)) < 0.25)
+        pick = np.flatnonzero(ok)[: a.decisions - count]
+        if len(pick):
+            b, seats = live[pick], st.actor[live[pick]].astype(np.int64)
+            seeds = [int(s) for s in mix(base ^ np.arange(count, count + len(b), dtype=np.uint64))]
+            try:
+                vals = search._values(eng, live, cand, ncand, list(pick), seeds, a.worlds)
+            except RuntimeError as e:  # a state the sampler cannot reproduce: counted, not recorded
+                print(f"skipped {len(pick)} decisions: {e}", flush=True)
+                skipped += len(pick)
+                vals = None
+            if vals is not None:
+                c = cand[pick]
+                play = np.where(c >= 0, c, c[:, :1]).reshape(-1)
+                n = len(play)
+                copy_tables(eng, np.repeat(b, K), roll, np.arange(n))
+                step = np.zeros(roll.batch_size, np.int64)
+                step[:n] = play
+                roll._b8[n:, S.O8_PHASE] = S.DONE
+                roll.mask[n:] = False
+                roll.step(step)
+                head.rollout(roll)
+                true = roll.state.money[:n].reshape(len(b), K, -1)[np.arange(len(b)), :, seats].astype(np.float32)
+                sampled = np.full((len(b), K, a.worlds), np.nan, np.float32)
+                for i, v in enumerate(vals):
+                    sampled[i, : len(v)] = v
+                    true[i, len(v):] = np.nan
+                pred, pbest = _pred(search, eng, b, c, ncand[pick])
+                out["pbest"].append(pbest)
+                out["cand"].append(c)
+                out["ncand"].append(ncand[pick])
+                out["pred"].append(pred)
+                out["sampled"].append(sampled)
+                out["true"].append(true)
+                out["wall_left"].append((st.back[b] - st.front[b]).astype(np.int16))
+                count += len(b)
+        eng.step(acts)
+        done = np.flatnonzero(st.phase == S.DONE)
+        while len(done):
+            hands += len(done)
+            ids = next_wall + np.arange(len(done))
+            next_wall += len(done)
+            eng.reset(seed=a.seed, tables=done, table_ids=ids, dealer=ids % eng.n)
+            done = done[st.phase[done] == S.DONE]
+    arrays = {k: np.concatenate(v) for k, v in out.items()}
+    np.savez_compressed(a.out, **arrays, hands=hands, skipped=skipped, seed=a.seed, worlds=a.worlds, tau=head.tau,
+                        cpu_s=time.process_time() - t0, policy=str(a.policy))
+    print(f"{count:,} decisions ({hands:,} hands, {skipped} skipped) in {time.process_time() - t0:.0f} CPU s -> {a.out}")
+
+
+def _pred(search, eng, b, cand, ncand) -> tuple[np.ndarray, np.ndarray]:
+    """float32 [N, K]: the head's predicted gain of each ordered candidate over the shortlist's choice (its choice 0),
+    and float32 [N]: the head's best predicted gain over the shortlist's alternatives (what ``near`` reads)."""
+    from agents.players.departures import CAND_FEATURES, CANDIDATES as K, DECISION_FEATURES
+    from agents.players.fasthead import features_tables
+
+    head = search.player
+    short, nshort = head.candidates(eng, b, K)
+    per = np.zeros((len(b), K, CAND_FEATURES), np.float32)
+    dec = np.zeros((len(b), DECISION_FEATURES), np.float32)
+    f = head.fast
+    features_tables(eng._b8, eng._b16, b, short, nshort, f.cfg, f._tab, f._tabs, per, dec)
+    p = head.predict(per, dec, nshort)
+    full = np.concatenate([np.zeros((len(b), 1), np.float32), p], 1)
+    out = np.full((len(b), K), -np.inf, np.float32)
+    for i in range(len(b)):
+        for j in range(K):
+            hit = np.flatnonzero(short[i] == cand[i, j])
+            if cand[i, j] >= 0 and len(hit):
+                out[i, j] = full[i, hit[0]]
+    return out, p.max(1)
+
+
+def choose(r: dict, near, n: int, k: int, z: float, margin: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(searched bool [N], column int [N])``: where the rule searches and the column it plays (0: the policy's)."""
+    tau, nc = float(r["tau"]), np.minimum(r["ncand"], k)
+    searched = nc >= 2
+    if near is not None:
+        searched &= np.abs(r["pbest"].astype(np.float64) - tau) <= near
+    v = r["sampled"][:, :k, :n].astype(np.float64)
+    d = v[:, 1:] - v[:, :1]
+    gain = d.mean(2)
+    se = d.std(2, ddof=1) / np.sqrt(n)
+    valid = np.arange(1, k)[None, :] < nc[:, None]
+    gain = np.where(valid & (gain > z * se + margin), gain, -np.inf)
+    col = np.where(np.isfinite(gain.max(1)) & searched, gain.argmax(1) + 1, 0)
+    return searched, col
+
+
+def rules(a) -> None:
+    """The ``rules`` step (module docstring): every rule of the grid replayed on the records."""
+    parts = [np.load(f) for f in a.records]
+    r = {k: np.concatenate([p[k] for p in parts]) for k in ("cand", "ncand", "pred", "pbest", "sampled", "true")}
+    r["tau"] = float(parts[0]["tau"])
+    hands = sum(int(p["hands"]) for p in parts)
+    N = len(r["ncand"])
+    per_seat_hand = N / (0.25 * 3 * max(hands, 1))
+    W = r["sampled"].shape[2]
+    print(f"{N:,} decisions of {hands:,} hands ({per_seat_hand:.2f} decisions with a choice per seat-hand), "
+          f"{W} worlds recorded")
+    nears = [None if c < 0 else c for c in a.near]
+    for near, n, k, z, margin in itertools.product(nears, [w for w in a.worlds if w <= W], a.candidates, a.z,
+                                                    a.margin):
+        searched, col = choose(r, near, n, k, z, margin)
+        rows = np.arange(N)
+        t = r["true"][rows, col] - r["true"][:, 0]
+        t = np.where(col > 0, t, 0.0)
+        v = r["sampled"][:, :, :n].astype(np.float64).mean(2)
+        s = np.where(col > 0, v[rows, col] - v[:, 0], 0.0)
+        ch = col > 0
+        print(f"near {near!s:>5} n {n:3d} k {k} z {z:3.1f} margin {margin:4.2f}: searched {100 * searched.mean():5.1f} %, "
+              f"changed {100 * ch.mean():5.2f} %; per change sampled {s[ch].mean() if ch.any() else 0:+.3f}, "
+              f"true {t[ch].mean() if ch.any() else 0:+.3f} ± {ci95(t[ch]) if ch.sum() > 1 else 0:.3f}; "
+              f"per seat-hand true {t.mean() * per_seat_hand:+.4f} ± {ci95(t) * per_seat_hand:.4f}")
+
+
+def main(argv=None) -> int:
+    """Command line: ``record`` or ``rules``."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("record")
+    r.add_argument("--policy", default="agents/checkpoints/kawuxing3-default.pt")
+    r.add_argument("--variant", default="kawuxing3")
+    r.add_argument("--decisions", type=int, default=2000)
+    r.add_argument("--seed", type=int, default=60)
+    r.add_argument("--worlds", type=int, default=128)
+    r.add_argument("--out", required=True)
+    q = sub.add_parser("rules")
+    q.add_argument("--records", nargs="+", required=True)
+    q.add_argument("--near", type=float, nargs="+", default=[-1, 0.3, 0.15, 0.05], help="-1: every decision")
+    q.add_argument("--worlds", type=int, nargs="+", default=[32, 64, 128])
+    q.add_argument("--candidates", type=int, nargs="+", default=[2, 3])
+    q.add_argument("--z", type=float, nargs="+", default=[0.0, 1.0, 2.0])
+    q.add_argument("--margin", type=float, nargs="+", default=[0.0, 0.2])
+    a = p.parse_args(argv)
+    record(a) if a.cmd == "record" else rules(a)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
