@@ -28,6 +28,14 @@ many live-wall tiles are left, default 0) and ``budget_ms`` (None: off; else the
 its searched decisions cost about that many CPU milliseconds each, from the cost per rollout table measured so
 far — it makes the agent depend on timing, so it is no longer deterministic).  docs/search.md has the measured
 strength and cost per budget.
+
+**Search over a policy** (``policy=CHECKPOINT``, a checkpoint with a ``candidate-features-v1`` departure head): the
+compiled improved player (:class:`agents.players.fasthead.FastHeadPlayer`) plays the rollouts in every seat and its
+own move is the one to beat (candidate 0; the others follow by its head's predicted gain); ``near`` searches only
+the decisions where the head's best predicted gain lies within ``near`` of its threshold, and ``margin`` asks a
+candidate for that much money beyond ``z`` standard errors (docs/experiments/expert-iteration.md measures them).
+A decision at which the sampler finds no consistent world is not searched: the player's move is played and
+``stats["unsampled"]`` counts it.
 """
 
 from __future__ import annotations
@@ -343,8 +351,9 @@ class SearchAgent:
         return out
 
     def _pick(self, v: np.ndarray) -> int:
-        """The candidate to play from its values ``v [k, n]``: the best mean, but a candidate other than the fast
-        player's choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` standard errors."""
+        """The candidate to play from its values ``v [k, n]``: the best mean, but a candidate other than the player's
+        choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` standard errors plus
+        ``margin``."""
         d = v[1:] - v[0]
         gain = d.mean(1)
         if (self.z > 0 or self.margin > 0) and v.shape[1] > 1:
