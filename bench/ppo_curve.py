@@ -42,6 +42,7 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--first_wall", type=int, default=0)
     ap.add_argument("--png", default="", help="write the curve here")
     ap.add_argument("--title", default="")
+    ap.add_argument("--stride", type=int, default=1, help="measure every STRIDE-th checkpoint (and always the last)")
     ap.add_argument("--cache", default="", help="a JSON file of rows already measured (read, then rewritten)")
     a = ap.parse_args(argv)
     import torch
@@ -59,6 +60,10 @@ def main(argv=None) -> list[dict]:
             cpu_at[int(row["samples"])] = float(row["cpu"])
     points = [(0, Path(a.clone))] + sorted((int(re.search(r"step_(\d+)", p.name).group(1)), p)
                                            for p in (run / "checkpoints").glob("step_*.pt"))
+    if a.stride < 1:
+        raise SystemExit(f"ppo_curve: --stride must be at least 1, not {a.stride}")
+    saves = points[1:]
+    points = points[:1] + [p for i, p in enumerate(saves) if (i + 1) % a.stride == 0 or i == len(saves) - 1]
     clone = make_agent(f"network:{a.clone}", rules, name="clone")
     hf = make_agent("heuristic-flush", rules)
     cache_path = Path(a.cache) if a.cache else None
