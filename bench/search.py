@@ -2,7 +2,7 @@
 decision.
 
 Plays ``--walls`` walls (every seating, agents/tournament/arena.py) of ``--spec`` (a ``search`` agent spec, e.g.
-``search:worlds=128``) against ``--opponent`` (default ``heuristic-flush``) and prints the head-to-head margin with
+``search:worlds=128``, or any other agent name as a reference run, its search figures then 0) against ``--opponent`` (default ``heuristic-flush``) and prints the head-to-head margin with
 its 95 % CI over walls, how many decisions the search agent made, searched and changed, and the CPU milliseconds
 per searched decision (``time.process_time`` inside the agent: world sampling, rollouts and all).
 
@@ -28,6 +28,9 @@ def main(argv=None) -> None:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--json", default=None, help="also write the figures to this file")
     a = p.parse_args(argv)
+    import torch
+
+    torch.set_num_threads(1)
 
     from agents import make_agent
     from agents.tournament.arena import _per_wall_scores, pairwise, play_duplicate
@@ -40,7 +43,8 @@ def main(argv=None) -> None:
     cpu = time.process_time() - t0
     pw = pairwise(res)[0]
     margin = pw["margin"] if pw["a"] == search.name else -pw["margin"]
-    st = search.stats
+    st = getattr(search, "stats", None) or {"decisions": 0, "searched": 0, "changed": 0, "cpu_s": 0.0,
+                                             "rollout_tables": 0}  # a policy without search (a reference run)
     ms = 1e3 * st["cpu_s"] / max(st["searched"], 1)
     out = {"variant": a.variant, "spec": a.spec, "opponent": a.opponent, "walls": a.walls,
            "first_wall": a.first_wall, "seed": a.seed, "hands": len(res.records), "margin": margin,

@@ -54,7 +54,8 @@ def record(a) -> None:
     from mjenv.engine import state as S
     from mjenv.engine.core import Engine
 
-    search = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy)
+    search = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy,
+                         near=None if a.near < 0 else a.near)
     head = search.player
     tables = 64
     eng = Engine(a.variant, tables, options=search.opts, record_events=False)
@@ -63,14 +64,15 @@ def record(a) -> None:
     rng = np.random.default_rng([a.seed, 2121])
     base = mix(np.asarray([a.seed], dtype=np.uint64))[0]
     eng.reset(seed=a.seed, table_ids=np.arange(tables), dealer=np.arange(tables) % eng.n)
-    next_wall, count, hands, skipped = tables, 0, 0, 0
+    next_wall, count, hands, skipped, n_choice = tables, 0, 0, 0, 0
     out = {k: [] for k in ("cand", "ncand", "pred", "pbest", "sampled", "true", "wall_left")}
     t0 = time.process_time()
     while count < a.decisions:
         live = np.flatnonzero(st.phase != S.DONE)
         acts = head.decide(eng, live)
-        cand, ncand, _ = search._policy_order(eng, live)
-        ok = (ncand >= 2) & (rng.random(len(live)) < 0.25)
+        cand, ncand, near = search._policy_order(eng, live)
+        ok = (ncand >= 2) & (rng.random(len(live)) < a.prob) & near
+        n_choice += int((ncand >= 2).sum())
         pick = np.flatnonzero(ok)[: a.decisions - count]
         if len(pick):
             b, seats = live[pick], st.actor[live[pick]].astype(np.int64)
@@ -116,6 +118,7 @@ def record(a) -> None:
             done = done[st.phase[done] == S.DONE]
     arrays = {k: np.concatenate(v) for k, v in out.items()}
     np.savez_compressed(a.out, **arrays, hands=hands, skipped=skipped, seed=a.seed, worlds=a.worlds, tau=head.tau,
+                        prob=a.prob, near=a.near, choices=n_choice,
                         cpu_s=time.process_time() - t0, policy=str(a.policy))
     print(f"{count:,} decisions ({hands:,} hands, {skipped} skipped) in {time.process_time() - t0:.0f} CPU s -> {a.out}")
 
@@ -166,9 +169,10 @@ def rules(a) -> None:
     r["tau"] = float(parts[0]["tau"])
     hands = sum(int(p["hands"]) for p in parts)
     N = len(r["ncand"])
-    per_seat_hand = N / (0.25 * 3 * max(hands, 1))
+    # decisions of the whole population each record stands for, per seat-hand (records of one kind only)
+    per_seat_hand = N / (float(parts[0]["prob"]) if "prob" in parts[0] else 0.25) / (3 * max(hands, 1))
     W = r["sampled"].shape[2]
-    print(f"{N:,} decisions of {hands:,} hands ({per_seat_hand:.2f} decisions with a choice per seat-hand), "
+    print(f"{N:,} decisions of {hands:,} hands ({per_seat_hand:.2f} such decisions per seat-hand), "
           f"{W} worlds recorded")
     nears = [None if c < 0 else c for c in a.near]
     for near, n, k, z, margin in itertools.product(nears, [w for w in a.worlds if w <= W], a.candidates, a.z,
@@ -196,6 +200,9 @@ def main(argv=None) -> int:
     r.add_argument("--decisions", type=int, default=2000)
     r.add_argument("--seed", type=int, default=60)
     r.add_argument("--worlds", type=int, default=128)
+    r.add_argument("--prob", type=float, default=0.25, help="share of the decisions with a choice recorded")
+    r.add_argument("--near", type=float, default=-1.0,
+                   help="record only decisions whose head's best predicted gain is within this of its tau (-1: all)")
     r.add_argument("--out", required=True)
     q = sub.add_parser("rules")
     q.add_argument("--records", nargs="+", required=True)
