@@ -28,9 +28,12 @@ def main(argv=None) -> None:
     p.add_argument("--batch", type=int, default=256)
     p.add_argument("--json", default=None, help="also write the figures to this file")
     a = p.parse_args(argv)
-    import torch
+    try:  # a checkpoint's policy: one torch thread
+        import torch
 
-    torch.set_num_threads(1)
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
 
     from agents import make_agent
     from agents.tournament.arena import _per_wall_scores, pairwise, play_duplicate
