@@ -1,8 +1,9 @@
 """Look-ahead features for learned policies: the heuristic's advice and per-tile discard facts.
 
-This module owns the feature sets ``heuristic-advice-v1`` and ``heuristic-advice-v2`` (:data:`FEATURE_SETS`;
-they differ only in the advising player: v1 :class:`~agents.players.heuristic.HeuristicAgent`, v2 the built-in
-``heuristic-flush``, which in Kawuxing also plays towards 清一色): rows of ``[rows, 34]`` planes that a policy
+This module owns the feature sets ``heuristic-advice-v1``, ``-v2`` and ``-v3`` (:data:`FEATURE_SETS`; they differ
+only in the advising player: v1 :class:`~agents.players.heuristic.HeuristicAgent`, v2 the built-in
+``heuristic-flush``, which in Kawuxing also plays towards 清一色, v3 ``heuristic-flush`` with Gejiu's 七星 wait of
+:data:`ADVISOR_KEYWORDS`, the same player elsewhere): rows of ``[rows, 34]`` planes that a policy
 reads *after* the observation (``mjenv-obs-v1``), computed from the observation and the action mask
 alone, so they use nothing a player could not know.  In the spirit of Suphx's look-ahead features
 (Li et al. 2020, "Suphx: Mastering Mahjong with Deep Reinforcement Learning", §3.1), they hand the network
@@ -42,8 +43,28 @@ from mjenv.encoding.shanten import shanten
 from mjenv.engine import state as S
 
 FEATURES_VERSION = "heuristic-advice-v1"
-FEATURE_SETS = {"heuristic-advice-v1": "heuristic", "heuristic-advice-v2": "heuristic-flush"}
-"""Feature set name -> the :func:`agents.make_agent` name of the player whose move is the advice."""
+FEATURE_SETS = {"heuristic-advice-v1": "heuristic", "heuristic-advice-v2": "heuristic-flush",
+                "heuristic-advice-v3": "heuristic-flush"}
+"""Feature set name -> the :func:`agents.make_agent` name of the player whose move is the advice (with the
+keywords of :data:`ADVISOR_KEYWORDS`)."""
+ADVISOR_KEYWORDS = {"heuristic-advice-v3": {"gejiu": {"qixing_wait": 10}}}
+"""Feature set name -> rule family -> the :class:`~agents.players.heuristic.HeuristicAgent` keywords its advisor
+adds to the named player's (none elsewhere).  ``heuristic-advice-v3`` is ``heuristic-advice-v2`` but in Gejiu its
+advisor passes a discard win of a ready 烂牌 holding six distinct honors while the seventh is unseen and 10 or more
+tiles are left, waiting on for the 七星 (16× a plain hand; docs/experiments/four-player.md, "Gejiu: where
+heuristic-flush leaves money"); in every other family it plays as v2's advisor."""
+
+
+def advisor_keywords(version: str, variant: Any = "kawuxing3", options: Any = None) -> dict:
+    """The extra :class:`~agents.players.heuristic.HeuristicAgent` keywords of feature set ``version``'s advisor
+    under ``variant`` (a name or :class:`mjenv.rules.Rules`) and ``options`` (:data:`ADVISOR_KEYWORDS`)."""
+    from agents.players.base import resolve_rules
+    from mjenv.rules.options import get_variant
+
+    if version not in FEATURE_SETS:
+        raise ValueError(f"unknown feature set {version!r}; use one of {', '.join(FEATURE_SETS)}")
+    family = get_variant(resolve_rules(variant, options).variant).family
+    return dict(ADVISOR_KEYWORDS.get(version, {}).get(family, {}))
 FINGERPRINT_TABLES = 64
 """Deals (one hand each, wall ids 0..63 of :data:`FINGERPRINT_SEED`, dealer rotating) the fingerprint plays."""
 FINGERPRINT_SEED = 20_261_204
@@ -82,7 +103,8 @@ class AdviceFeatures:
         from agents.players.heuristic import heuristic_player
 
         self.version = version
-        self.heuristic = heuristic_player(FEATURE_SETS[version], variant, options)
+        self.heuristic = heuristic_player(FEATURE_SETS[version], variant, options,
+                                          **advisor_keywords(version, variant, options))
         assert isinstance(self.heuristic, HeuristicAgent)
         self.view = self.heuristic.view
         self._sp = self.heuristic._sp

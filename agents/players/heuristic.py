@@ -56,9 +56,16 @@ observation blocks (:class:`agents.players.base.ObsView`), then decides batch-wi
 others by the compiled player's values (:meth:`agents.players.fastplay.FastPlayer.candidates`), from the same arrays
 that make the choice.
 
-It always takes a legal win, including a small discard win that it could pass to fish for a self-draw (which
+It always takes a legal win (unless Gejiu's ``qixing_wait`` is set, below), including a small discard win that it could pass to fish for a self-draw (which
 every family pays more for, up to 3× in Diedaohu): passing measured −0.75 ± 0.31 (Diedaohu), −6.1 ± 0.9
 (Liuwei) and −2.6 ± 0.4 (Kawuxing) money per branch point (``python -m agents.training.rollouts --departures no_win``).
+
+Gejiu's ``qixing_wait`` (None, off, by default; the Gejiu checkpoint's advisor, ``heuristic-advice-v3``, sets it):
+pass another player's discard that would win a ready 烂牌 holding six distinct honors while the seventh is still
+unseen and enough of the wall is left, waiting on for the 七星 (16× a plain hand; no missed-win lock in Gejiu, so
+the 烂牌 stays winnable).  A Gejiu research knob, ``lanpai_bonus`` (0, off, by default): a 烂牌 holding at least ``lanpai_honors`` distinct honors
+is read that many steps shorter, so the player keeps its honors towards 七星 (a 烂牌 of all seven honors, 16× a plain
+hand) where the standard shape is as short; the Gejiu checkpoint's advisor (``heuristic-advice-v3``) sets it.
 
 What the player does not model: all-triplet plans (对对胡) where the family's credit is 0 (Kawuxing, Gejiu,
 Diedaohu) unless ``triplets_bonus`` sets one, and session strategy under 园子 beyond its own cap
@@ -72,8 +79,8 @@ from typing import Any
 import numpy as np
 
 from agents.players.base import MELD_LETTER_BY_ROW, Decoded, ObsView, resolve_rules
-from agents.players.plans import (SUIT_OF, flush_allowed, lanpai_shanten, lanpai_ukeire, plan_shanten, triplets_shanten,
-                          triplets_ukeire)
+from agents.players.plans import (SUIT_OF, flush_allowed, lanpai_count, lanpai_shanten, lanpai_ukeire, plan_shanten,
+                                  triplets_shanten, triplets_ukeire)
 from mjenv.encoding.shanten import shanten, shanten_seven_pairs, ukeire
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
@@ -228,7 +235,8 @@ class HeuristicAgent:
 
     def __init__(self, variant: str = "kawuxing3", options: Any = None, *, liang_min_live: int = 2,
                  liang_min_wall: int = 4, flush_bonus: int | None = None, qidui_bonus: int = 0,
-                 exposure_weight: float | None = None, triplets_bonus: int | None = None, name: str = "heuristic"):
+                 exposure_weight: float | None = None, triplets_bonus: int | None = None, lanpai_bonus: int = 0,
+                 lanpai_honors: int = 5, qixing_wait: int | None = None, name: str = "heuristic"):
         self.name = name
         self.view = ObsView(variant, options)  # variant: a name, or a mjenv.rules.Rules (then options stays None)
         self.rules = self.view.rules
@@ -243,6 +251,21 @@ class HeuristicAgent:
         self.family = family
         self._kawuxing = family == "kawuxing"
         self._lanpai = family == "gejiu"  # 烂牌 / 七星 shapes (docs/rules/gejiu.md §6.6)
+        # ``lanpai_bonus`` (Gejiu knob, 0 = off): a 烂牌 holding at least ``lanpai_honors`` distinct honors is read
+        # this many steps shorter, so the player keeps its honors towards 七星 (a 烂牌 of all seven honors, 16x a
+        # plain hand) where the standard shape is as short (docs/experiments/four-player.md, "Gejiu: 七星")
+        if int(lanpai_bonus) < 0 or not 0 <= int(lanpai_honors) <= 7:
+            raise ValueError(f"lanpai_bonus must be >= 0 and lanpai_honors in 0..7, got {lanpai_bonus}, {lanpai_honors}")
+        if int(lanpai_bonus) and family != "gejiu":
+            raise ValueError(f"lanpai_bonus credits Gejiu's 烂牌; {variant!r} has no such shape")
+        self._lanpai_bonus = int(lanpai_bonus)
+        self._lanpai_honors = int(lanpai_honors)
+        # ``qixing_wait`` (Gejiu, None = off): pass another player's discard (or robbed kong) that wins a ready 烂牌
+        # holding six distinct honors while the seventh is unseen and at least this many tiles are left in the wall,
+        # waiting on for the 七星 (16x a plain hand); Gejiu has no missed-win lock, so the 烂牌 stays winnable
+        if qixing_wait is not None and (family != "gejiu" or int(qixing_wait) < 0):
+            raise ValueError(f"qixing_wait is a wall count >= 0 for Gejiu's 烂牌; got {qixing_wait!r} in {variant!r}")
+        self._qixing_wait = None if qixing_wait is None else int(qixing_wait)
         # ``flush_bonus`` overrides the family's credit; in Kawuxing (no credit by default) a flush is 清一色 alone
         # (×4, docs/rules/kawuxing.md §3.7: no dragons), so its plan keeps one suit without honors.
         params = family_params(family)
@@ -309,6 +332,11 @@ class HeuristicAgent:
         B = len(mask)
         out = np.full(B, -1, dtype=np.int64)
         entries: list = []
+        if self._qixing_wait is not None:
+            wait = self.qixing_waits(d, mask)
+            if wait.any():
+                mask = mask.copy()
+                mask[wait, A.WIN] = False
         win = mask[:, A.WIN]
         out[win] = A.WIN
         own = ((d.phase == S.TURN) | (d.phase == S.CLAIMED)) & ~win
@@ -327,6 +355,24 @@ class HeuristicAgent:
         return out, entries
 
     # ------------------------------------------------------------------------------------------ helpers
+    def qixing_waits(self, d: Decoded, mask: np.ndarray) -> np.ndarray:
+        """bool [B]: the rows where ``qixing_wait`` passes a win: another player's suited discard or robbed kong
+        that completes a concealed 烂牌 of six distinct honors, the seventh honor unseen, at least ``qixing_wait``
+        tiles left in the wall (none when the knob is off)."""
+        mask = np.asarray(mask, dtype=bool)
+        out = np.zeros(len(mask), dtype=bool)
+        if self._qixing_wait is None:
+            return out
+        own = (d.phase == S.TURN) | (d.phase == S.CLAIMED)
+        rows = np.flatnonzero(~own & mask[:, A.WIN] & mask[:, A.PASS] & (d.n_melds[:, 0] == 0)
+                              & (d.claim_tile >= 0) & (d.claim_tile < 27) & (d.wall_left >= self._qixing_wait))
+        if not len(rows):
+            return out
+        h = d.hand[rows].astype(np.int64)
+        missing = ((h[:, 27:] == 0) * d.live()[rows, 27:]).sum(1)
+        out[rows] = ((h[:, 27:] > 0).sum(1) == 6) & (lanpai_count(h) == 13) & (missing >= 1)
+        return out
+
     def danger(self, d: Decoded, rows: np.ndarray) -> np.ndarray:
         """int [R, 34]: how many revealed opponents wait on each tile (feeding them is 包胡)."""
         danger = np.zeros((len(rows), 34), dtype=np.int64)
@@ -460,7 +506,7 @@ class HeuristicAgent:
         out = np.full((len(h), 6), 99, dtype=np.int64)
         out[:, 3] = shanten(h, nm, self._sp)
         if self._lanpai:
-            out[:, 3] = np.minimum(out[:, 3], lanpai_shanten(h, nm))
+            out[:, 3] = np.minimum(out[:, 3], self._lanpai_shanten(h, nm))
         if self._flush_bonus is not None:
             allowed, feasible = self._flush_allowed(meld_tiles)
             for s_ in range(3):
@@ -470,6 +516,15 @@ class HeuristicAgent:
         if self._triplets_bonus:
             out[:, 5] = triplets_shanten(h, nm, n_chi)
         return out
+
+    def _lanpai_shanten(self, h: np.ndarray, nm) -> np.ndarray:
+        """int [N]: :func:`agents.players.plans.lanpai_shanten`, less ``lanpai_bonus`` where the hand holds at least
+        ``lanpai_honors`` distinct honors (the same numbers when the knob is off)."""
+        s = lanpai_shanten(h, nm)
+        if not self._lanpai_bonus:
+            return s
+        honors = (np.atleast_2d(np.asarray(h))[:, 27:] > 0).sum(1)
+        return np.where(honors >= self._lanpai_honors, s - self._lanpai_bonus, s)
 
     def _flush_allowed(self, meld_tiles: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """:func:`agents.players.plans.flush_allowed`, without the honors where a flush may not hold them (Kawuxing)."""
@@ -503,7 +558,7 @@ class HeuristicAgent:
         if self._flush_bonus is None and not self._qidui_bonus and not self._triplets_bonus:
             s = shanten(after, nm, self._sp)
             if self._lanpai:
-                s = np.minimum(s, lanpai_shanten(after, nm))
+                s = np.minimum(s, self._lanpai_shanten(after, nm))
             return np.full(R, 3, dtype=np.int64), everything, s
         costs = self._plan_costs(after, nm, meld_tiles, n_chi)
         credited = np.where(eligible[:, None], costs - self._bonus(), 999)
@@ -555,7 +610,8 @@ class HeuristicAgent:
             live_k = np.where(allowed[ci], live[r_i[ci]], 0)
             _, acc, improving = ukeire(kept, nm[r_i[ci]], live_k, self.kinds, self._sp)
             if self._lanpai:  # where 烂牌 is the shorter way, its own improving draws count
-                lan = (plan[r_i[ci]] == 3) & (lanpai_shanten(after[ci], nm[r_i[ci]]) < shanten(after[ci], nm[r_i[ci]], self._sp))
+                lan = (plan[r_i[ci]] == 3) & (self._lanpai_shanten(after[ci], nm[r_i[ci]])
+                                              < shanten(after[ci], nm[r_i[ci]], self._sp))
                 acc = np.where(lan, lanpai_ukeire(after[ci], live[r_i[ci]]), acc)
             trip = np.flatnonzero(plan[r_i[ci]] == 5)
             if len(trip):  # all triplets: only the kinds held once or twice improve it

@@ -6,7 +6,7 @@ and plain values (so it loads with ``weights_only=True``)::
     {"format": "mjenv-policy-v1", "obs_version": "mjenv-obs-v1", "variant": "kawuxing3",
      "options": {...every rule option...}, "obs_shape": [C, 34], "arch": {"channels": .., "hidden": ..},
      "trunk": state_dict, "head": state_dict, "meta": {...training facts...},
-     "features": "heuristic-advice-v1", "heuristic-advice-v2" or None,
+     "features": "heuristic-advice-v1", "heuristic-advice-v2", "heuristic-advice-v3" or None,
      "advisor": {"agent": "heuristic-flush", "fingerprint": "sha256:..."} (only with features),
      "departures": {...} (optional, agents.players.departures), "checksum": "sha256:..."}
 
@@ -73,7 +73,7 @@ CHECKPOINT_FORMAT = "mjenv-policy-v1"
 DEFAULT_ARCH = {"channels": 32, "hidden": 128}
 
 
-KNOWN_FEATURES = (None, "heuristic-advice-v1", "heuristic-advice-v2")
+KNOWN_FEATURES = (None, "heuristic-advice-v1", "heuristic-advice-v2", "heuristic-advice-v3")
 """Values of a checkpoint's optional ``features`` key this version can compute (:mod:`agents.players.advice`)."""
 
 KNOWN_DERIVED = (None, HAND_FEATURES)

@@ -186,15 +186,20 @@ def behaviour_clone(forward: Callable, parameters, variant: str, options: Any, *
 
 
 def clone_stage(net, args: Any, rules, features, folder: Path) -> CloneReport:
-    """The cloning warm start of ``train.py``'s all-seat trainer: :func:`behaviour_clone` of ``args.bc_teacher``
-    into ``net`` (a :class:`agents.training.ppo.SeatNet`) with the ``bc_*`` arguments; writes ``clone.json`` in
+    """The cloning warm start of ``train.py``'s all-seat trainer: :func:`behaviour_clone` of ``args.bc_teacher`` (or,
+    for ``advisor``, of ``features``' own advising player) into ``net`` (a :class:`agents.training.ppo.SeatNet`) with the ``bc_*`` arguments; writes ``clone.json`` in
     the run folder and returns the report.  ``rules``: the run's :class:`mjenv.rules.Rules`."""
     import json
     from dataclasses import asdict
 
     from agents import make_agent
 
-    teacher = make_agent(args.bc_teacher, rules, seed=args.seed + 3)
+    if args.bc_teacher == "advisor":  # the advice's own player, keywords and all (agents/players/advice.py)
+        if features is None:
+            raise ValueError("bc_teacher 'advisor' needs advice features (--advice)")
+        teacher = features.heuristic
+    else:
+        teacher = make_agent(args.bc_teacher, rules, seed=args.seed + 3)
     net.train()
     report = behaviour_clone(
         net, net.parameters(), rules.variant, rules.options, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,

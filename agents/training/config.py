@@ -128,7 +128,8 @@ class Args:
     bc_rounds: int = 0
     """behaviour-cloning rounds before PPO (0: none; agents/training/clone.py), teacher = bc_teacher"""
     bc_teacher: str = "heuristic"
-    """the agent cloned (a built-in name or a checkpoint path)"""
+    """the agent cloned (a built-in name, a checkpoint path, or ``advisor``: the player whose move the advice rows
+    carry, with its feature set's keywords, agents/players/advice.py ADVISOR_KEYWORDS; needs --advice)"""
     bc_tables: int = 128
     """tables played per cloning round"""
     bc_steps: int = 48
@@ -449,6 +450,10 @@ def check_args(args: Args):
                         ("--bc_teacher", [args.bc_teacher])):
         for name in names:
             if name in BUILTIN or (name == "self" and flag == "--opponents"):
+                continue
+            if name == "advisor" and flag == "--bc_teacher":
+                if not args.advice:
+                    raise ArgsError("--bc_teacher advisor: clones the advice's own player, so it needs --advice")
                 continue
             if not name.endswith(".pt") or not Path(name).is_file():
                 raise ArgsError(f"{flag}: {name!r} is neither {', '.join(BUILTIN)}{', self' if flag == '--opponents' else ''} "
