@@ -1,7 +1,8 @@
 """Scaling of the threaded engine: decisions per second (wall and CPU) for each batch size × thread count, in one run.
 
 Every configuration is an ``Engine(V, B, record_events=False, threads=T)`` playing random legal actions
-(:class:`mjenv.engine.sampling.ActionSampler` with ``threads=T``, finished tables re-dealt at once, as bench/throughput.py's
+(:class:`mjenv.engine.sampling.ActionSampler` as users make it, its default threads; ``--threaded sampler``: ``threads=T``;
+finished tables re-dealt at once, as bench/throughput.py's
 ``engine:B``), optionally encoding every table's acting seat after each step (``--obs v1`` / ``--obs v2``).  All
 configurations live in this one process, warmed up first (compiled, tables spread over their hands), then
 measured in turns for ``--seconds`` of wall time each, ``--passes`` times, medians reported:
@@ -21,7 +22,8 @@ mjenv side by side (each in its own process, set up once; their passes alternate
     python bench/scaling.py --batches 4096 --threads 1 2 4 --variant gejiu --markdown
     python bench/scaling.py --all-variants --batches 4096     # one row pair per variant
     python bench/scaling.py --batches 4096 --passes 5 --trees /tmp/old,.   # an older commit (a git worktree) beside this
-    python bench/scaling.py --batches 4096 --serial redeal sampler   # those pieces on the calling thread, as before
+    python bench/scaling.py --batches 4096 --serial redeal sampler   # those pieces on the calling thread
+    python bench/scaling.py --batches 4096 --threaded sampler        # the sampler's rows cut over the engine's threads
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import time
 import numpy as np
 
 
-def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()):
+def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = (), threaded: tuple = ()):
     """A warmed-up configuration and ``run(seconds)`` → (decisions, wall s, CPU s)."""
     from mjenv.encoding.compact import encoder_for
     from mjenv.engine.core import Engine
@@ -49,8 +51,11 @@ def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()
         enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
         out = np.empty((batch,) + enc.shape, enc.dtype)
     actions = np.empty(batch, np.int64)
-    try:  # (its rows cut over the same threads: the same draws)
-        sampler = ActionSampler(0, threads=1 if "sampler" in serial else threads)
+    # the sampler as users make it (its default threads), or on one thread (--serial sampler), or on the engine's
+    # threads (--threaded sampler; its rows cut over them: the same draws)
+    kw = {"threads": 1} if "sampler" in serial else {"threads": threads} if "sampler" in threaded else {}
+    try:
+        sampler = ActionSampler(0, **kw)
     except TypeError:  # an older checkout (--trees), whose sampler ran on one thread
         sampler = ActionSampler(0)
     next_id = [batch]
@@ -85,10 +90,10 @@ def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()
     return play
 
 
-def _serve(configs: list, obs: str, serial: tuple) -> int:
+def _serve(configs: list, obs: str, serial: tuple, threaded: tuple) -> int:
     """One tree's process under ``--trees``: set every configuration up, say ``ready``, then for every line ``SECONDS``
     on stdin measure each configuration once and print their figures as one JSON line."""
-    runners = [_runner(*c, obs, serial) for c in configs]
+    runners = [_runner(*c, obs, serial, threaded) for c in configs]
     print("ready", flush=True)
     for line in sys.stdin:
         print(json.dumps([run(float(line)) for run in runners]), flush=True)
@@ -126,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trees", default=None, metavar="PATH[,PATH...]", help="checkouts of mjenv measured side by side")
     ap.add_argument("--serial", nargs="+", default=[], choices=("redeal", "sampler"),
                     help="keep these pieces of the loop on the calling thread (to weigh what their threads give)")
+    ap.add_argument("--threaded", nargs="+", default=[], choices=("sampler",),
+                    help="put the sampler on the engine's threads (its default since 2026-12-06 evening: one thread)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # internal: one tree's process (--trees)
     args = ap.parse_args(argv)
     if 1 not in args.threads:
@@ -139,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = list(mjenv.VARIANTS) if args.all_variants else [args.variant]
     configs = [(v, b, t) for v in variants for b in args.batches for t in args.threads]
     if args.serve:
-        return _serve(configs, args.obs, tuple(args.serial))
+        return _serve(configs, args.obs, tuple(args.serial), tuple(args.threaded))
     given = args.trees.split(",") if args.trees else []
     trees = [os.path.abspath(t) for t in given] or [None]
     names = dict(zip(trees, given))
@@ -149,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cores available: {len(os.sched_getaffinity(0))}, load average before warm-up: "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", file=sys.stderr, flush=True)
     if trees == [None]:
-        runners = {c: _runner(*c, args.obs, tuple(args.serial)) for c in configs}
+        runners = {c: _runner(*c, args.obs, tuple(args.serial), tuple(args.threaded)) for c in configs}
         measure = {None: lambda seconds: [runners[c](seconds) for c in configs]}
     else:
         measure = {tree: _tree_process(tree, argv if argv is not None else sys.argv[1:]) for tree in trees}
