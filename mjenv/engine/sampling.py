@@ -10,11 +10,14 @@ The stream state is one ``uint64`` in a caller-owned array, advanced in place, s
 actions on every machine and every batch split: row ``i`` of a call consumes exactly one number when it has
 a legal action.  :class:`ActionSampler` wraps the state with a seed and an output buffer.
 
-The same property cuts one call over threads bit-identically (``ActionSampler(seed, threads=N)``, the cores by
-default, as :class:`mjenv.engine.core.Engine`): SplitMix64's state after ``j`` numbers is the seed's plus ``j``
+The same property cuts one call over threads bit-identically (``ActionSampler(seed, threads=N)``; one thread by
+default): SplitMix64's state after ``j`` numbers is the seed's plus ``j``
 times its increment, so :func:`chunk_states` counts the rows with a legal action before each chunk of rows (one
 vectorised pass) and gives each chunk its own starting state; the chunks then run :func:`random_legal_actions`
-at once on :mod:`mjenv.engine.threads`' pool (its GIL released), as the engine's kernel calls do.
+at once on :mod:`mjenv.engine.threads`' pool (its GIL released), as the engine's kernel calls do.  That count is a
+serial pass over every row (at B = 4096 ≈ 33 µs hot and ≈ 80 µs in a loop whose step pushed the mask out of the
+caches, against ≈ 180 µs for a whole one-thread call), so on two cores the threads save about what the hand-over to
+the pool costs: the default stays on the calling thread (docs/benchmarks.md, "Threads"); many cores may pay.
 """
 
 from __future__ import annotations
@@ -118,11 +121,12 @@ class ActionSampler:
     B = 1 instead of ≈ 1.2 µs); reshaping either of them in place afterwards is not supported.
 
     ``threads``: such a call over at least ``2 ×`` :data:`mjenv.engine.threads.MIN_TABLES` rows runs in chunks on
-    up to that many threads (the module docstring; ``None``, the default: the cores, capped by ``MJENV_THREADS``).
+    up to that many threads (the module docstring; ``None``: the cores, capped by ``MJENV_THREADS``; the default 1:
+    the calling thread, which two cores do not beat).
     The actions and the stream are the same for every value.
     """
 
-    def __init__(self, seed: int | None = 0, threads: int | None = None):
+    def __init__(self, seed: int | None = 0, threads: int | None = 1):
         self.state = seed_state(seed)
         self.threads = TH.check_threads(threads)
         """Threads a call over many rows may run on (:mod:`mjenv.engine.threads`)."""
