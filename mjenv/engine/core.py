@@ -494,23 +494,21 @@ class Engine:
             acts, tables = check_step_args(self, actions, tables)
             idx = self._all if tables is None else tables
             k = self._call(self._entry(), K.MODE_STEP, idx, acts.astype(np.int64, copy=False))
-        self._finish_step(k, idx, acts)
-
-    def _finish_step(self, k: int, idx: np.ndarray, acts: np.ndarray) -> None:
-        """After a step's kernel call over tables ``idx`` with actions ``acts`` that left ``k`` tables waiting: refuse an
-        illegal action (the kernel changed nothing), count the decisions and handle the waiting tables."""
         info = self._info
         if info.item(1) >= 0:
-            j = info.item(1)
-            b, a = int(idx[j]), int(acts[j])
-            name = A.action_name(a) if 0 <= a < A.N_ACTIONS else f"id {a}"
-            legal = ", ".join(A.action_name(x) for x in np.flatnonzero(self.mask[b]))
-            raise IllegalActionError(
-                f"table {b}, seat {int(self.state.actor[b])}: action {name} is not legal (legal: {legal})"
-            )
+            self._refuse(idx, acts)
         self.n_decisions += info.item(0)
         if k:
             self._run(k)
+
+    def _refuse(self, idx: np.ndarray, acts: np.ndarray) -> None:
+        """Raise :class:`IllegalActionError` for the action the step's kernel call over tables ``idx`` with actions
+        ``acts`` found illegal (at position ``info[1]``; the kernel changed nothing)."""
+        j = self._info.item(1)
+        b, a = int(idx[j]), int(acts[j])
+        name = A.action_name(a) if 0 <= a < A.N_ACTIONS else f"id {a}"
+        legal = ", ".join(A.action_name(x) for x in np.flatnonzero(self.mask[b]))
+        raise IllegalActionError(f"table {b}, seat {int(self.state.actor[b])}: action {name} is not legal (legal: {legal})")
 
     def _run(self, k: int) -> None:
         """Handle the pendings of the first ``k`` tables in ``_waiting`` in Python, resume them, repeat."""

@@ -346,10 +346,12 @@ class raw_env(AECEnv):
         if args[_STEP_ACTS] is act_arr and self._one_call:
             # Engine.step's common call (its arguments were made for this array at the first step), without its checks
             k = eng._step_kernel(*args)
-            if k or self._info.item(1) >= 0:
-                eng._finish_step(k, eng._all, act_arr)  # raises IllegalActionError (nothing changed) for an illegal action
-            else:
-                eng.n_decisions += self._info.item(0)
+            info = self._info
+            if info.item(1) >= 0:
+                eng._refuse(eng._all, act_arr)  # IllegalActionError (nothing changed)
+            eng.n_decisions += info.item(0)
+            if k:
+                eng._run(k)
         else:
             eng.step(act_arr)  # raises IllegalActionError (nothing changed) for an illegal action
         self._cumulative_rewards[agent] = 0.0
