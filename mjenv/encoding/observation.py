@@ -875,6 +875,26 @@ def encode_one(out, sel, planes, static, cfg, fcfg, starts, decay, balance, coun
     return res[0]
 
 
+@njit(cache=True, _nrt=False, nogil=True)
+def encode_next(out, sel, planes, static, cfg, fcfg, starts, decay, balance, counts, recency, b8, b16, money, paid):
+    """The AEC env's next observation: unless table ``sel[0]``'s hand is over, the seat it waits for (set into
+    ``sel[1]``) sees it, written into ``out`` as :func:`encode_one` writes it.  Returns -1 when the hand is over, else
+    that seat, plus 8 when the table's money differs bit for bit from ``paid`` (``int64 [n]``: the bits of the money
+    the env last paid out)."""
+    b = sel[0]
+    if b8[b, O8_PHASE] == _DONE:
+        return -1
+    seat = np.int64(b8[b, O8_ACTOR])
+    sel[1] = seat
+    bits = money[b].view(np.int64)
+    moved = 0
+    for s in range(paid.shape[0]):
+        if bits[s] != paid[s]:
+            moved = 8
+    encode_one(out, sel, planes, static, cfg, fcfg, starts, decay, balance, counts, recency, b8, b16, money)
+    return seat + moved
+
+
 def _kernel(compact: bool = False):
     """The v1 (or, ``compact``, v2) encoding loop compiled on first use (numba, ``cache=True``, no reference
     counting), one signature: one compilation (cached on disk) serves every batch size."""

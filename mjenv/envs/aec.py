@@ -126,7 +126,8 @@ from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable,
 
 from mjenv.encoding.actions import N_ACTIONS
 from mjenv.encoding.compact import encoder_for
-from mjenv.encoding.observation import OBS_VERSION
+from mjenv.encoding.observation import OBS_VERSION, encode_next
+from mjenv.engine.calls import _direct_entry
 from mjenv.engine.arguments import check_seed
 from mjenv.engine.codes import EV_REVEAL
 from mjenv.engine.core import _STEP_ACTS, Engine, IllegalActionError
@@ -218,6 +219,16 @@ class raw_env(AECEnv):
         # env's engine moves only through them), so that observe and the legality check read no array.
         self._to_act = -1
         self._paid = False  # the last step moved money (rewards hold non-zero entries)
+        self._paid_bits = np.zeros(n, np.int64)  # the money at the last settled step, its bits (encode_next reads them)
+        # The observation of the seat to act made by the step (v1 without sessions: encode_next, which also says whether
+        # the hand is over and whether money moved), handed out once by last or observe; None when there is none.
+        self._next_obs: np.ndarray | None = None
+        self._next_call = None
+        if self._row_call is not None:
+            self._next_args = (np.zeros(3, np.int64), *self._row_call[1][0][1:], self._paid_bits)
+            scratch = np.empty(self._obs_shape, np.float32)
+            encode_next(scratch, *self._next_args)  # compiled, or loaded, once (the state is all zeros here)
+            self._next_call = _direct_entry(encode_next, (scratch, *self._next_args))
         self._has_reset = False
         self._closed = False
 
@@ -248,7 +259,12 @@ class raw_env(AECEnv):
         return {"observation": self._observation(seat), "action_mask": mask}
 
     def _observation(self, seat: int) -> np.ndarray:
-        """A fresh observation of the table from ``seat`` (``RowEncoder(seat)``; for v1 its compiled call made here)."""
+        """A fresh observation of the table from ``seat`` (``RowEncoder(seat)``; for v1 its compiled call made here, or
+        the one the step made for the seat to act, handed out once)."""
+        nxt = self._next_obs
+        if nxt is not None and seat == self._to_act:
+            self._next_obs = None
+            return nxt
         rc = self._row_call
         if rc is None:
             return self._row(seat)
@@ -298,6 +314,7 @@ class raw_env(AECEnv):
         self._rng_made, self._rng_seed = rng, hand_seed
         self._has_reset = True
         self._decisions = []
+        self._next_obs = None
         agents = self.possible_agents
         self.agents = agents[:]
         self.rewards = dict.fromkeys(agents, 0.0)
@@ -306,6 +323,7 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(agents, False)
         self.infos = {a: {} for a in agents}
         self._money = self._zero_money
+        self._paid_bits[:] = 0
         self._paid = False
         self.agent_selection = agents[self._actor[0]]
         self._settle_step()
@@ -356,7 +374,17 @@ class raw_env(AECEnv):
             eng.step(act_arr)  # raises IllegalActionError (nothing changed) for an illegal action
         self._cumulative_rewards[agent] = 0.0
         self._decisions.append((at, seat, act))
-        if self._paid or self._phase.item(0) == DONE or self._money_now.tobytes() != self._money:
+        nxt = self._next_call
+        if nxt is not None:  # the next seat's observation, and whether the hand is over or money moved, in one call
+            out = np.empty(self._obs_shape, np.float32)
+            code = nxt(out, *self._next_args)
+            self._next_obs = out if code >= 0 else None
+            if 0 <= code < 8 and not self._paid:  # most steps: no money moved, none had moved before, the hand goes on
+                self._to_act = code
+                self.agent_selection = self.possible_agents[code]
+            else:
+                self._settle_step()
+        elif self._paid or self._phase.item(0) == DONE or self._money_now.tobytes() != self._money:
             self._settle_step()
         else:  # most steps: no money moved, none had moved before, the hand goes on
             self._to_act = seat = self._actor.item(0)
@@ -370,6 +398,7 @@ class raw_env(AECEnv):
         if money != self._money:
             delta = self._money_now - np.frombuffer(self._money)
             self._money = money
+            self._paid_bits[:] = self._money_now.view(np.int64)
         else:  # no money moved (most steps)
             delta = None
         if delta is not None and delta.any():
@@ -506,13 +535,12 @@ class _ClassicWrapper(wrappers.OrderEnforcingWrapper):
         if observe:  # raw.observe(agent), one call fewer
             seat = raw.agent_name_mapping[agent]
             mask = raw._mask_row.copy() if seat == raw._to_act else np.zeros(N_ACTIONS, np.int8)
-            rc = raw._row_call
-            if rc is None:
-                obs = {"observation": raw._row(seat), "action_mask": mask}
-            else:  # (raw._observation(seat), one call fewer)
-                out = np.empty(raw._obs_shape, np.float32)
-                rc[0](out, *rc[1][seat])
-                obs = {"observation": out, "action_mask": mask}
+            nxt = raw._next_obs
+            if nxt is not None and seat == raw._to_act:  # (raw._observation(seat), one call fewer)
+                raw._next_obs = None
+                obs = {"observation": nxt, "action_mask": mask}
+            else:
+                obs = {"observation": raw._observation(seat), "action_mask": mask}
         else:
             obs = None
         return obs, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], raw.infos[agent]
