@@ -437,10 +437,9 @@ class RowEncoder:
         self._one = None  # encode_one's direct entry, made by the first call
 
     def one_call(self) -> tuple | None:
-        """``(entry, args)`` that write v1's fresh row from seat ``s`` as ``entry(out, *args[s])`` into ``out``
-        (C-contiguous ``float32 [C, 34]``): :func:`encode_one`'s compiled entry (no type dispatch) and its arguments,
-        for a caller that makes the row itself (the AEC env); ``None`` for v2 and for variants with sessions (a table
-        deeper into a session reads its round wind: :meth:`__call__` takes the general path there)."""
+        """``(entry, args)``: ``entry(out, *args[s])`` writes the row from seat ``s`` into a C-contiguous ``float32 [C, 34]``
+        ``out`` (:func:`encode_one`'s compiled entry, no type dispatch; the AEC env's call); ``None`` for v2 and for
+        variants with sessions (deeper into a session :meth:`__call__` reads the round wind)."""
         if self._one_args is None or self._session:
             return None
         if self._one is None:
@@ -864,32 +863,26 @@ def _signature(compact: bool):
 
 @njit(cache=True, _nrt=False, nogil=True)
 def encode_one(out, sel, planes, static, cfg, fcfg, starts, decay, balance, counts, recency, b8, b16, money):
-    """One v1 row: table ``sel[0]`` seen from seat ``sel[1]`` (round ``sel[2]``) into ``out`` (``float32 [C, 34]``), as
-    the v1 loop writes it; the other arguments as that loop's (``planes``: its placeholder).  The AEC env's call: 14
-    arguments instead of 20, no view of a batch row, one int back (-1, or before writing anything 0 / 1 when the
-    table / seat is out of range)."""
-    res = _ENCODE_V1(
+    """The v1 loop's row of table ``sel[0]`` from seat ``sel[1]`` (round ``sel[2]``) into ``out`` (``float32 [C, 34]``):
+    14 arguments instead of 20 (``planes``: a placeholder), no batch-row view, the loop's first result back."""
+    return _ENCODE_V1(
         out.reshape((1, out.shape[0], out.shape[1])), planes, out, cfg.reshape((1, cfg.shape[0])), static, planes[0],
         out[0], sel[0:1], sel[1:2], cfg, fcfg, starts, decay, sel[2:3], balance, counts, recency, b8, b16, money,
-    )
-    return res[0]
+    )[0]
 
 
 @njit(cache=True, _nrt=False, nogil=True)
 def encode_next(out, sel, planes, static, cfg, fcfg, starts, decay, balance, counts, recency, b8, b16, money, paid):
-    """The AEC env's next observation: unless table ``sel[0]``'s hand is over, the seat it waits for (set into
-    ``sel[1]``) sees it, written into ``out`` as :func:`encode_one` writes it.  Returns -1 when the hand is over, else
-    that seat, plus 8 when the table's money differs bit for bit from ``paid`` (``int64 [n]``: the bits of the money
-    the env last paid out)."""
+    """The AEC env's next observation: -1 when table ``sel[0]``'s hand is over; else :func:`encode_one` of the seat it
+    waits for (set into ``sel[1]``) and that seat back, plus 8 when the table's money differs bit for bit from ``paid``
+    (``int64 [n]``: the bits of the money the env last paid out)."""
     b = sel[0]
     if b8[b, O8_PHASE] == _DONE:
         return -1
-    seat = np.int64(b8[b, O8_ACTOR])
-    sel[1] = seat
-    bits = money[b].view(np.int64)
+    sel[1] = seat = np.int64(b8[b, O8_ACTOR])
     moved = 0
     for s in range(paid.shape[0]):
-        if bits[s] != paid[s]:
+        if money[b].view(np.int64)[s] != paid[s]:
             moved = 8
     encode_one(out, sel, planes, static, cfg, fcfg, starts, decay, balance, counts, recency, b8, b16, money)
     return seat + moved
