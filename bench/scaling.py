@@ -1,7 +1,8 @@
 """Scaling of the threaded engine: decisions per second (wall and CPU) for each batch size × thread count, in one run.
 
 Every configuration is an ``Engine(V, B, record_events=False, threads=T)`` playing random legal actions
-(:class:`mjenv.engine.sampling.ActionSampler` as users make it, its default threads; ``--threaded sampler``: ``threads=T``;
+(:class:`mjenv.engine.sampling.ActionSampler` as users make it, its default threads, except on one thread where ``T = 1``;
+``--threaded sampler``: ``threads=T``;
 finished tables re-dealt at once, as bench/throughput.py's
 ``engine:B``), optionally encoding every table's acting seat after each step (``--obs v1`` / ``--obs v2``).  All
 configurations live in this one process, warmed up first (compiled, tables spread over their hands), then
@@ -51,9 +52,12 @@ def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()
         enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
         out = np.empty((batch,) + enc.shape, enc.dtype)
     actions = np.empty(batch, np.int64)
-    # the sampler as users make it (its default threads), or on one thread (--serial sampler), or on the engine's
-    # threads (--threaded sampler; its rows cut over them: the same draws)
-    kw = {"threads": 1} if "sampler" in serial else {"threads": threads} if "sampler" in threaded else {}
+    # the sampler as users make it (its default threads; on one thread in the one-thread rows), or on one thread
+    # (--serial sampler), or on the engine's threads (--threaded sampler; its rows cut over them: the same draws)
+    if "sampler" in serial or threads == 1:
+        kw = {"threads": 1}
+    else:
+        kw = {"threads": threads} if "sampler" in threaded else {}
     try:
         sampler = ActionSampler(0, **kw)
     except TypeError:  # an older checkout (--trees), whose sampler ran on one thread
