@@ -242,3 +242,32 @@ def test_observations_are_fresh_and_the_wrapper_reads_the_raw_env():
     next(it)
     with pytest.raises(AssertionError, match="need to call step"):
         next(it)
+
+
+@pytest.mark.parametrize("variant", ["kawuxing3", "gejiu", "diedaohu"])
+def test_the_observation_the_step_made_is_handed_out_once_and_equals_the_encoders(variant):
+    """The step writes the acting seat's observation (v1 without sessions: ``encode_next``); ``last`` and ``observe``
+    hand it out once and make a fresh equal one after that; every observation equals the batch encoder's row."""
+    env = mjenv.env(variant)
+    raw = env.unwrapped
+    enc = ObservationEncoder.for_engine(raw.engine)
+    rng = np.random.default_rng(5)
+    for hand in range(3):
+        env.reset(seed=hand)
+        for agent in env.agent_iter():
+            # by observe or by last first (every other step), then again by both
+            first = raw.observe(agent) if hand % 2 else env.last()[0]
+            seen = [first, raw.observe(agent), env.last()[0]]
+            for i, a in enumerate(seen):
+                for b in seen[i + 1 :]:
+                    assert not np.shares_memory(a["observation"], b["observation"])
+            seat = raw.agent_name_mapping[agent]
+            want = enc.encode(raw.engine.state, np.array([seat]), np.array([0]), engine=raw.engine)[0]
+            for got in seen:
+                assert got["observation"].view(np.int32).tobytes() == want.view(np.int32).tobytes()
+                np.testing.assert_array_equal(got["action_mask"], first["action_mask"])
+            if env.terminations[agent]:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(first["action_mask"])
+            env.step(int(legal[rng.integers(len(legal))]))
