@@ -130,7 +130,7 @@ def test_the_checksum_covers_names_shapes_and_values_only(payload):
 
 # every variant's shipped default checkpoint (docs/training.md, "The shipped bots"); a new one must be listed here
 SHIPPED_DEFAULTS = ["kawuxing3-default.pt", "kawuxing4-default.pt", "diedaohu-default.pt", "yangzhou-default.pt",
-                    "yangzhou_new-default.pt", "liuwei-default.pt"]
+                    "yangzhou_new-default.pt", "liuwei-default.pt", "gejiu-default.pt"]
 
 
 def test_every_shipped_default_checkpoint_is_listed():

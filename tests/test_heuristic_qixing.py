@@ -113,3 +113,20 @@ def test_cloning_the_advisor_needs_advice():
     train.check_args(args)
     with pytest.raises(ArgsError, match="bc_teacher advisor"):
         train.check_args(dataclasses.replace(args, advice=False))
+
+
+def test_the_shipped_gejiu_checkpoint_plays_its_advisor():
+    """agents/checkpoints/gejiu-default.pt reads heuristic-advice-v3 and has no departure head: its network plays the
+    waiting advisor's move, and that advisor differs from heuristic-flush only by ``qixing_wait``."""
+    from agents import CHECKPOINT_DIR
+
+    agent = make_agent(str(CHECKPOINT_DIR / "gejiu-default.pt"), "gejiu")
+    assert agent.features.version == "heuristic-advice-v3" and agent.departures is None
+    advisor = agent.features.heuristic
+    assert advisor._qixing_wait == 10 and advisor._bonus().tolist() == make_agent("heuristic-flush", "gejiu")._bonus().tolist()
+    seen = 0
+    for obs, mask in _states("gejiu", tables=16, steps=40, seed=5):
+        live = np.flatnonzero(mask.any(1))
+        assert (agent.act(obs[live], mask[live]) == advisor.act(obs[live], mask[live])).all()
+        seen += len(live)
+    assert seen > 0
