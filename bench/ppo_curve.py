@@ -44,6 +44,7 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--title", default="")
     ap.add_argument("--stride", type=int, default=1, help="measure every STRIDE-th checkpoint (and always the last)")
     ap.add_argument("--cache", default="", help="a JSON file of rows already measured (read, then rewritten)")
+    ap.add_argument("--cached_only", action="store_true", help="measure nothing: table and PNG of the cache's rows")
     a = ap.parse_args(argv)
     import torch
 
@@ -63,7 +64,8 @@ def main(argv=None) -> list[dict]:
     if a.stride < 1:
         raise SystemExit(f"ppo_curve: --stride must be at least 1, not {a.stride}")
     saves = points[1:]
-    points = points[:1] + [p for i, p in enumerate(saves) if (i + 1) % a.stride == 0 or i == len(saves) - 1]
+    points = points[:1] + [p for i, p in enumerate(saves) if (i + 1) % a.stride == 0 or i == len(saves) - 1
+                           or a.cached_only]
     clone = make_agent(f"network:{a.clone}", rules, name="clone")
     hf = make_agent("heuristic-flush", rules)
     cache_path = Path(a.cache) if a.cache else None
@@ -74,6 +76,8 @@ def main(argv=None) -> list[dict]:
         key = f"{step}@{where}"  # the run, its clone and the walls: a row is reused only for the same match
         if key in cached:
             rows.append(cached[key])
+        elif a.cached_only:
+            continue
         else:
             agent = make_agent(f"network:{path}", rules, name=f"step{step}")
             vs_clone = (0.0, 0.0) if step == 0 else margin(rules, agent, clone, a.walls, a.seed, a.first_wall)
