@@ -80,7 +80,7 @@ class Args:
     """Duplicate tournament among mjenv agents (see the module docstring of evaluate.py)."""
 
     agents: list[str] = field(default_factory=list)
-    """agents: built-in names (random, heuristic, heuristic-flush, fast, search or search:worlds=N,...) or checkpoint
+    """agents: built-in names (random, heuristic, heuristic-flush, fast, search or search:worlds=N,..., policy-search) or checkpoint
     paths (*.pt); empty = random, heuristic and the shipped checkpoint of the variant if there is one"""
     variant: str = "kawuxing3"
     """game variant: kawuxing3, kawuxing4, gejiu, diedaohu, yangzhou, yangzhou_new or liuwei"""

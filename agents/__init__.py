@@ -13,6 +13,7 @@ Built-in names for :func:`make_agent`:
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``); in Yangzhou it credits the flush plan 5 steps and all triplets 4 (the heuristic: 3 and 3); elsewhere identical to ``heuristic``; docs/experiments/heuristic.md measures it |
 | ``fast`` | :class:`agents.players.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.players.fastplay` |
 | ``search`` | :class:`agents.players.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
+| ``policy-search`` | the same search over the variant's shipped ``<variant>-default.pt`` (its compiled improved player rolls out and its move is the one to beat), only at the decisions its departure head is unsure of: :data:`POLICY_SEARCH` (``near=0.1,worlds=64,candidates=2,z=1``); ``policy-search:worlds=128`` overrides; the strongest Kawuxing bot (docs/experiments/expert-iteration.md) |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.players.policy.PolicyAgent` on a ``train.py`` checkpoint |
 | ``network:PATH`` | the same, refusing a checkpoint not recorded as network-only (one that reads advice or has a departure head) |
 | ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.players.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
@@ -57,9 +58,11 @@ from typing import Any
 from agents.players.base import Agent, ObsView, resolve_rules
 from mjenv.rules import Rules
 
-__all__ = ["Agent", "ObsView", "BUILTIN", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
+__all__ = ["Agent", "ObsView", "BUILTIN", "POLICY_SEARCH", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
 
-BUILTIN = ("random", "heuristic", "heuristic-flush", "fast", "search")
+BUILTIN = ("random", "heuristic", "heuristic-flush", "fast", "search", "policy-search")
+POLICY_SEARCH = {"near": 0.1, "worlds": 64, "candidates": 2, "z": 1.0}
+"""``policy-search``'s settings over ``<variant>-default.pt`` (declared test: docs/experiments/expert-iteration.md)."""
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 
 
@@ -104,6 +107,14 @@ def make_agent(name_or_path: str, variant: str | Rules = "kawuxing3", options: A
         from agents.players.search import SearchAgent, parse_spec
 
         return SearchAgent(rules, seed=seed, name=spec, **{**parse_spec(spec), **kwargs})
+    if spec == "policy-search" or spec.startswith("policy-search:"):
+        from agents.players.search import SearchAgent, parse_spec
+
+        default = CHECKPOINT_DIR / f"{rules.variant}-default.pt"
+        settings = {"policy": str(default), **POLICY_SEARCH, **parse_spec(spec), **kwargs}
+        if not Path(settings["policy"]).exists():
+            raise ValueError(f"policy-search: {rules.variant} has no shipped {default.name} to search over")
+        return SearchAgent(rules, seed=seed, name=spec, **settings)
     network_only = spec.startswith("network:")
     path_text = spec.split(":", 1)[1] if spec.startswith(("policy:", "network:")) else spec
     path = Path(path_text)

@@ -137,7 +137,7 @@ def add_play_subcommand(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seat", default="0", help="your seat: 0..n-1 or A..D (default 0 = A, the dealer)")
     p.add_argument(
         "--opponents", default="heuristic",
-        help="heuristic (default), random, heuristic-flush, fast, search (or search:worlds=N,...; docs/search.md), a "
+        help="heuristic (default), random, heuristic-flush, fast, search (or search:worlds=N,...; docs/search.md), policy-search, a "
         "checkpoint file (*.pt), or an outside bot 'cmd:COMMAND' (docs/bots.md)",
     )
     p.add_argument("--bot-timeout", type=float, default=10.0, metavar="S",

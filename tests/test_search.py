@@ -191,3 +191,18 @@ def test_search_over_a_policy_puts_its_move_first_and_searches_the_near_decision
         make_agent(f"search:policy={ck},margin=-1")
     with pytest.raises(ValueError, match="not found"):
         make_agent("search:policy=nowhere.pt")
+
+
+def test_policy_search_is_a_named_agent_that_plays():
+    """``policy-search``: the search over ``kawuxing3-default.pt`` with the declared settings, through the registry
+    and the arena; a variant without a shipped default checkpoint is refused."""
+    from agents import POLICY_SEARCH
+
+    agent = make_agent("policy-search")
+    assert agent.policy.endswith("kawuxing3-default.pt") and (agent.near, agent.worlds, agent.candidates, agent.z) == (
+        POLICY_SEARCH["near"], POLICY_SEARCH["worlds"], POLICY_SEARCH["candidates"], POLICY_SEARCH["z"])
+    quick = make_agent("policy-search:worlds=4", seed=2)
+    res = play_duplicate([quick, make_agent("heuristic-flush")], "kawuxing3", walls=1, batch_size=6)
+    assert len(res.records) == 6 and quick.stats["searched"] > 0
+    with pytest.raises(ValueError, match="no shipped gejiu-default.pt"):
+        make_agent("policy-search", "gejiu")
