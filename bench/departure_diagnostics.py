@@ -159,13 +159,8 @@ def truth(a) -> None:
                 xs.append(feats.pairwise(enc.encode(st, seats, b, engine=eng), eng.mask[b], c, ncand[pick]))
             count += len(b)
         eng.step(acts)
-        done = np.flatnonzero(st.phase == S.DONE)
-        while len(done):
-            hands += len(done)
-            ids = next_wall + np.arange(len(done))
-            next_wall += len(done)
-            eng.reset(seed=a.seed, tables=done, table_ids=ids, dealer=ids % eng.n)
-            done = done[st.phase[done] == S.DONE]
+        next_wall, ended = eng.deal_next_walls(a.seed, next_wall)
+        hands += ended
     G, T = np.array(sampled), np.array(true)
     ok = ~np.isnan(G)
     X = np.concatenate(xs) if xs else None

@@ -73,12 +73,7 @@ def measure(variant: str, decisions: int, tables: int = 64, k: int = 3, seed: in
                     shown += 1
                     print(f"table {live[i]} phase {int(st.phase[live[i]])}: fast {f} heuristic {h}")
         eng.step(acts)
-        done = np.flatnonzero(st.phase == S.DONE)
-        while len(done):
-            ids = next_wall + np.arange(len(done))
-            next_wall += len(done)
-            eng.reset(seed=seed, tables=done, table_ids=ids, dealer=ids % eng.n)
-            done = done[st.phase[done] == S.DONE]
+        next_wall, _ = eng.deal_next_walls(seed, next_wall)
     return {"variant": variant, "decisions": n, "exact": exact, "same_set": same_set, "first": first,
             "first_vs_act": first_vs_act, "rows": rows, "per_kind": per_kind, "cand_s": t_cand, "act_s": t_act, "kinds": dict(kinds),
             "hands": int(next_wall)}

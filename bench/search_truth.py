@@ -109,13 +109,8 @@ def record(a) -> None:
                 out["wall_left"].append((st.back[b] - st.front[b]).astype(np.int16))
                 count += len(b)
         eng.step(acts)
-        done = np.flatnonzero(st.phase == S.DONE)
-        while len(done):
-            hands += len(done)
-            ids = next_wall + np.arange(len(done))
-            next_wall += len(done)
-            eng.reset(seed=a.seed, tables=done, table_ids=ids, dealer=ids % eng.n)
-            done = done[st.phase[done] == S.DONE]
+        next_wall, ended = eng.deal_next_walls(a.seed, next_wall)
+        hands += ended
     arrays = {k: np.concatenate(v) for k, v in out.items()}
     np.savez_compressed(a.out, **arrays, hands=hands, skipped=skipped, seed=a.seed, worlds=a.worlds, tau=head.tau,
                         prob=a.prob, near=a.near, choices=n_choice,

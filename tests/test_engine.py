@@ -214,3 +214,27 @@ def test_step_reuses_the_arguments_of_the_same_action_array():
                 eng.reset(seed=2, tables=done, table_ids=np.arange(next_id, next_id + len(done)))
             next_id += len(done)
     assert next_id > 8  # hands ended and were dealt again
+
+
+def test_deal_next_walls_deals_consecutive_walls_onto_the_finished_tables():
+    """``Engine.deal_next_walls`` gives each finished table the next wall id of the seed (dealer: the id modulo the
+    seats), counts the hands that ended, leaves the live tables alone and returns the next unused id."""
+    engine = Engine("kawuxing4", 8, record_events=False)
+    engine.reset(seed=3, table_ids=np.arange(8), dealer=np.arange(8) % 4)
+    rng = np.random.default_rng(3)
+    next_wall, seen = 8, 0
+    for _ in range(300):
+        engine.step(random_actions(engine.mask, rng))
+        done = np.flatnonzero(engine.done)
+        live_hands = engine.state.hand[~engine.done].copy()
+        before = next_wall
+        next_wall, ended = engine.deal_next_walls(3, next_wall)
+        assert ended == len(done) and next_wall == before + len(done)
+        assert not engine.done.any()
+        assert np.array_equal(engine.state.hand[np.setdiff1d(np.arange(8), done)], live_hands)
+        for k, b in enumerate(done):
+            assert np.array_equal(engine.state.wall[b], seeded_wall(3, before + k, engine.tiles))
+            assert engine.state.dealer[b] == (before + k) % 4
+        seen += ended
+    assert seen > 0
+    assert engine.deal_next_walls(3, next_wall) == (next_wall, 0)

@@ -238,13 +238,8 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
             count += len(b)
         eng.step(acts)
         steps += 1
-        done = np.flatnonzero(st.phase == S.DONE)
-        while len(done):  # deal the next walls (again while a deal ends at once)
-            hands += len(done)
-            ids = next_wall + np.arange(len(done))
-            next_wall += len(done)
-            eng.reset(seed=seed, tables=done, table_ids=ids, dealer=ids % eng.n)
-            done = done[st.phase[done] == S.DONE]
+        next_wall, ended = eng.deal_next_walls(seed, next_wall)
+        hands += ended
         if log and time.process_time() - last_log > 60:
             last_log = time.process_time()
             log(f"[distill labels] {count:,}/{decisions:,} decisions, {hands:,} hands, "

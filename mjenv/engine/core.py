@@ -422,6 +422,20 @@ class Engine:
             return self._phase.item(0) == DONE
         return bool((self._phase == DONE).any())
 
+    def deal_next_walls(self, seed: int, next_wall: int) -> tuple[int, int]:
+        """Deal walls ``next_wall, next_wall + 1, …`` of ``seed`` onto the finished tables, each dealt by the seat
+        ``wall id % n`` (again where a deal ends at once), as the label and bench loops play consecutive walls;
+        returns the next unused wall id and the number of hands that had ended."""
+        ended = 0
+        done = np.flatnonzero(self._phase == DONE)
+        while len(done):
+            ended += len(done)
+            ids = next_wall + np.arange(len(done))
+            next_wall += len(done)
+            self.reset(seed=seed, tables=done, table_ids=ids, dealer=ids % self.n)
+            done = done[self._phase[done] == DONE]
+        return next_wall, ended
+
     def legal_mask(self) -> np.ndarray:
         """bool [B, 111] legal actions of each table's acting seat (all False for finished tables)."""
         return self.mask.copy()
