@@ -93,7 +93,7 @@ def fitted_head(a, x=None, gain=None, valid=None):
 def truth(a) -> None:
     """The ``truth`` measurement (module docstring)."""
     from agents.players.keyrng import mix
-    from agents.players.search import SearchAgent, copy_tables
+    from agents.players.search import SearchAgent, true_outcomes
     from mjenv.encoding.observation import encoder_for
     from mjenv.engine import state as S
     from mjenv.engine.core import Engine
@@ -138,16 +138,7 @@ def truth(a) -> None:
             seeds = [int(s) for s in mix(base ^ np.arange(count, count + len(b), dtype=np.uint64))]
             vals = search._values(eng, live, cand, ncand, list(pick), seeds, a.worlds)
             c = cand[pick]
-            play = np.where(c >= 0, c, c[:, :1]).reshape(-1)  # padding plays the choice (ignored below)
-            n = len(play)
-            copy_tables(eng, np.repeat(b, K), roll, np.arange(n))
-            step = np.zeros(roll.batch_size, np.int64)
-            step[:n] = play
-            roll._b8[n:, S.O8_PHASE] = S.DONE
-            roll.mask[n:] = False
-            roll.step(step)
-            player.rollout(roll)
-            money = roll.state.money[:n].reshape(len(b), K, -1)[np.arange(len(b)), :, seats]
+            money = true_outcomes(eng, b, seats, c, roll, player)  # padding plays the choice (ignored below)
             for i, v in enumerate(vals):
                 g, t = np.full(K - 1, np.nan), np.full(K - 1, np.nan)
                 g[: len(v) - 1] = (v[1:] - v[0]).mean(1)

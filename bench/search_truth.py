@@ -50,7 +50,7 @@ def record(a) -> None:
     torch.set_num_threads(1)
     from agents.players.departures import CANDIDATES as K
     from agents.players.keyrng import mix
-    from agents.players.search import SearchAgent, copy_tables
+    from agents.players.search import SearchAgent, true_outcomes
     from mjenv.engine import state as S
     from mjenv.engine.core import Engine
 
@@ -85,16 +85,7 @@ def record(a) -> None:
                 vals = None
             if vals is not None:
                 c = cand[pick]
-                play = np.where(c >= 0, c, c[:, :1]).reshape(-1)
-                n = len(play)
-                copy_tables(eng, np.repeat(b, K), roll, np.arange(n))
-                step = np.zeros(roll.batch_size, np.int64)
-                step[:n] = play
-                roll._b8[n:, S.O8_PHASE] = S.DONE
-                roll.mask[n:] = False
-                roll.step(step)
-                head.rollout(roll)
-                true = roll.state.money[:n].reshape(len(b), K, -1)[np.arange(len(b)), :, seats].astype(np.float32)
+                true = true_outcomes(eng, b, seats, c, roll, head).astype(np.float32)
                 sampled = np.full((len(b), K, a.worlds), np.nan, np.float32)
                 for i, v in enumerate(vals):
                     sampled[i, : len(v)] = v

@@ -79,6 +79,24 @@ def copy_tables(src, src_idx, dst, dst_idx) -> None:
         list.__setitem__(dst.results, b, None)
 
 
+def true_outcomes(engine, tables, seats, cand, roll, player) -> np.ndarray:
+    """Money of seat ``seats[i]`` when table ``tables[i]``'s acting seat plays each candidate ``cand[i, k]`` on the
+    real hidden state and ``player`` rolls the hand out on ``roll`` (at least ``len(tables) * K`` tables): float64
+    ``[len(tables), K]``, the truth against which sampled-world values are judged (a padding column of -1 plays the
+    first candidate again; ignore it)."""
+    K = cand.shape[1]
+    play = np.where(cand >= 0, cand, cand[:, :1]).reshape(-1)
+    n = len(play)
+    copy_tables(engine, np.repeat(tables, K), roll, np.arange(n))
+    step = np.zeros(roll.batch_size, np.int64)
+    step[:n] = play
+    roll._b8[n:, S.O8_PHASE] = S.DONE
+    roll.mask[n:] = False
+    roll.step(step)
+    player.rollout(roll)
+    return roll.state.money[:n].reshape(len(tables), K, -1)[np.arange(len(tables)), :, seats]
+
+
 def _number(key: str, value: str) -> float:
     try:
         return float(value)
