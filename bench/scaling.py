@@ -1,10 +1,16 @@
 """Scaling of the threaded engine: decisions per second (wall and CPU) for each batch size × thread count, in one run.
 
-Every configuration is an ``Engine(V, B, record_events=False, threads=T)`` playing random legal actions
-(:class:`mjenv.engine.sampling.ActionSampler` as users make it, its default threads, except on one thread where ``T = 1``;
-``--threaded sampler``: ``threads=T``;
-finished tables re-dealt at once, as bench/throughput.py's
-``engine:B``), optionally encoding every table's acting seat after each step (``--obs v1`` / ``--obs v2``).  All
+Every configuration is an ``Engine(V, B, record_events=False, threads=T)`` playing random legal actions with
+finished tables re-dealt at once, in one of two loops (``--loop``):
+
+* ``fused`` (the default where the checkout has ``Engine.random_step``): one ``engine.random_step(sampler, seed=0)``
+  per step, which re-deals the finished tables, draws the actions (:class:`mjenv.engine.sampling.TableSampler`) and
+  steps, all inside each chunk of tables on the engine's threads (:mod:`mjenv.engine.autoplay`);
+* ``classic`` (bench/throughput.py's ``engine:B``; an older checkout's only loop): ``engine.reset`` of the finished
+  tables, :class:`mjenv.engine.sampling.ActionSampler` as users make it (its default threads, except on one thread
+  where ``T = 1``; ``--threaded sampler``: ``threads=T``), ``engine.step``;
+
+optionally encoding every table's acting seat after each step (``--obs v1`` / ``--obs v2``, classic loop).  All
 configurations live in this one process, warmed up first (compiled, tables spread over their hands), then
 measured in turns for ``--seconds`` of wall time each, ``--passes`` times, medians reported:
 
@@ -25,6 +31,7 @@ mjenv side by side (each in its own process, set up once; their passes alternate
     python bench/scaling.py --batches 4096 --passes 5 --trees /tmp/old,.   # an older commit (a git worktree) beside this
     python bench/scaling.py --batches 4096 --serial redeal sampler   # those pieces on the calling thread
     python bench/scaling.py --batches 4096 --threaded sampler        # the sampler's rows cut over the engine's threads
+    python bench/scaling.py --batches 4096 --loop classic            # reset + sample + step as three calls
 """
 
 from __future__ import annotations
@@ -40,13 +47,23 @@ import time
 import numpy as np
 
 
-def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = (), threaded: tuple = ()):
+def _fused(loop: str, obs: str) -> bool:
+    """Whether this checkout plays the fused loop (``--loop``; ``auto``: where ``Engine.random_step`` exists)."""
+    from mjenv.engine.core import Engine
+
+    return loop == "fused" or (loop == "auto" and obs == "none" and hasattr(Engine, "random_step"))
+
+
+def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = (), threaded: tuple = (),
+            loop: str = "auto"):
     """A warmed-up configuration and ``run(seconds)`` → (decisions, wall s, CPU s)."""
     from mjenv.encoding.compact import encoder_for
     from mjenv.engine.core import Engine
     from mjenv.engine.sampling import ActionSampler
 
     eng = Engine(variant, batch, record_events=False, threads=threads)
+    if _fused(loop, obs):
+        return _fused_runner(eng)
     enc = None
     if obs != "none":
         enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
@@ -94,11 +111,40 @@ def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()
     return play
 
 
-def _serve(configs: list, obs: str, serial: tuple, threaded: tuple) -> int:
+def _fused_runner(eng):
+    """``run(seconds)`` of the fused loop (``Engine.random_step``) on a warmed-up engine."""
+    from mjenv.engine.sampling import TableSampler
+
+    sampler = TableSampler(0, eng.batch_size)
+    eng.reset(seed=0)
+    hands = np.zeros(eng.batch_size, np.int64)
+
+    def play(seconds: float, until_all_redealt: bool = False) -> tuple[int, float, float, float]:
+        d0, w0, c0 = eng.n_decisions, time.perf_counter(), time.process_time()
+        steps = []
+        while True:
+            t = time.perf_counter()
+            d = eng.n_decisions
+            eng.random_step(sampler, seed=0)
+            now = time.perf_counter()
+            steps.append((eng.n_decisions - d, now - t))
+            if until_all_redealt:
+                np.add(hands, eng.done, out=hands)
+            if now - w0 >= seconds and (not until_all_redealt or hands.all()):
+                break
+        rates = sorted(steps, key=lambda x: x[0] / x[1], reverse=True)[: max(1, len(steps) // 10)]
+        best = sum(d for d, _ in rates) / sum(w for _, w in rates)
+        return eng.n_decisions - d0, time.perf_counter() - w0, time.process_time() - c0, best
+
+    play(0.0, until_all_redealt=True)  # warm-up: every table has finished a hand (and the entries are loaded)
+    return play
+
+
+def _serve(configs: list, obs: str, serial: tuple, threaded: tuple, loop: str) -> int:
     """One tree's process under ``--trees``: set every configuration up, say ``ready``, then for every line ``SECONDS``
     on stdin measure each configuration once and print their figures as one JSON line."""
-    runners = [_runner(*c, obs, serial, threaded) for c in configs]
-    print("ready", flush=True)
+    runners = [_runner(*c, obs, serial, threaded, loop) for c in configs]
+    print("ready " + ("fused" if _fused(loop, obs) else "classic"), flush=True)
     for line in sys.stdin:
         print(json.dumps([run(float(line)) for run in runners]), flush=True)
     return 0
@@ -110,7 +156,8 @@ def _tree_process(tree: str, argv: list[str]):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [tree, os.environ.get("PYTHONPATH")])))
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), *rest, "--serve"], cwd=tree, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    if proc.stdout.readline().strip() != "ready":
+    said = proc.stdout.readline().split()
+    if not said or said[0] != "ready":
         raise SystemExit(f"scaling: the process for {tree} did not start")
 
     def measure(seconds: float) -> list:
@@ -118,7 +165,7 @@ def _tree_process(tree: str, argv: list[str]):
         proc.stdin.flush()
         return json.loads(proc.stdout.readline())
 
-    return measure
+    return measure, said[1] if len(said) > 1 else "classic"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,8 +184,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep these pieces of the loop on the calling thread (to weigh what their threads give)")
     ap.add_argument("--threaded", nargs="+", default=[], choices=("sampler",),
                     help="put the sampler on the engine's threads (its default since 2026-12-06 evening: one thread)")
+    ap.add_argument("--loop", choices=("auto", "fused", "classic"), default="auto",
+                    help="fused: Engine.random_step; classic: reset + sampler + step (auto: fused where it exists)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # internal: one tree's process (--trees)
     args = ap.parse_args(argv)
+    if args.loop == "fused" and args.obs != "none":
+        ap.error("--loop fused encodes no observations (--obs needs the classic loop)")
     if 1 not in args.threads:
         ap.error("--threads must include 1 (the speed-ups are measured against it)")
     import mjenv
@@ -150,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     variants = list(mjenv.VARIANTS) if args.all_variants else [args.variant]
     configs = [(v, b, t) for v in variants for b in args.batches for t in args.threads]
     if args.serve:
-        return _serve(configs, args.obs, tuple(args.serial), tuple(args.threaded))
+        return _serve(configs, args.obs, tuple(args.serial), tuple(args.threaded), args.loop)
     given = args.trees.split(",") if args.trees else []
     trees = [os.path.abspath(t) for t in given] or [None]
     names = dict(zip(trees, given))
@@ -160,10 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cores available: {len(os.sched_getaffinity(0))}, load average before warm-up: "
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}", file=sys.stderr, flush=True)
     if trees == [None]:
-        runners = {c: _runner(*c, args.obs, tuple(args.serial), tuple(args.threaded)) for c in configs}
+        runners = {c: _runner(*c, args.obs, tuple(args.serial), tuple(args.threaded), args.loop) for c in configs}
         measure = {None: lambda seconds: [runners[c](seconds) for c in configs]}
+        loops = {None: "fused" if _fused(args.loop, args.obs) else "classic"}
     else:
-        measure = {tree: _tree_process(tree, argv if argv is not None else sys.argv[1:]) for tree in trees}
+        made = {tree: _tree_process(tree, argv if argv is not None else sys.argv[1:]) for tree in trees}
+        measure = {tree: m for tree, (m, _) in made.items()}
+        loops = {tree: loop for tree, (_, loop) in made.items()}
     figures: dict = {(tree, c): [] for tree in trees for c in configs}
     loads = []
     for p in range(args.passes):
@@ -182,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             base = statistics.median(d / w for d, w, _, _ in one)
             best = statistics.median(x[3] for x in fig)
             best_base = statistics.median(x[3] for x in one)
-            label = v if tree is None else f"{v} ({names[tree]})"
+            label = f"{v}, {loops[tree]} loop" if tree is None else f"{v} ({names[tree]}, {loops[tree]} loop)"
             rows.append({"variant": label, "batch": b, "threads": t, "wall": wall, "cpu": cpu, "speedup": wall / base,
                          "efficiency": wall / base / t, "best": best, "best_speedup": best / best_base})  # fmt: skip
     obs = {"none": "engine", "v1": "engine + obs-v1", "v2": "engine + obs-v2"}[args.obs]

@@ -32,7 +32,7 @@ import numpy as np
 from mjenv.engine import actions as A
 from mjenv.engine import handk
 from mjenv.engine import codes as K
-from mjenv.engine import entry
+from mjenv.engine import autoplay, entry
 from mjenv.engine.arguments import IllegalActionError, WallError, check_batch_size, check_reset_args, check_step_args
 from mjenv.engine.calls import _UNREAD, _SettledWin, _direct_entry
 from mjenv.engine.views import EventLog, _EventLogs, _Results, _Sessions
@@ -183,6 +183,7 @@ class Engine:
         self._book_args = (self._pend, self._end_kind, self._win_reading, self.match_money, self._money)
         self._shards = (TH.Shards(threads, self._args, 9, self._book_numbers)
                         if threads > 1 and B >= 2 * TH.MIN_TABLES else None)
+        self._play = None  # random_step's buffers (mjenv.engine.autoplay), made on its first call
 
     def _config(self) -> np.ndarray:
         fam, opts = self.family, self.opts
@@ -514,6 +515,14 @@ class Engine:
         self.n_decisions += info.item(0)
         if k:
             self._run(k)
+
+    def random_step(self, sampler, *, seed: int) -> None:
+        """One step of random play with re-deals, in one pass over the tables' chunks on the engine's threads
+        (:mod:`mjenv.engine.autoplay`): every finished table is dealt a new match (its ``j``-th such deal plays wall
+        ``b + j × B`` of ``seed``, dealt by seat ``id mod n``; ``results[b]`` is None again), then every table's acting
+        seat plays a uniformly random legal action drawn by ``sampler`` (a :class:`mjenv.engine.sampling.TableSampler`
+        of this batch size; the actions are left in ``sampler.actions``).  The same results for every thread count."""
+        autoplay.random_step(self, sampler, seed)
 
     def _refuse(self, idx: np.ndarray, acts: np.ndarray) -> None:
         """Raise :class:`IllegalActionError` for the action the step's kernel call over tables ``idx`` with actions

@@ -28,7 +28,7 @@ import numpy as np
 from mjenv.engine import threads as TH
 from mjenv.engine.jit import njit
 
-__all__ = ["ActionSampler", "chunk_states", "random_legal_actions", "seed_state"]
+__all__ = ["ActionSampler", "TableSampler", "chunk_states", "random_legal_actions", "seed_state", "table_legal_actions"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -83,6 +83,81 @@ def chunk_states(mask, state, cuts, starts):
             if c:
                 s += _GOLDEN
     state[0] = s
+
+
+@njit(cache=True, nogil=True)
+def table_legal_actions(mask, lo, hi, key, draws, out):
+    """Write a uniformly random legal action of every row ``b`` in ``lo..hi-1`` of ``mask`` (bool ``[B, A]``) into
+    ``out[b]`` (``-1`` for a row with no legal action): a counter-based draw, the ``(draws[b] + 1)``-th number of
+    row ``b``'s own SplitMix64 stream, whose state starts at ``mix(key + (b + 1) × γ)``; ``draws[b]`` then counts
+    it.  A row's draws depend on nothing but ``key``, ``b`` and how often it drew, so any cut of the rows over
+    threads draws the same actions.  Returns the number of rows with no legal action."""
+    empty = 0
+    legal = np.empty(mask.shape[1], np.int64)
+    for b in range(lo, hi):
+        row = mask[b]
+        c = 0
+        for a in range(row.shape[0]):  # branch-free: every id is written, only legal ones are kept
+            legal[c] = a
+            c += row[a]
+        if c == 0:
+            out[b] = -1
+            empty += 1
+            continue
+        z = key + np.uint64(b + 1) * _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        z = z ^ (z >> np.uint64(31))
+        d = draws[b] + 1
+        draws[b] = d
+        z = z + np.uint64(d) * _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _MIX1
+        z = (z ^ (z >> np.uint64(27))) * _MIX2
+        z = z ^ (z >> np.uint64(31))
+        out[b] = legal[np.int64(z % np.uint64(c))]
+    return empty
+
+
+class TableSampler:
+    """Seeded uniform choice among the legal actions of each table's mask row, one counter-based stream per table
+    (:func:`table_legal_actions`): the draws of a table depend only on the seed, the table's index and how often it
+    drew, so :meth:`mjenv.engine.core.Engine.random_step` draws them inside each chunk of tables on the engine's
+    threads, bit-identically for every thread count.  (:class:`ActionSampler` draws from one stream in row order:
+    the same law, other numbers.)
+
+    ``TableSampler(seed, batch_size)``; ``sample(mask)`` draws one action per row of a bool ``[batch_size, A]``
+    mask into ``actions`` (int64 ``[batch_size]``, reused) and returns it.
+    """
+
+    def __init__(self, seed: int | None, batch_size: int):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = int(batch_size)
+        self.key = np.uint64(seed_state(seed)[0])
+        """The uint64 key the tables' streams start from (:func:`seed_state` of the seed)."""
+        self.draws = np.zeros(self.batch_size, np.int64)
+        """int64 ``[B]``: how many numbers each table's stream has given."""
+        self.actions = np.full(self.batch_size, -1, np.int64)
+        """int64 ``[B]``: the last actions drawn (``-1``: a row with no legal action)."""
+        self._entry = None
+
+    def entry(self):
+        """The compiled :func:`table_legal_actions` for C-contiguous ``(bool [B, A], int, int, uint64, int64 [B],
+        int64 [B])``, without numba's type dispatch (loaded or compiled on the first call)."""
+        if self._entry is None:
+            args = (np.zeros((1, 1), np.bool_), 0, 0, np.uint64(0), np.zeros(1, np.int64), np.zeros(1, np.int64))
+            table_legal_actions(*args)
+            sig = tuple(numba.typeof(a) for a in args)
+            self._entry = table_legal_actions.overloads[sig].entry_point
+        return self._entry
+
+    def sample(self, mask: np.ndarray) -> np.ndarray:
+        """One uniformly random legal action per row of bool ``mask`` ``[batch_size, A]`` (``-1`` where none)."""
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_ or mask.ndim != 2 or mask.shape[0] != self.batch_size:
+            shape = getattr(mask, "shape", None)
+            raise ValueError(f"mask must be a bool array [{self.batch_size}, A], got {getattr(mask, 'dtype', type(mask))} {shape}")
+        self.entry()(np.ascontiguousarray(mask), 0, self.batch_size, self.key, self.draws, self.actions)
+        return self.actions
 
 
 _ENTRY = None

@@ -55,6 +55,7 @@ from mjenv.engine.codes import (
     P_EXHAUSTED,
     P_NONE,
     PEND_READING,
+    PEND_ROUND_WIND,
 )
 from mjenv.engine.ddend import _bankroll_kong
 from mjenv.engine.gates import entry_kernel, kernel
@@ -209,6 +210,46 @@ def seeded_walls(seed, table_ids, tiles, out):
             t = row[i]
             row[i] = row[k]
             row[k] = t
+
+
+@entry_kernel  # (called by Python, on threads: mjenv.engine.autoplay's chunks)
+def deal_finished(lo, hi, seed, redeals, b8, b16, money, fresh8, fresh16, tiles, cfg, ev, evn, mask, pend, wind,
+                  match_money, hand_number, session_over, balance, start, dealt, ids, walls, dealers):
+    """Deal a new match on every finished table ``b`` in ``lo..hi-1`` (phase DONE), as ``Engine.reset`` with a seed
+    does: the wall of id ``b + B × (redeals[b] + 1)`` under ``seed`` (``redeals[b]`` then counts it), dealt by seat
+    ``id mod n``; the match rows cleared (``match_money``, ``hand_number``, ``session_over``, ``balance`` = ``start``,
+    the pending row, Yangzhou's round wind ``wind`` when ``wind >= 0``).  Lists the tables dealt in
+    ``dealt[lo:lo + k]`` (their ids, walls and dealers in the same rows of ``ids``, ``walls``, ``dealers``: scratch
+    rows of this chunk) and returns ``k``.  The automatic moves after the deal are the caller's (``MODE_ADVANCE``)."""
+    B = b8.shape[0]
+    n = cfg[C_N]
+    k = 0
+    for b in range(lo, hi):
+        if b8[b, O8_PHASE] == DONE:
+            j = lo + k
+            dealt[j] = b
+            redeals[b] += 1
+            wid = b + B * redeals[b]
+            ids[j] = np.uint64(wid)
+            dealers[j] = wid % n
+            k += 1
+    if k == 0:
+        return 0
+    seeded_walls(seed, ids[lo : lo + k], tiles, walls[lo : lo + k])
+    deal_tables(b8, b16, money, fresh8, fresh16, dealt[lo : lo + k], walls[lo : lo + k], dealers[lo : lo + k], cfg,
+                ev, evn, mask)  # fmt: skip
+    for j in range(lo, lo + k):
+        b = dealt[j]
+        for i in range(match_money.shape[1]):
+            match_money[b, i] = 0.0
+            balance[b, i] = start
+        hand_number[b] = 0
+        session_over[b] = False
+        for i in range(pend.shape[1]):
+            pend[b, i] = 0
+        if wind >= 0:
+            pend[b, PEND_ROUND_WIND] = wind
+    return k
 
 
 # ----------------------------------------------------------------------------------------- helpers

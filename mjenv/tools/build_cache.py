@@ -55,7 +55,7 @@ def exercise(variant: str, folder: str | None = None) -> None:
     from mjenv.encoding.observation import ObservationEncoder
     from mjenv.engine.core import Engine
     from mjenv.engine import threads as TH
-    from mjenv.engine.sampling import ActionSampler
+    from mjenv.engine.sampling import ActionSampler, TableSampler
 
     rng = np.random.default_rng(0)
     env = mjenv.env(variant)  # one table, observations from last()
@@ -103,6 +103,11 @@ def exercise(variant: str, folder: str | None = None) -> None:
         enc2.encode(eng.state, eng.state.actor, out=out2, engine=eng)
         eng.step(sampler.sample(eng.mask))
     eng.results  # noqa: B018 - reading results builds them
+    play = Engine(variant, 4, record_events=False)  # random play in one pass (Engine.random_step: its deal and draws)
+    play.reset(seed=0)
+    table_sampler = TableSampler(0, 4)
+    for _ in range(300):
+        play.random_step(table_sampler, seed=0)
     from mjenv.encoding.handfeat import HandFeatures  # the derived hand rows (mjenv-hand-v1) of those observations
 
     HandFeatures(eng.rules).derive(out)

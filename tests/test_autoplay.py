@@ -1,0 +1,152 @@
+"""``Engine.random_step`` (mjenv/engine/autoplay.py): the re-deal, the random actions and the step in one pass over the
+tables' chunks; the same play as the three separate calls, bit-identical for every thread count."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+import numpy as np
+import pytest
+
+import mjenv
+from mjenv.engine import threads as TH
+from mjenv.engine.core import Engine
+from mjenv.engine.sampling import TableSampler, table_legal_actions
+from tests.test_threads import _equal
+
+VARIANTS = mjenv.VARIANTS
+
+
+@pytest.fixture
+def small_shards(monkeypatch):
+    """Chunks of a few tables, so that small batches run on several threads."""
+    monkeypatch.setattr(TH, "MIN_TABLES", 4)
+
+
+def _snapshot(eng: Engine, sampler: TableSampler) -> tuple:
+    return (
+        {f.name: getattr(eng.state, f.name).copy() for f in fields(eng.state)},
+        eng.mask.copy(), eng.match_money.copy(), eng.balance.copy(), eng.session_over.copy(), eng.hand_number.copy(),
+        eng.n_decisions, sampler.draws.copy(), sampler.actions.copy(),
+    )  # fmt: skip
+
+
+def _fused(variant, batch, seed, threads, steps, record_events=False):
+    eng = Engine(variant, batch, threads=threads, record_events=record_events)
+    eng.reset(seed=seed)
+    sampler = TableSampler(seed + 1, batch)
+    snaps = []
+    for i in range(steps):
+        eng.random_step(sampler, seed=seed)
+        snaps.append(_snapshot(eng, sampler))
+        if i % 7 == 0:  # the results and sessions of the hands ended so far (a read builds them)
+            snaps.append((list(eng.results), list(eng.sessions)))
+            if record_events:
+                snaps.append([list(eng.events[b]) for b in range(batch)])
+    return snaps
+
+
+def _classic(variant, batch, seed, steps):
+    """The same play as three engine calls: each finished table reset with the wall id and dealer ``random_step``
+    gives it, the actions drawn by the sampler over every row, then a step."""
+    eng = Engine(variant, batch, threads=1, record_events=False)
+    eng.reset(seed=seed)
+    sampler = TableSampler(seed + 1, batch)
+    redeals = np.zeros(batch, np.int64)
+    snaps = []
+    for i in range(steps):
+        done = np.flatnonzero(eng.done)
+        if len(done):
+            redeals[done] += 1
+            ids = done + batch * redeals[done]
+            eng.reset(seed=seed, tables=done, table_ids=ids, dealer=ids % eng.n)
+        eng.step(sampler.sample(eng.mask))
+        snaps.append(_snapshot(eng, sampler))
+        if i % 7 == 0:
+            snaps.append((list(eng.results), list(eng.sessions)))
+    return snaps
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_step_equals_reset_sample_step(variant):
+    """One thread: the fused step plays exactly what reset + sample + step play (state, masks, money, results,
+    sessions, decisions, draws)."""
+    steps = 260 if variant == "kawuxing3" else 160
+    assert _equal(_fused(variant, 6, 3, 1, steps), _classic(variant, 6, 3, steps))
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_step_threads_equal_one_thread(variant, small_shards):
+    for batch, seed in ((1, 1), (23, 2), (61, 4)):
+        one = _fused(variant, batch, seed, 1, 150)
+        assert _equal(one, _fused(variant, batch, seed, 2, 150)), (variant, batch, 2)
+        assert _equal(one, _fused(variant, batch, seed, 3, 150)), (variant, batch, 3)
+
+
+def test_random_step_with_events_on_threads(small_shards):
+    assert _equal(_fused("kawuxing3", 19, 5, 1, 120, True), _fused("kawuxing3", 19, 5, 3, 120, True))
+    assert _equal(_fused("yangzhou", 19, 5, 1, 120, True), _fused("yangzhou", 19, 5, 3, 120, True))
+
+
+def test_random_step_uses_the_threads(small_shards, monkeypatch):
+    """A batch of many chunks runs them on the pool threads (the same results: the tests above)."""
+    import threading
+
+    seen = set()
+    run = TH.run_chunks
+
+    def spy(m, threads, chunk):
+        def wrapped(w, i):
+            seen.add(threading.get_ident())
+            chunk(w, i)
+
+        run(m, threads, wrapped)
+
+    monkeypatch.setattr(TH, "run_chunks", spy)
+    eng = Engine("kawuxing3", 64, threads=2, record_events=False)
+    eng.reset(seed=1)
+    sampler = TableSampler(0, 64)
+    for _ in range(200):
+        eng.random_step(sampler, seed=1)
+        if len(seen) > 1:
+            break
+    assert len(seen) == 2
+
+
+def test_random_step_refuses_bad_input():
+    eng = Engine("kawuxing3", 4, record_events=False)
+    with pytest.raises(RuntimeError, match="reset"):
+        eng.random_step(TableSampler(0, 4), seed=0)
+    eng.reset(seed=0)
+    before = _snapshot(eng, TableSampler(0, 4))
+    with pytest.raises(ValueError, match="4"):
+        eng.random_step(TableSampler(0, 5), seed=0)
+    with pytest.raises(ValueError, match="seed"):
+        eng.random_step(TableSampler(0, 4), seed="x")
+    assert _equal(before, _snapshot(eng, TableSampler(0, 4)))
+    with pytest.raises(ValueError, match="batch_size"):
+        TableSampler(0, 0)
+    with pytest.raises(ValueError, match="mask"):
+        TableSampler(0, 4).sample(np.zeros((3, 111), bool))
+
+
+def test_table_sampler_draws_do_not_depend_on_the_cut():
+    rng = np.random.default_rng(0)
+    mask = rng.random((50, 111)) < 0.05
+    mask[7] = False
+    whole = TableSampler(3, 50)
+    a = whole.sample(mask).copy()
+    assert a[7] == -1 and whole.draws[7] == 0
+    legal = [np.flatnonzero(r) for r in mask]
+    assert all(a[b] in legal[b] for b in range(50) if b != 7)
+    parts = TableSampler(3, 50)
+    out = np.full(50, -9, np.int64)
+    for lo, hi in ((30, 50), (0, 11), (11, 30)):  # any order, any cut
+        table_legal_actions(mask, lo, hi, parts.key, parts.draws, out)
+    assert np.array_equal(out, a) and np.array_equal(parts.draws, whole.draws)
+    # a row's next draws follow its own count only: uniform over its legal actions
+    one = np.zeros((1, 111), bool)
+    one[0, [3, 40, 90]] = True
+    s = TableSampler(9, 1)
+    counts = np.bincount([s.sample(one)[0] for _ in range(3000)], minlength=111)[[3, 40, 90]]
+    assert counts.min() > 900
