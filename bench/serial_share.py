@@ -16,6 +16,12 @@ compare them (``PYTHONPATH=/path/to/checkout python bench/serial_share.py``: it 
 
     python bench/serial_share.py                       # kawuxing3, B = 4096, 1,500 steps
     python bench/serial_share.py --variant gejiu --steps 3000
+    python bench/serial_share.py --loop fused          # Engine.random_step: one pass over the chunks a step
+
+``--loop fused`` plays ``Engine.random_step`` instead (:mod:`mjenv.engine.autoplay`: the re-deal, the draws and the
+step inside each chunk of tables) on one thread, cut into the chunks two threads would take, and reports the CPU time
+inside the chunks (on the threads) and outside them (serial: the booking of the ended hands, the join, the Python
+around them).
 """
 
 from __future__ import annotations
@@ -150,15 +156,72 @@ def measure(variant: str, batch: int, steps: int) -> tuple[dict[str, float], flo
     return spent, loop(steps)
 
 
+def measure_fused(variant: str, batch: int, steps: int) -> tuple[dict[str, float], float]:
+    """As :func:`measure` for the fused loop (``Engine.random_step``), cut as on two threads."""
+    from mjenv.engine import threads as TH
+    from mjenv.engine.core import Engine
+    from mjenv.engine.sampling import TableSampler
+
+    eng = Engine(variant, batch, record_events=False, threads=1)
+    sampler = TableSampler(0, batch)
+    clock = time.process_time
+    spent: dict[str, float] = {}
+    cuts = TH.bounds(batch, 2)
+    run_chunks, bounds = TH.run_chunks, TH.bounds
+
+    def chunks(m, threads, chunk):  # the chunks of two threads, run here one after another
+        t = clock()
+        run_chunks(m, 1, chunk)
+        spent[CHUNKS] = spent.get(CHUNKS, 0.0) + clock() - t
+
+    def booking(k):
+        t = clock()
+        run(k)
+        spent[BOOKING] = spent.get(BOOKING, 0.0) + clock() - t
+
+    run = eng._run
+    eng.reset(seed=0)
+    for _ in range(300):  # warm-up: every point of a hand, the entries loaded
+        eng.random_step(sampler, seed=0)
+    TH.run_chunks, TH.bounds, eng._run = chunks, lambda k, t: cuts, booking
+    try:
+        t0 = clock()
+        for _ in range(steps):
+            eng.random_step(sampler, seed=0)
+        total = clock() - t0
+    finally:
+        TH.run_chunks, TH.bounds = run_chunks, bounds
+    spent[OTHER] = total - spent.get(CHUNKS, 0.0) - spent.get(BOOKING, 0.0)
+    return spent, total
+
+
+CHUNKS = "  on the threads: the chunks (re-deal, draws, step, their booking of numbers)"
+OTHER = "the rest of random_step (join, results, Python around the calls)"
+
+
 def main() -> None:
     """Print the serial pieces per step and their share of the loop's CPU."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", default="kawuxing3")
     ap.add_argument("--batch", type=int, default=4096)
     ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--loop", choices=("classic", "fused"), default="classic",
+                    help="classic: reset + sampler + step; fused: Engine.random_step")
     args = ap.parse_args()
     if args.batch < 1 or args.steps < 1:
         ap.error("--batch and --steps must be >= 1")
+    if args.loop == "fused":
+        spent, total = measure_fused(args.variant, args.batch, args.steps)
+        print(f"| {args.variant}, B = {args.batch}, random_step, one thread | CPU µs per step | share of the loop |")
+        print("|---|---:|---:|")
+        for name in (CHUNKS, BOOKING, OTHER):
+            print(f"| {name} | {1e6 * spent.get(name, 0.0) / args.steps:.1f} | {100 * spent.get(name, 0.0) / total:.1f} % |")
+        serial = total - spent.get(CHUNKS, 0.0)
+        print(f"| **serial in all** | {1e6 * serial / args.steps:.1f} | **{100 * serial / total:.1f} %** |")
+        print(f"| the loop | {1e6 * total / args.steps:.1f} | 100 % |")
+        s = serial / total
+        print(f"\nAmdahl's bound on two threads: {1 / (s + (1 - s) / 2):.2f}×")
+        return
     spent, total = measure(args.variant, args.batch, args.steps)
     print(f"| {args.variant}, B = {args.batch}, one thread | CPU µs per step | share of the loop |\n|---|---:|---:|")
     serial = 0.0

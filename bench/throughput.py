@@ -16,6 +16,9 @@ machine is shared, and CPU time is what a configuration costs whatever else runs
 * ``engine:B[:V]`` — ``Engine(V, B, record_events=False)``, a random legal action for every table from
   :class:`mjenv.engine.sampling.ActionSampler`, finished tables re-dealt at once (found with
   ``Engine.any_done()`` at every step, then ``Engine.done``);
+* ``play:B[:V]`` — the same random play in one engine call a step, ``Engine.random_step`` (:mod:`mjenv.engine.autoplay`:
+  the finished tables re-dealt, every table's action drawn by a :class:`mjenv.engine.sampling.TableSampler` and
+  the step, in one pass over the tables; on one thread here, as every configuration);
 * ``match:B[:V]`` — as ``engine`` but each finished table plays its match on with ``Engine.next_hand`` (a
   table whose session is over is dealt afresh), as tournaments and training with sessions do;
 * ``obs:B[:V]`` — the same plus the ``mjenv-obs-v1`` encoding of every table's acting seat after each step,
@@ -75,9 +78,9 @@ def parse_spec(spec: str, variant: str) -> tuple[str, int, str]:
         return kind, 1, "riichi"
     if kind == "aec" and len(parts) <= 2:
         return kind, 1, parts[1] if len(parts) == 2 else variant
-    if kind in ("engine", "match", "obs", "obs2") and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) >= 1:
+    if kind in ("engine", "play", "match", "obs", "obs2") and len(parts) in (2, 3) and parts[1].isdigit() and int(parts[1]) >= 1:
         return kind, int(parts[1]), parts[2] if len(parts) == 3 else variant
-    raise SystemExit(f"configuration {spec!r}: use riichienv, aec[:VARIANT], engine:B[:VARIANT], match:B[:VARIANT], obs:B[:VARIANT] or obs2:B[:VARIANT]")
+    raise SystemExit(f"configuration {spec!r}: use riichienv, aec[:VARIANT], engine:B[:VARIANT], play:B[:VARIANT], match:B[:VARIANT], obs:B[:VARIANT] or obs2:B[:VARIANT]")
 
 
 # ----------------------------------------------------------------------------------------- the loops
@@ -175,6 +178,40 @@ def _engine_loop(variant: str, batch: int, seconds: float, with_obs: bool, match
     return _engine_runner(variant, batch, with_obs, match, compact)(seconds)
 
 
+def _play_runner(variant: str, batch: int):
+    """``play:B``: a warmed-up engine playing ``Engine.random_step`` and ``run(seconds)`` (CPU seconds), as
+    :func:`_engine_runner`; decisions/hand from the re-deals the engine counts (no bookkeeping in the loop)."""
+    import numpy as np
+
+    from mjenv.engine.core import Engine
+    from mjenv.engine.sampling import TableSampler
+
+    eng = Engine(variant, batch, record_events=False, threads=1)
+    sampler = TableSampler(0, batch)
+    eng.reset(seed=0)
+    eng.random_step(sampler, seed=0)  # (its buffers made)
+    check_every = max(1, 256 // batch)
+    totals = [0, 0]  # decisions and hands dealt by random_step over every run
+
+    def run(budget: float, until_redealt: bool = False) -> tuple[int, float]:
+        d0, t0, steps = eng.n_decisions, time.process_time(), 0
+        h0 = 0 if eng._play is None else int(eng._play.redeals.sum())
+        while steps % check_every or (time.process_time() - t0 < budget and not (until_redealt and eng._play.redeals.all())):
+            eng.random_step(sampler, seed=0)
+            steps += 1
+        totals[0] += eng.n_decisions - d0
+        totals[1] += int(eng._play.redeals.sum()) - h0
+        return eng.n_decisions - d0, time.process_time() - t0
+
+    run(600.0, until_redealt=True)  # warm-up: compiled, and every table has finished a hand
+
+    def timed(seconds: float) -> dict:
+        decisions, dt = run(seconds)
+        return {"decisions": decisions, "cpu_s": dt, "decisions_per_hand": totals[0] / max(1, totals[1])}
+
+    return timed
+
+
 def _engine_runner(variant: str, batch: int, with_obs: bool, match: bool = False, compact: bool = False):
     """A warmed-up engine (see the module docstring) and ``run(seconds)``, which plays on for that much CPU time
     and returns the figures."""
@@ -246,6 +283,8 @@ def serve(spec: str, variant: str, core: int) -> None:
         run = _riichienv_runner()
     elif kind == "aec":
         run = _aec_runner(var)
+    elif kind == "play":
+        run = _play_runner(var, batch)
     elif kind in ("engine", "match", "obs", "obs2"):
         run = _engine_runner(var, batch, with_obs=kind in ("obs", "obs2"), match=kind == "match", compact=kind == "obs2")
     else:
@@ -266,6 +305,8 @@ def run_one(spec: str, variant: str, seconds: float, core: int) -> dict:
         res = _riichienv_loop(seconds)
     elif kind == "aec":
         res = _aec_loop(var, seconds)
+    elif kind == "play":
+        res = _play_runner(var, batch)(seconds)
     else:
         res = _engine_loop(var, batch, seconds, with_obs=kind in ("obs", "obs2"), match=kind == "match",
                            compact=kind == "obs2")
@@ -304,7 +345,7 @@ def _label(r: dict) -> str:
         return f"RiichiEnv {r.get('version', '')} random play (4p hanchan, skip log)".replace("  ", " ")
     if r["kind"] == "aec":
         return f"AEC env `mjenv.env()`, `last()` every step, {r['variant']}"
-    what = {"engine": "engine", "match": "engine, matches (next_hand)", "obs2": "engine + observations v2"}.get(
+    what = {"engine": "engine", "play": "engine, `random_step` (one call a step)", "match": "engine, matches (next_hand)", "obs2": "engine + observations v2"}.get(
         r["kind"], "engine + observations")
     return f"{what}, B = {r['batch']}, {r['variant']}"
 
