@@ -10,13 +10,17 @@ pays a hand-over to the pool.  Here one hand-over serves all three: each chunk o
 1. deals a new match on its finished tables (:func:`mjenv.engine.table.deal_finished`: table ``b``'s ``j``-th such
    deal plays wall ``b + j × B`` of the seed, dealt by seat ``id mod n``) and plays their automatic moves,
 2. draws each table's action from its own counter-based stream (:class:`mjenv.engine.sampling.TableSampler`),
-3. steps its tables, and books the numbers of the hands that ended, while the rows are in that core's cache.
+3. steps its tables, and books the hands that ended (their numbers while the rows are in that core's cache, then
+   the session and the lazy result: ``Engine._book_ended``);
+
+the Python a deal needs per table (``results[b]`` back to None, a new session's row) runs in the chunk too, beside the
+other thread's compiled calls.
 
 Every table's work depends only on its own rows, the seed and its stream, so the results are bit-identical for every
-thread count (tests/test_autoplay.py); the lists of tables left with a pending are joined and sorted, so the Python
-that follows (``Engine._run``: sessions, lazy results, the rare pending a family leaves to Python) sees them in the
-same order too.  A chunk whose fresh deal left a table with a pending for Python (no family does today) stops after
-the deal; the calling thread handles the pendings and then draws and steps that chunk itself.
+thread count (tests/test_autoplay.py).  The rare pending a family leaves to Python stays for the calling thread: a
+chunk lists such tables, the lists are joined and sorted (the same order for every cut) and ``Engine._run`` handles
+them after the chunks; a chunk whose fresh deal left one (no family does today) stops after the deal, and the calling
+thread then draws and steps that chunk itself.
 """
 
 from __future__ import annotations
@@ -85,6 +89,8 @@ def random_step(eng, sampler, seed: int) -> None:
     draw, key, draws, acts = sampler.entry(), sampler.key, sampler.draws, sampler.actions
     book, waiting, dealt, everyone, none, mask = eng._book_numbers, eng._waiting, play.dealt, eng._all, eng._none, eng.mask
     counts, n_dealt, decided, blocked = [0] * m, [0] * m, [0] * m, [False] * m
+    results, setitem, py_events, dealers = eng.results, list.__setitem__, eng._py_events, play.dealers
+    record, sessions, book_ended = eng.record_events, eng._has_sessions, eng._book_ended
 
     def chunk(w: int, i: int) -> None:
         lo, hi = cuts[i], cuts[i + 1]
@@ -92,33 +98,33 @@ def random_step(eng, sampler, seed: int) -> None:
         k = n_dealt[i] = deal(lo, hi, seed64, *deal_args)
         c = 0
         if k:
+            rows = dealt[lo : lo + k]
+            for b in rows.tolist():  # (the Python of a deal, per table: here, beside the other thread's kernels)
+                setitem(results, b, None)
+                if record and py_events[b]:
+                    py_events[b] = []
+            if sessions:
+                eng.family.new_sessions(rows, dealers[lo : lo + k])
             c = kern(K.MODE_ADVANCE, *a, dealt[lo : lo + k], none, waiting[lo:hi], info)
-            if c and book(waiting[lo : lo + c], c) < c:  # a pending for Python: the calling thread goes on after it
-                counts[i], blocked[i] = c, True
-                return
+            if c:
+                if book(waiting[lo : lo + c], c) < c:  # a pending for Python: the calling thread goes on after it
+                    counts[i], blocked[i] = c, True
+                    return
+                book_ended(waiting[lo : lo + c].copy())  # (every one ended: booked here)
+                c = 0
         draw(mask, lo, hi, key, draws, acts)
-        c2 = kern(K.MODE_STEP, *a, everyone[lo:hi], acts[lo:hi], waiting[lo + c : hi], info)
+        c = kern(K.MODE_STEP, *a, everyone[lo:hi], acts[lo:hi], waiting[lo:hi], info)
         if info.item(1) >= 0:  # pragma: no cover - a drawn action is legal
             raise RuntimeError(f"random_step drew an illegal action at table {lo + info.item(1)}")
         decided[i] = info.item(0)
-        if c2:
-            book(waiting[lo + c : lo + c + c2], c2)
-        counts[i] = c + c2
+        if c:
+            if book(waiting[lo : lo + c], c) == c:  # every one ended: booked here (the session, the lazy result)
+                book_ended(waiting[lo : lo + c].copy())
+                c = 0
+        counts[i] = c  # (a pending for Python: Engine._run after the join)
 
     TH.run_chunks(m, threads, chunk)
     k = TH.join(cuts, counts, waiting)
-    if any(n_dealt):
-        idx = np.concatenate([dealt[cuts[i] : cuts[i] + n_dealt[i]] for i in range(m) if n_dealt[i]])
-        results = eng.results
-        for b in idx.tolist():
-            list.__setitem__(results, b, None)
-        if eng.record_events:
-            for b in idx.tolist():
-                if eng._py_events[b]:
-                    eng._py_events[b] = []
-        if eng._has_sessions:
-            dealers = np.concatenate([play.dealers[cuts[i] : cuts[i] + n_dealt[i]] for i in range(m) if n_dealt[i]])
-            eng.family.new_sessions(idx, dealers)
     eng.n_decisions += sum(decided)
     if k:
         waiting[:k].sort()  # (the same order for every cut)
