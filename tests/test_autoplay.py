@@ -110,7 +110,7 @@ def test_random_step_uses_the_threads(small_shards, monkeypatch):
         eng.random_step(sampler, seed=1)
         if len(seen) > 1:
             break
-    assert len(seen) == 2
+    assert len(seen) >= 2  # the calling thread and a pool thread (which one may change from step to step)
 
 
 def test_random_step_refuses_bad_input():
