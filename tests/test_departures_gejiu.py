@@ -113,7 +113,7 @@ def test_a_ready_scope_departs_only_between_ready_hands(gejiu_decisions):
     np.testing.assert_array_equal(scope & ok, (w[:, 1:, 0] > 0) & (w[:, :1, 0] > 0) & ok)
     assert 0 < (scope & ok).sum() < ok.sum()
     assert D.in_scope(x, V2, "all").all()
-    with pytest.raises(ValueError, match="ready needs"):
+    with pytest.raises(ValueError, match="ready and win need"):
         D.in_scope(x[:, :, : D.PAIR_FEATURES], D.FEATURES, "ready")
     part = D.head_payload(D.make_head(1, 4, feats.width), tau=0.1, variant="gejiu", options=None, features=V2,
                           scope="ready")
@@ -142,7 +142,7 @@ def test_train_fits_a_ready_scoped_v2_head_on_gejiu_labels(tmp_path):
     assert report["features"] == V2 and report["scope"] == "ready"
     ck = torch.load(tmp_path / "g" / "final.pt", map_location="cpu", weights_only=False)
     assert ck["departures"]["scope"] == "ready" and ck["departures"]["features"] == V2
-    with pytest.raises(ArgsError, match="--departure_scope: 'ready' refused: .*ready needs"):
+    with pytest.raises(ArgsError, match="--departure_scope: 'ready' refused: .*ready and win need"):
         train.check_args(train.Args(variant="gejiu", departure_scope="ready"))
 
 

@@ -37,10 +37,20 @@ them by hand value), while Gejiu's patterns multiply (七对 or 清一色 is 4×
 between two ready discards the one whose waits score more can gain although it has fewer, and v1 cannot see it
 (docs/experiments/four-player.md, "Gejiu: what the head could not see").
 
+**The advisor** (:data:`ADVISORS`): the advice feature set whose player ranks the shortlist and whose move the
+advised network plays — ``heuristic-advice-v2`` (``heuristic-flush``; a head saved without an ``"advisor"`` entry reads
+it) or ``heuristic-advice-v3`` (the same player with Gejiu's 七星 wait, :data:`agents.players.advice.ADVISOR_KEYWORDS`).
+A head of scope ``all`` or ``ready`` never departs where a win is legal: there v2's shortlist is the win alone, and v3's
+passes it to wait for 七星 (the rule its network plays).  A head of scope ``win`` departs only there, between the
+advisor's move and the other side of the win (:func:`win_shortlist`: where the advisor takes the win, its own move
+without it — a discard that keeps the hand ready, or a pass; where v3's advisor passes it, the win), e.g. passing a
+self-drawn six-honor 烂牌 to wait for 七星, which v3's hand-set rule never does.
+
 The head is an ensemble of small MLPs (mean of ``members`` predictions; ``hidden`` units, two layers) over
 standardised inputs; its tensors live in the checkpoint with the normalisation, ``tau`` and a fingerprint of the
 shortlist and features on fixed positions (:func:`departure_fingerprint`), which the checkpoint is refused
-without: a change to the advisor's ranking or to the features would change what the head reads.
+without: a change to the advisor's ranking or to the features would change what the head reads (a v3 head's
+fingerprint also hashes the advisor's name; a v2 head's is what it was before v3 heads existed).
 """
 
 from __future__ import annotations
@@ -65,9 +75,15 @@ FEATURES_V2 = "candidate-features-v2"
 WAIT_FEATURES = 3
 FEATURE_SETS = {FEATURES: PAIR_FEATURES, FEATURES_V2: PAIR_FEATURES + 2 * WAIT_FEATURES}
 """Input width of the head per feature set (``candidate-features-v2`` is v1 and the wait values, Gejiu only)."""
-SCOPES = ("all", "ready")
+ADVISORS = ("heuristic-advice-v2", "heuristic-advice-v3")
+"""Advice feature sets whose advisor a head may re-rank (:class:`CandidateFeatures`' ``advisor``); the first is the
+default, and what a head saved without an ``"advisor"`` entry reads."""
+ADVISOR = ADVISORS[0]
+SCOPES = ("all", "ready", "win")
 """Where a head may depart (:func:`in_scope`): every alternative, or (``ready``, ``candidate-features-v2`` only) an
-alternative that leaves a ready hand where the choice does too; a head is fitted on the alternatives in its scope."""
+alternative that leaves a ready hand where the choice does too; a head is fitted on the alternatives in its scope.
+``win`` (``candidate-features-v2`` only) departs only where a win is legal, over :func:`win_shortlist` (the advisor's
+move and the other side of the win) instead of the advisor's ranking."""
 DEFAULTS = {"members": 5, "hidden": 64, "epochs": 20, "lr": 1e-3, "weight_decay": 1e-4, "tau": 0.1,
             "batch_size": 512, "clip": 20.0}
 """Fit settings of :func:`fit_head` and the departure threshold (money per hand) of a fitted head."""
@@ -87,16 +103,23 @@ def candidate_kinds(actions: np.ndarray) -> np.ndarray:
 
 
 class CandidateFeatures:
-    """Computes ``candidate-features-v1`` for batches of one variant and rule set (see the module docstring)."""
+    """Computes the feature set ``version`` (:data:`FEATURE_SETS`) over the shortlists of the advisor of the advice set
+    ``advisor`` (:data:`ADVISORS`) for batches of one variant and rule set (see the module docstring)."""
 
-    def __init__(self, variant: str = "kawuxing3", options: Any = None, version: str = FEATURES):
+    def __init__(self, variant: str = "kawuxing3", options: Any = None, version: str = FEATURES,
+                 advisor: str = ADVISOR):
+        from agents.players.advice import FEATURE_SETS as ADVICE_SETS, advisor_keywords
         from agents.players.heuristic import HeuristicAgent, heuristic_player
 
         if version not in FEATURE_SETS:
             raise ValueError(f"departure features {version!r} is not one of {', '.join(FEATURE_SETS)}")
+        if advisor not in ADVISORS:
+            raise ValueError(f"departure advisor {advisor!r} is not one of {', '.join(ADVISORS)}")
         self.version = version
+        self.advisor_set = advisor
         self.width = FEATURE_SETS[version]
-        self.advisor = heuristic_player("heuristic-flush", variant, options)
+        self.advisor = heuristic_player(ADVICE_SETS[advisor], variant, options,
+                                        **advisor_keywords(advisor, variant, options))
         self.variant = self.advisor.variant
         assert isinstance(self.advisor, HeuristicAgent)
         if version == FEATURES_V2 and self.advisor.family != "gejiu":
@@ -301,15 +324,51 @@ def predict(head, x: np.ndarray) -> np.ndarray:
         return head(torch.as_tensor(np.asarray(x, np.float32))).double().numpy().reshape(len(x), -1)
 
 
+def win_shortlist(advisor, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(cand int64 [B, CANDIDATES], ncand int64 [B])`` of a ``win`` head: where a win is legal, the advisor's
+    move and the other side of the win (the win where the advisor passes it; else the advisor's move with the win
+    removed from the mask, where another action is legal); ``ncand`` is 2 there and 1 elsewhere (the advisor's move
+    alone), the rest -1 padded."""
+    mask = np.asarray(mask, bool)
+    B = len(mask)
+    obs = np.asarray(obs, np.float32).reshape(B, *advisor.view.shape)
+    cand = np.full((B, CANDIDATES), -1, np.int64)
+    ncand = np.ones(B, np.int64)
+    live = np.flatnonzero(mask.any(1))
+    if len(live):
+        cand[live, 0] = np.asarray(advisor.act(obs[live], mask[live]), np.int64)
+    win = np.flatnonzero(mask[:, A.WIN])
+    passes = win[cand[win, 0] != A.WIN]
+    cand[passes, 1] = A.WIN
+    takes = win[cand[win, 0] == A.WIN]
+    m2 = mask[takes].copy()
+    m2[:, A.WIN] = False
+    takes, m2 = takes[m2.any(1)], m2[m2.any(1)]
+    if len(takes):
+        cand[takes, 1] = np.asarray(advisor.act(obs[takes], m2), np.int64)
+    ncand[cand[:, 1] >= 0] = 2
+    return cand, ncand
+
+
+def shortlist(features: "CandidateFeatures", scope: str, obs: np.ndarray, mask: np.ndarray, k: int = CANDIDATES):
+    """``(cand, ncand)`` a head of ``scope`` reads: :func:`win_shortlist` for ``win``, else the advisor's ranking
+    (:meth:`agents.players.heuristic.HeuristicAgent.candidates`)."""
+    if scope == "win":
+        return win_shortlist(features.advisor, obs, mask)
+    return features.advisor.candidates(obs, mask, k)
+
+
 def in_scope(x: np.ndarray, features: str, scope: str) -> np.ndarray:
     """bool [N, K - 1]: which alternatives of the head's inputs ``x`` (:meth:`CandidateFeatures.pairwise` of the set
     ``features``) a head of ``scope`` (:data:`SCOPES`) may play: all, or (``ready``) those whose hand and the choice's
-    both have live waits (the v2 wait sum of the alternative and, through its difference, of the choice)."""
+    both have live waits (the v2 wait sum of the alternative and, through its difference, of the choice); ``win``
+    (its shortlist, :func:`win_shortlist`, is the restriction): all."""
     x = np.asarray(x)
-    if scope == "all":
+    if scope in ("all", "win") and (scope == "all" or features == FEATURES_V2):
         return np.ones(x.shape[:2], bool)
     if scope != "ready" or features != FEATURES_V2:
-        raise ValueError(f"departure scope {scope!r} is not one of {SCOPES} (ready needs {FEATURES_V2}, not {features})")
+        raise ValueError(f"departure scope {scope!r} is not one of {SCOPES} (ready and win need {FEATURES_V2}, "
+                         f"not {features})")
     alt = x[..., PAIR_FEATURES]
     return (alt > 0) & (alt - x[..., PAIR_FEATURES + WAIT_FEATURES] > 0)
 
@@ -329,13 +388,22 @@ def choose(pred: np.ndarray, ncand: np.ndarray, tau: float) -> np.ndarray:
 
 
 def head_payload(head, *, tau: float, variant: str, options: Any, meta: dict | None = None,
-                 features: str = FEATURES, scope: str = "all") -> dict:
+                 features: str = FEATURES, scope: str = "all", advisor: str = ADVISOR) -> dict:
     """The ``"departures"`` entry of a checkpoint: feature set, shortlist length, ``tau``, scope (:data:`SCOPES`),
-    architecture, tensors and the fingerprint of the advisor's shortlist and features (:func:`departure_fingerprint`)."""
+    architecture, tensors, the advisor (:data:`ADVISORS`; recorded only when it is not the default, so a v2 head's
+    entry is as before) and the fingerprint of the advisor's shortlist and features (:func:`departure_fingerprint`)."""
+    if advisor not in ADVISORS:
+        raise ValueError(f"departure advisor {advisor!r} is not one of {', '.join(ADVISORS)}")
     return {"features": features, "candidates": CANDIDATES, "tau": float(tau), "scope": scope,
+            **({} if advisor == ADVISOR else {"advisor": advisor}),
             "arch": {"members": len(head.members), "hidden": int(head.members[0][0].out_features)},
             "state": {k: v.detach().cpu().clone() for k, v in head.state_dict().items()},
-            "fingerprint": departure_fingerprint(variant, options, features), "meta": meta or {}}
+            "fingerprint": departure_fingerprint(variant, options, features, advisor, scope), "meta": meta or {}}
+
+
+def head_advisor(part: dict) -> str:
+    """The advice set whose advisor a checkpoint's ``"departures"`` entry re-ranks (:data:`ADVISOR` when unrecorded)."""
+    return part.get("advisor", ADVISOR)
 
 
 def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
@@ -351,9 +419,11 @@ def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
         problems.append(f"departures candidates {part.get('candidates')!r} is not {CANDIDATES}")
     if not isinstance(part.get("tau"), float):
         problems.append("departures tau is not a number")
+    if head_advisor(part) not in ADVISORS:
+        problems.append(f"departures advisor {head_advisor(part)!r} is not one of {', '.join(ADVISORS)}")
     scope = part.get("scope", "all")  # heads saved before scopes depart anywhere
-    if scope not in SCOPES or (scope == "ready" and features != FEATURES_V2):
-        problems.append(f"departures scope {scope!r} is not one of {SCOPES} (ready needs {FEATURES_V2})")
+    if scope not in SCOPES or (scope in ("ready", "win") and features != FEATURES_V2):
+        problems.append(f"departures scope {scope!r} is not one of {SCOPES} (ready and win need {FEATURES_V2})")
     arch = part.get("arch")
     if not (isinstance(arch, dict) and all(isinstance(arch.get(k), int) and arch[k] > 0 for k in ("members", "hidden"))):
         problems.append(f"departures arch {arch!r} lacks positive integer members and hidden")
@@ -366,11 +436,11 @@ def check_part(part: Any, variant: str, options: Any, where: str) -> list[str]:
     if width is None or tuple(width.shape) != (FEATURE_SETS[features],):
         return [f"departures state does not read {FEATURE_SETS[features]} inputs ({features})"]
     try:
-        now = departure_fingerprint(variant, options, features)
+        now = departure_fingerprint(variant, options, features, head_advisor(part), scope)
     except ValueError as exc:  # v2 outside Gejiu
         return [str(exc)]
     if part.get("fingerprint") != now:
-        problems.append(f"its departure head reads heuristic-flush's shortlist and {features}, which have changed since "
+        problems.append(f"its departure head reads {head_advisor(part)}'s shortlist and {features}, which have changed since "
                         f"it was fitted (recorded {str(part.get('fingerprint'))[:19]}…, now {now[:19]}…): retrain it")
     return problems
 
@@ -379,7 +449,7 @@ class Departures:
     """The departure head of a checkpoint at play time: :meth:`apply` turns the network's choices into the policy's."""
 
     def __init__(self, part: dict, variant: str, options: Any = None):
-        self.features = CandidateFeatures(variant, options, part["features"])
+        self.features = CandidateFeatures(variant, options, part["features"], head_advisor(part))
         self.tau = float(part["tau"])
         self.scope = part.get("scope", "all")
         self.head = make_head(part["arch"]["members"], part["arch"]["hidden"], self.features.width)
@@ -388,15 +458,17 @@ class Departures:
 
     def apply(self, obs: np.ndarray, mask: np.ndarray, choice: np.ndarray) -> np.ndarray:
         """int64 [B]: ``choice`` (the network's greedy actions), replaced by the head's alternative where the
-        network plays the advisor's choice and an alternative's predicted gain exceeds ``tau``."""
+        network plays the advisor's choice, no win is legal (scope ``win``: a win is legal), and an alternative's
+        predicted gain exceeds ``tau``."""
         mask = np.asarray(mask, bool)
         choice = np.asarray(choice, np.int64).copy()
         live = np.flatnonzero(mask.sum(1) >= 2)
         if not len(live):
             return choice
         obs = np.asarray(obs, np.float32).reshape(len(mask), *self.features.view.shape)
-        cand, ncand = self.features.advisor.candidates(obs[live], mask[live], CANDIDATES)
-        rows = np.flatnonzero((ncand >= 2) & (cand[:, 0] == choice[live]))
+        cand, ncand = shortlist(self.features, self.scope, obs[live], mask[live])
+        at_win = mask[live, A.WIN] if self.scope == "win" else ~mask[live, A.WIN]
+        rows = np.flatnonzero((ncand >= 2) & (cand[:, 0] == choice[live]) & at_win)
         if not len(rows):
             return choice
         x = self.features.pairwise(obs[live[rows]], mask[live[rows]], cand[rows], ncand[rows])
@@ -413,27 +485,30 @@ FINGERPRINT_TABLES = 32
 FINGERPRINT_SEED = 20_261_205
 
 
-def departure_fingerprint(variant: str, options: Any, features: str = FEATURES) -> str:
-    """``"sha256:<hex>"`` of the advisor's shortlists and :class:`CandidateFeatures` (of the set ``features``) on
-    fixed positions: the deals ``0..FINGERPRINT_TABLES-1`` of :data:`FINGERPRINT_SEED`, played by
-    ``heuristic-flush`` in every seat, every decision's shortlist and pairwise features hashed.  Cached per
-    process."""
+def departure_fingerprint(variant: str, options: Any, features: str = FEATURES, advisor: str = ADVISOR,
+                          scope: str = "all") -> str:
+    """``"sha256:<hex>"`` of the advisor's shortlists and :class:`CandidateFeatures` (of the set ``features``, over
+    the advisor of ``advisor``, :data:`ADVISORS`) on fixed positions: the deals ``0..FINGERPRINT_TABLES-1`` of
+    :data:`FINGERPRINT_SEED`, played by that advisor in every seat, every decision's shortlist and pairwise
+    features hashed (with the advisor's name unless it is :data:`ADVISOR`; a ``win`` head's with its scope, and
+    its :func:`win_shortlist` instead of the ranking).  Cached per process."""
     from agents.players.base import resolve_rules
 
-    return _fingerprint(resolve_rules(variant, options), features)
+    return _fingerprint(resolve_rules(variant, options), features, advisor, "win" if scope == "win" else "all")
 
 
 @functools.lru_cache(maxsize=16)
-def _fingerprint(rules, version: str = FEATURES) -> str:
+def _fingerprint(rules, version: str = FEATURES, advisor: str = ADVISOR, scope: str = "all") -> str:
     from agents.players.advice import play_fixed_deals
 
     variant, opts = rules.variant, rules.options
     options_key = json.dumps(rules.options_dict(), sort_keys=True, default=str)
-    features = CandidateFeatures(variant, opts, version)
-    digest = hashlib.sha256(f"{version}|{variant}|{options_key}".encode())
+    features = CandidateFeatures(variant, opts, version, advisor)
+    named = ("" if advisor == ADVISOR else f"|{advisor}") + ("|win" if scope == "win" else "")
+    digest = hashlib.sha256(f"{version}|{variant}|{options_key}{named}".encode())
 
     def decide(live, obs, mask):
-        cand, ncand = features.advisor.candidates(obs, mask, CANDIDATES)
+        cand, ncand = shortlist(features, scope, obs, mask)
         x = features.pairwise(obs, mask, cand, ncand)
         digest.update(live.astype(np.int64).tobytes())
         digest.update(cand.astype(np.int64).tobytes())

@@ -30,11 +30,12 @@ it from the payload; :func:`check_payload` refuses a true flag beside advice or 
 ``PolicyAgent(..., network_only=True)`` and the agent name ``network:PATH`` refuse any other checkpoint.
 
 ``departures`` (optional; absent or None means none) is a departure head (:mod:`agents.players.departures`): a gain
-model over ``heuristic-flush``'s ranked shortlist that makes the policy play an alternative where the network
-plays the advisor's choice and the model predicts a gain above its ``tau``.  It holds the feature set name
-(``candidate-features-v1``), ``candidates``, ``tau``, ``arch`` (``members``, ``hidden``), ``state`` (tensors), a
-``fingerprint`` of the shortlist and features on fixed positions (the checkpoint is refused when they changed)
-and ``meta``.
+model over its advisor's ranked shortlist (``heuristic-flush``'s, or with ``"advisor": "heuristic-advice-v3"`` that
+player with Gejiu's 七星 wait; the network must read the same advice set) that makes the policy play an alternative
+where the network plays the advisor's choice and the model predicts a gain above its ``tau``.  It holds the feature
+set name (``candidate-features-v1`` or ``-v2``), ``candidates``, ``tau``, ``scope``, ``arch`` (``members``,
+``hidden``), ``state`` (tensors), a ``fingerprint`` of the shortlist and features on fixed positions (the checkpoint
+is refused when they changed) and ``meta``.
 
 **Integrity.**  ``checksum`` is the SHA-256 of every trunk and head tensor (name, dtype, shape and bytes,
 :func:`tensor_checksum`); :func:`check_payload` refuses, naming the file, a checkpoint whose tensors do not match
@@ -267,11 +268,15 @@ def stamp(ck: dict) -> dict:
     if isinstance(ck.get("departures"), dict):
         from agents.players.departures import departure_fingerprint
 
-        from agents.players.departures import FEATURE_SETS as DEPARTURE_SETS, FEATURES as DEPARTURE_V1
+        from agents.players.departures import (ADVISOR, ADVISORS, FEATURE_SETS as DEPARTURE_SETS,
+                                               FEATURES as DEPARTURE_V1, head_advisor)
 
-        version = ck["departures"].get("features")  # (an unknown set is refused by check_payload)
+        version = ck["departures"].get("features")  # (an unknown set or advisor is refused by check_payload)
+        advisor = head_advisor(ck["departures"])
         ck["departures"]["fingerprint"] = departure_fingerprint(ck["variant"], ck["options"],
-                                                                version if version in DEPARTURE_SETS else DEPARTURE_V1)
+                                                                version if version in DEPARTURE_SETS else DEPARTURE_V1,
+                                                                advisor if advisor in ADVISORS else ADVISOR,
+                                                                ck["departures"].get("scope", "all"))
     if ck.get("features") in FEATURE_SETS:  # (an unknown set is refused by check_payload)
         ck["advisor"] = {"agent": FEATURE_SETS[ck["features"]],
                          "fingerprint": advisor_fingerprint(ck["variant"], ck["options"], ck["features"])}
@@ -368,6 +373,12 @@ def check_payload(ck: Any, where: str = "checkpoint", rules=None) -> None:
         problems.append(f"features {ck.get('features')!r} is not one of {KNOWN_FEATURES}")
     if ck.get("departures") is not None and not ck.get("features"):
         problems.append("a departure head needs an advised network (features)")
+    elif isinstance(ck.get("departures"), dict):
+        from agents.players.departures import head_advisor
+
+        if head_advisor(ck["departures"]) != ck.get("features"):
+            problems.append(f"the departure head re-ranks the shortlist of {head_advisor(ck['departures'])}'s advisor, "
+                            f"but the network reads {ck.get('features')}")
     if ck.get("network_only", False) not in (True, False):
         problems.append(f"network_only {ck.get('network_only')!r} is not true or false")
     elif ck.get("network_only") and (ck.get("features") or ck.get("departures") is not None):

@@ -239,8 +239,10 @@ class Args:
     """what the head reads (agents/players/departures.py FEATURE_SETS): candidate-features-v1, or candidate-features-v2
     (Gejiu only: v1 and what each ready hand's waits score)"""
     departure_scope: str = "all"
-    """where the head is fitted and departs: all alternatives, or ready (candidate-features-v2 only: an alternative that
-    leaves a ready hand where the choice does too)"""
+    """where the head is fitted and departs: all alternatives, ready (candidate-features-v2 only: an alternative that
+    leaves a ready hand where the choice does too), or win (candidate-features-v2 only: where a win is legal, the
+    advisor's move against the other side of the win, labelled by true-state rollouts: departure_decisions of them,
+    seed departure_seed, agents/training/departures.py win_labels)"""
     departure_label_prob: float = 0.25
     """chance that a decision of the labelling self-play (within departure_label_scope) is labelled"""
     departure_label_scope: str = "all"
@@ -413,9 +415,11 @@ def check_args(args: Args):
     if args.departure_decisions > 0 or args.departure_labels:
         if args.trainer != "allseat":
             raise ArgsError("--departure_decisions: the departure head is fitted in the allseat trainer (--trainer allseat)")
-        if not args.advice or args.advice_features != "heuristic-advice-v2":
-            raise ArgsError("--departure_decisions: needs --advice with --advice_features heuristic-advice-v2 (the head "
-                            "departs from heuristic-flush's choice, which that network plays)")
+        from agents.players.departures import ADVISORS
+
+        if not args.advice or args.advice_features not in ADVISORS:
+            raise ArgsError(f"--departure_decisions: needs --advice with --advice_features {' or '.join(ADVISORS)} (the "
+                            "head departs from the choice of that set's advisor, heuristic-flush, which the network plays)")
     if args.departure_policy and not Path(args.departure_policy).is_file():
         raise ArgsError(f"--departure_policy: {args.departure_policy!r} not found")
     if args.departure_policy and args.departure_labels:
@@ -470,9 +474,10 @@ def check_args(args: Args):
         raise ArgsError(f"--departure_features: {args.departure_features!r} is not one of {', '.join(DEPARTURE_SETS)}")
     if args.departure_features == FEATURES_V2 and rules.family != "gejiu":
         raise ArgsError(f"--departure_features: {FEATURES_V2} reads Gejiu's hand values; {rules.variant!r} is not Gejiu")
-    if args.departure_scope not in ("all", "ready") or (args.departure_scope == "ready" and args.departure_features != FEATURES_V2):
-        raise ArgsError(f"--departure_scope: {args.departure_scope!r} refused: the scopes are all and ready, and ready "
-                        f"needs --departure_features {FEATURES_V2}")
+    if args.departure_scope not in ("all", "ready", "win") or (args.departure_scope != "all"
+                                                               and args.departure_features != FEATURES_V2):
+        raise ArgsError(f"--departure_scope: {args.departure_scope!r} refused: the scopes are all, ready and win, and "
+                        f"ready and win need --departure_features {FEATURES_V2}")
     if args.departure_label_prob <= 0:
         raise ArgsError(f"--departure_label_prob: {args.departure_label_prob} refused: a probability in (0, 1]")
     if args.departure_label_scope not in ("all", "ready") or (args.departure_label_scope == "ready" and rules.family != "gejiu"):

@@ -2,7 +2,8 @@
 
 The head, its features and its checkpoint entry are :mod:`agents.players.departures` (what a policy plays with);
 this module owns what only training needs: :func:`fit_head` (least squares over an ensemble), :func:`label_gains`
-(the head's inputs and targets from :func:`agents.training.distill.label_states` labels), :func:`realized_gains`
+(the head's inputs and targets from :func:`agents.training.distill.label_states` labels), :func:`win_labels` (the
+labels of a head of scope ``win``: true-state rollouts at every win decision), :func:`realized_gains`
 (held-out gains per threshold) and :func:`run_stage`; :func:`departure_stage` is that stage with ``train.py``'s ``departure_*`` arguments
 (``train.py --departure_decisions N``, the ``long`` config; ``departures.json`` in the run folder;
 ``--departure_policy CKPT`` labels the states that checkpoint's player reaches, the ``exit`` config).
@@ -16,8 +17,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents.players.departures import (CANDIDATES, DEFAULTS, FEATURES, CandidateFeatures, _torch, choose, head_payload,
-                                       in_scope, make_head, predict)
+from agents.players.departures import (ADVISOR, CANDIDATES, DEFAULTS, FEATURES, CandidateFeatures, _torch, choose,
+                                       head_payload, in_scope, make_head, predict)
+from mjenv.encoding import actions as A
 from mjenv.rules.options import n_players
 
 def fit_head(x: np.ndarray, gain: np.ndarray, valid: np.ndarray, *, members: int = DEFAULTS["members"],
@@ -79,22 +81,76 @@ def realized_gains(pred: np.ndarray, gain: np.ndarray, ncand: np.ndarray, taus, 
 
 
 def label_gains(labels: dict, variant: str, options: Any = None, batch: int = 4096,
-                features: str = FEATURES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                features: str = FEATURES, advisor: str = ADVISOR) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(x [N, K - 1, width], gain [N, K - 1], valid [N, K - 1])`` of :func:`agents.training.distill.label_states`
-    labels (made with ``candidates = CANDIDATES``): the head's inputs (the feature set ``features``) for every
-    labelled alternative, its paired gain over the choice, and which columns hold an alternative."""
+    labels (made with ``candidates = CANDIDATES``): the head's inputs (the feature set ``features``, the advisor of
+    the advice set ``advisor`` reading the labelled shortlists) for every labelled alternative, its paired gain over
+    the choice, and which columns hold an alternative."""
     cand, ncand = np.asarray(labels["cand"]), np.asarray(labels["ncand"])
     if cand.shape[1] != CANDIDATES:
         raise ValueError(f"departure labels: {cand.shape[1]} candidates per decision, the head reads {CANDIDATES}")
-    feats = CandidateFeatures(variant, options, features)
+    feats = CandidateFeatures(variant, options, features, advisor)
     x = np.concatenate([feats.pairwise(labels["obs"][i : i + batch], labels["mask"][i : i + batch],
                                        cand[i : i + batch], ncand[i : i + batch]) for i in range(0, len(cand), batch)])
     valid = np.arange(1, CANDIDATES)[None, :] < ncand[:, None]
     return x, np.asarray(labels["gain"])[:, 1:], valid
 
 
-TAUS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+TAUS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0)
 """Thresholds the stage reports held-out gains for."""
+WIN_CHUNK = 12_500
+"""Hands per chunk of :func:`win_labels` (chunk ``i`` plays walls 0, 1, … of seed ``seed + i``)."""
+
+
+def win_labels(variant: str, options: Any = None, *, decisions: int, seed: int, advisor: str = ADVISOR,
+               chunk: int = WIN_CHUNK, log: Callable[[str], None] | None = None) -> dict:
+    """Labels of a ``win`` head (:func:`agents.players.departures.win_shortlist`), in the format of
+    :func:`agents.training.distill.label_states` (``se`` 0: one sample each): chunks of ``chunk`` hands of
+    :func:`agents.training.rollouts.counterfactual_pairs` (departure ``win``, branch probability 1, the learner seat
+    rotating), the advisor of the advice set ``advisor`` as the teacher, until ``decisions`` are labelled (the first
+    ``decisions`` kept).  Each is the learner's first decision of its hand where a win is legal; its gain is the
+    learner's money after the other side of the win minus after the advisor's move, both played on by the advisor
+    from the **true** hidden state (unbiased: no world sampler, and the continuation is the advisor's own, 七星 wait
+    included).  ``meta["seat_hands"]`` counts the learner seat-hands played."""
+    from agents.players.advice import FEATURE_SETS as ADVICE_SETS, advisor_keywords
+    from agents.players.heuristic import heuristic_player
+    from agents.training.distill import LABEL_FORMAT, decision_kinds
+    from agents.training.rollouts import counterfactual_pairs
+
+    if int(decisions) < 1 or int(chunk) < 1:
+        raise ValueError(f"win labels: need at least 1 decision and 1 hand per chunk, got {decisions} and {chunk}")
+    cpu0 = time.process_time()
+    teacher = heuristic_player(ADVICE_SETS[advisor], variant, options, **advisor_keywords(advisor, variant, options))
+    parts, count, hands, i = [], 0, 0, 0
+    while count < decisions:
+        d = counterfactual_pairs(variant, teacher.rules.options, teacher, int(chunk), seed=int(seed) + i,
+                                 branch_prob=1.0, departures=("win",), keep_obs=True)
+        parts.append(d)
+        count += len(d["advantage"])
+        hands += int(chunk)
+        i += 1
+        if log:
+            log(f"[departure labels] win chunk {i}: {len(d['advantage']):,} decisions, "
+                f"{time.process_time() - cpu0:.0f} CPU s")
+    n = int(decisions)
+    obs = np.concatenate([p["obs"] for p in parts])[:n].astype(np.float32)
+    mask = np.concatenate([p["mask"] for p in parts])[:n].astype(bool)
+    cand = np.full((n, CANDIDATES), -1, np.int64)
+    cand[:, 0] = np.concatenate([p["advice"] for p in parts])[:n]
+    cand[:, 1] = np.concatenate([p["alt"] for p in parts])[:n]
+    ncand = np.full(n, 2, np.int64)
+    gain = np.zeros((n, CANDIDATES), np.float32)
+    gain[:, 1] = np.concatenate([p["advantage"] for p in parts])[:n]
+    zeros = np.zeros((n, CANDIDATES), np.float32)
+    return {"obs": obs, "mask": mask, "cand": cand, "ncand": ncand, "value": zeros.copy(), "gain": gain,
+            "se": zeros.copy(), "kind": decision_kinds(cand, ncand),
+            "wall_left": np.concatenate([p["feat_wall_left"] for p in parts])[:n].astype(np.int16),
+            "valt": np.zeros(n, np.int64), "vgain": np.zeros(n, np.float32), "vse": np.zeros(n, np.float32),
+            "meta": {"format": LABEL_FORMAT, "variant": teacher.variant, "source": "true-state rollouts (win)",
+                     "advisor": advisor, "decisions": n, "hands": hands, "seat_hands": hands, "steps": 0,
+                     "tables": 0, "label_prob": 1.0, "worlds": 1, "candidates": CANDIDATES, "seed": int(seed),
+                     "verify_worlds": 0, "skipped": 0, "screen_z": 0.0, "kinds": None, "scope": "win",
+                     "policy": None, "rollout_player": None, "cpu_seconds": round(time.process_time() - cpu0, 1)}}
 
 
 def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_files=(), seed: int = 3000,
@@ -102,7 +158,7 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
               tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
               epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None, policy=None,
               log: Callable[[str], None] | None = None, features: str = FEATURES,
-              scope: str = "all", label_scope: str = "all") -> tuple[dict, dict]:
+              scope: str = "all", label_scope: str = "all", advisor: str = ADVISOR) -> tuple[dict, dict]:
     """Label ``decisions`` decisions (:func:`agents.training.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
     ``seed + i``; saved to ``folder/departure_labels.npz``; ``policy``, an agent or None, plays the tables: expert
     iteration, :mod:`agents.training.exit`) or read ``label_files``; fit the head on all but the last
@@ -110,21 +166,33 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
     reads the feature set ``features`` and is fitted on, and departs at, the alternatives of its ``scope``
     (:func:`agents.players.departures.in_scope`); ``label_scope`` picks the decisions labelled
     (:func:`agents.training.distill.label_states`'s ``scope``: ``ready`` labels only those a ``ready`` head learns from).
+    ``advisor`` (:data:`agents.players.departures.ADVISORS`) is the advice set whose advisor's shortlist the head
+    re-ranks.  A ``win`` head is labelled by :func:`win_labels` (``decisions`` of them, seed ``seed``; true-state
+    rollouts of that advisor).  The other labels are the compiled player's (``heuristic-flush``, which has no 七星 wait) whichever it is: it
+    plays the tables and the rollouts, so a ``heuristic-advice-v3`` head in Gejiu learns gains under v2's
+    continuation; v3's shortlist differs from v2's only where a win is legal, where no head departs.
     Returns ``(checkpoint part, report)``."""
-    from agents.training.distill import chunked_labels
+    from agents.training.distill import chunked_labels, save_labels
 
     cpu0 = time.process_time()
-    labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed, tables=tables,
-                            label_prob=label_prob, worlds=worlds, candidates=CANDIDATES, verify_worlds=0, policy=policy,
-                            scope=label_scope,
-                            save_to=None if folder is None else Path(folder) / "departure_labels.npz",
-                            name="departure labels", log=log)
+    save_to = None if folder is None else Path(folder) / "departure_labels.npz"
+    if scope == "win" and not label_files:  # true-state rollouts at every win decision (win_labels)
+        labels = win_labels(variant, options, decisions=decisions, seed=seed, advisor=advisor, log=log)
+        if save_to is not None:
+            save_labels(save_to, labels)
+    else:
+        labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed,
+                                tables=tables, label_prob=label_prob, worlds=worlds, candidates=CANDIDATES,
+                                verify_worlds=0, policy=policy, scope=label_scope, save_to=save_to,
+                                name="departure labels", log=log)
     label_cpu = time.process_time() - cpu0
     meta = labels["meta"]
     n = len(labels["cand"])
-    per_seat_hand = n / (float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1))
-    x, gain, valid = label_gains(labels, variant, options, features=features)
-    valid = valid & in_scope(x, features, scope)
+    seat_hands = meta.get("seat_hands") or float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1)
+    per_seat_hand = n / seat_hands
+    x, gain, valid = label_gains(labels, variant, options, features=features, advisor=advisor)
+    at_win = np.asarray(labels["mask"])[:, A.WIN, None]  # a win head departs only there, the others never
+    valid = valid & in_scope(x, features, scope) & (at_win if scope == "win" else ~at_win)
     cut = n - int(round(holdout * n)) if holdout > 0 else n
     if cut < 2:
         raise ValueError(f"departure stage: {n} labelled decisions leave nothing to fit after a {holdout} holdout")
@@ -132,7 +200,7 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
     report = {"labels": meta, "decisions": n, "fitted": cut, "held_out": n - cut, "label_cpu_seconds": round(label_cpu, 1),
               "labelled_decisions_per_seat_hand": round(per_seat_hand, 3), "tau": float(tau),
               "settings": {"members": members, "hidden": hidden, "epochs": epochs, "fit_seed": fit_seed, "holdout": holdout},
-              "features": features, "scope": scope}
+              "features": features, "scope": scope, "advisor": advisor}
     if cut < n:
         pred = np.where(valid[cut:], predict(head, x[cut:]), -np.inf)
         report["held_out_gains"] = realized_gains(pred, gain[cut:], labels["ncand"][cut:], TAUS, per_seat_hand)
@@ -143,7 +211,7 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
                     f"{r['ci95_per_seat_hand']:.3f} per seat-hand")
     report["cpu_seconds"] = round(time.process_time() - cpu0, 1)
     return (head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]},
-                         features=features, scope=scope), report)
+                         features=features, scope=scope, advisor=advisor), report)
 
 
 def departure_stage(args: Any, rules, folder: Path) -> dict:
@@ -162,6 +230,7 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
         seed=args.departure_seed, worlds=args.departure_worlds, holdout=args.departure_holdout, tau=args.departure_tau,
         members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
         folder=folder, policy=policy, log=lambda m: print(m, flush=True), features=args.departure_features,
-        scope=args.departure_scope, label_prob=args.departure_label_prob, label_scope=args.departure_label_scope)
+        scope=args.departure_scope, label_prob=args.departure_label_prob, label_scope=args.departure_label_scope,
+        advisor=args.advice_features)
     (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
     return part

@@ -426,6 +426,8 @@ def concat_labels(parts: list[dict]) -> dict:
     meta = dict(parts[0]["meta"])
     for key in ("decisions", "hands", "steps", "cpu_seconds", "skipped"):
         meta[key] = sum(p["meta"].get(key, 0) for p in parts)
+    if all("seat_hands" in p["meta"] for p in parts):  # labels of true-state rollouts (agents.training.departures)
+        meta["seat_hands"] = sum(p["meta"]["seat_hands"] for p in parts)
     out["meta"] = meta
     return out
 

@@ -24,7 +24,10 @@ dangerous tile by a wall-reading estimate (:func:`tile_danger`), whatever it cos
 the least dangerous tile among those that keep the best shanten; ``flush`` the discard towards 清一色 (×4) in
 the suit where it is closest, when that is at most 3 steps behind the plain hand.  ``no_win``
 (:func:`no_win_alternative`): pass a win on another player's discard or kong that the teacher takes, to fish for
-a self-draw (``--variant`` works for every family).
+a self-draw (``--variant`` works for every family).  ``win`` (:func:`win_alternative`): wherever a win is legal, the
+other side of it (:func:`agents.players.departures.win_shortlist`: the teacher's move without the win where it takes
+it, a self-draw included; the win where it passes it, as Gejiu's ``qixing_wait`` does); ``--qixing-wait N`` gives the
+teacher that rule.
 """
 
 from __future__ import annotations
@@ -45,14 +48,14 @@ from mjenv.engine.core import Engine
 from mjenv.rules.hand import wait_mask
 
 KINDS = ("liang", "no_liang", "pong", "no_pong", "kong", "no_kong", "discard2", "fold", "safe_keep", "flush",
-         "no_win")
+         "no_win", "win")
 """Names of the departures, by the code :func:`alternative` and :func:`discard_alternative` return."""
 DISCARD_KINDS = KINDS[6:10]
 """Discard departures (:func:`discard_alternative`), offered only where the teacher advises a plain discard."""
-DEPARTURES = ("claims",) + DISCARD_KINDS + ("no_win",)
+DEPARTURES = ("claims",) + DISCARD_KINDS + ("no_win", "win")
 """What one twin table of :func:`counterfactual_pairs` may try: ``claims`` (every :func:`alternative`), one
-discard kind, or ``no_win`` (:func:`no_win_alternative`: let a discard or rob win pass, to fish for a
-self-draw)."""
+discard kind, ``no_win`` (:func:`no_win_alternative`: let a discard or rob win pass, to fish for a
+self-draw), or ``win`` (:func:`win_alternative`: the other side of every legal win, self-draws included)."""
 FEATURES = ("wall_left", "opp_revealed", "shanten", "opp_melds", "own_melds", "decision", "flush_gap",
             "live_waits")
 """State features recorded at each branch point (``feat_<name>`` in :func:`counterfactual_pairs`' result):
@@ -209,6 +212,23 @@ def no_win_alternative(teacher, obs: np.ndarray, d: Decoded, mask: np.ndarray, a
     return alt, live_waits
 
 
+def win_alternative(teacher, obs: np.ndarray, d: Decoded, mask: np.ndarray, advice: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """``(alt int64 [B], live_waits int64 [B])``: wherever a win is legal, the other side of it
+    (:func:`agents.players.departures.win_shortlist` of ``teacher``, whose first entry is ``advice``); ``-1``
+    elsewhere.  ``live_waits`` is 99 (not computed)."""
+    from agents.players.departures import win_shortlist
+
+    advice, mask, alt, live_waits, own = _departure_arrays(d, mask, advice)
+    rows = np.flatnonzero(mask[:, A.WIN])
+    if len(rows):
+        cand, ncand = win_shortlist(teacher, obs[rows], mask[rows])
+        if (cand[:, 0] != advice[rows]).any():  # pragma: no cover - a deterministic teacher repeats its move
+            raise RuntimeError("win_alternative: the teacher's move changed between two calls")
+        alt[rows] = np.where(ncand >= 2, cand[:, 1], -1)
+    return alt, live_waits
+
+
 def _state_features(teacher, d: Decoded) -> dict[str, np.ndarray]:
     """The :data:`FEATURES` (less ``decision`` and ``flush_gap``) of a decoded batch."""
     return {
@@ -351,8 +371,9 @@ def counterfactual_pairs(variant: str, options: Any, teacher, pairs: int, *, see
                     waits = gap
                     if dep == "claims":
                         alt, kind = alternative(adv_a, m_a)
-                    elif dep == "no_win":
-                        alt, waits = no_win_alternative(teacher, o_a, d_a, m_a, adv_a)
+                    elif dep in ("no_win", "win"):
+                        fn = no_win_alternative if dep == "no_win" else win_alternative
+                        alt, waits = fn(teacher, o_a, d_a, m_a, adv_a)
                         kind = np.where(alt >= 0, KINDS.index(dep), -1)
                     else:
                         alt, gap = discard_alternative(dep, teacher, d_a, m_a, adv_a)
@@ -470,13 +491,24 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--max-wall-left", type=int, default=None, help="branch only with at most this many tiles left")
     ap.add_argument("--by", nargs="*", default=[], choices=FEATURES, help="also split the table by these features")
     ap.add_argument("--teacher", default="heuristic", help="a deterministic built-in agent (heuristic, heuristic-flush)")
+    ap.add_argument("--qixing-wait", type=int, default=None,
+                    help="Gejiu: the teacher (heuristic or heuristic-flush) with this qixing_wait (heuristic-advice-v3's is 10)")
     ap.add_argument("--save", default=None, help="write the branch points (less observations) to this .npz")
     args = ap.parse_args(argv)
     if args.pairs < 1 or not 0 < args.branch_prob <= 1 or args.seed < 0 or args.first_wall < 0 or args.batch_pairs < 1:
         ap.error("--pairs and --batch-pairs must be >= 1, --branch-prob in (0, 1], --seed and --first-wall >= 0")
     opts = resolve_options(args.variant, None)
+    if args.qixing_wait is not None:
+        from agents.players.heuristic import heuristic_player
+
+        try:
+            teacher = heuristic_player(args.teacher, args.variant, opts, qixing_wait=args.qixing_wait)
+        except ValueError as exc:
+            ap.error(f"--qixing-wait: {exc}")
+    else:
+        teacher = make_agent(args.teacher, args.variant, opts)
     cpu = time.process_time()
-    data = counterfactual_pairs(args.variant, opts, make_agent(args.teacher, args.variant, opts), args.pairs,
+    data = counterfactual_pairs(args.variant, opts, teacher, args.pairs,
                                 seed=args.seed, first_wall=args.first_wall, branch_prob=args.branch_prob,
                                 batch_pairs=args.batch_pairs, departures=args.departures, keep_obs=False,
                                 max_wall_left=args.max_wall_left)
