@@ -41,6 +41,7 @@ from mjenv.engine.gates import (
 from mjenv.engine.gjend import gj_end_if
 from mjenv.engine.kwend import kw_end_if
 from mjenv.engine.masks import _compute_mask
+from mjenv.engine.prefetch import prefetch_table
 from mjenv.engine.yzend import yz_end_if
 from mjenv.engine.state import DONE, O8_PHASE
 from mjenv.engine.table import _end_hand
@@ -99,8 +100,11 @@ def _entry(fam: int):
             if mode == MODE_CHECK:
                 return 0
         k = 0
+        last = idx.shape[0] - 1
         for j in range(idx.shape[0]):
             b = idx[j]
+            if j < last:  # the next table's rows, while this one is played (a hint: mjenv.engine.prefetch)
+                prefetch_table(b8, b16, mask, idx[j + 1])
             if mode == MODE_STEP:
                 if b8[b, O8_PHASE] == DONE:
                     continue
