@@ -37,6 +37,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+from mjenv.engine import state as _S  # noqa: E402
+
+S_DONE_COL, S_DONE = _S.O8_PHASE, _S.DONE
+
+
 def ci95(a) -> float:
     """Half-width of the normal 95 % interval of the mean of ``a``."""
     a = np.asarray(a, np.float64)
@@ -57,6 +62,11 @@ def record(a) -> None:
     search = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy,
                          near=None if a.near < 0 else a.near)
     head = search.player
+    bsearch = None
+    if a.belief is not None:  # the same search with the belief's weighted worlds (its own engines)
+        bsearch = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy,
+                              belief=a.belief, pool=a.pool)
+        bsearch.player = head
     tables = 64
     eng = Engine(a.variant, tables, options=search.opts, record_events=False)
     st = eng.state
@@ -65,7 +75,8 @@ def record(a) -> None:
     base = mix(np.asarray([a.seed], dtype=np.uint64))[0]
     eng.reset(seed=a.seed, table_ids=np.arange(tables), dealer=np.arange(tables) % eng.n)
     next_wall, count, hands, skipped, n_choice = tables, 0, 0, 0, 0
-    out = {k: [] for k in ("cand", "ncand", "pred", "pbest", "sampled", "true", "wall_left")}
+    out = {k: [] for k in ("cand", "ncand", "pred", "pbest", "sampled", "true", "wall_left", "htrue", "phase", "bsampled")}
+    hroll = Engine(a.variant, max(1, K * a.hands_true), options=search.opts, record_events=False) if a.hands_true else None
     t0 = time.process_time()
     while count < a.decisions:
         live = np.flatnonzero(st.phase != S.DONE)
@@ -98,15 +109,58 @@ def record(a) -> None:
                 out["sampled"].append(sampled)
                 out["true"].append(true)
                 out["wall_left"].append((st.back[b] - st.front[b]).astype(np.int16))
+                out["phase"].append(st.phase[b].astype(np.int8))
+                if bsearch is not None:
+                    bv = bsearch._values(eng, live, cand, ncand, list(pick), seeds, a.worlds)
+                    bs = np.full((len(b), K, a.worlds), np.nan, np.float32)
+                    for i, v in enumerate(bv):
+                        if v is not None:
+                            bs[i, : len(v)] = v
+                    out["bsampled"].append(bs)
+                if hroll is not None:
+                    h = np.full((len(b), K, a.hands_true), np.nan, np.float32)
+                    for i in range(len(b)):
+                        seed_i = [a.seed, 7200, count + i]
+                        h[i, : len(vals[i])] = hands_true(eng, int(b[i]), int(seats[i]), c[i, : len(vals[i])],
+                                                           a.hands_true, hroll, head, seed_i)
+                    out["htrue"].append(h)
                 count += len(b)
         eng.step(acts)
         next_wall, ended = eng.deal_next_walls(a.seed, next_wall)
         hands += ended
-    arrays = {k: np.concatenate(v) for k, v in out.items()}
+    arrays = {k: np.concatenate(v) for k, v in out.items() if v}
     np.savez_compressed(a.out, **arrays, hands=hands, skipped=skipped, seed=a.seed, worlds=a.worlds, tau=head.tau,
                         prob=a.prob, near=a.near, choices=n_choice,
                         cpu_s=time.process_time() - t0, policy=str(a.policy))
     print(f"{count:,} decisions ({hands:,} hands, {skipped} skipped) in {time.process_time() - t0:.0f} CPU s -> {a.out}")
+
+
+def hands_true(eng, b: int, seat: int, cand, m: int, roll, player, seed) -> np.ndarray:
+    """float64 [len(cand), m]: the seat's hand money after each candidate on table ``b`` in ``m`` *hands-true
+    worlds*: the real table with every hand (opponents' hidden tiles, face-down triplets, locks) as it truly is and
+    only the live wall's order (``front .. back``, replacement tiles included) shuffled afresh, the same ``m``
+    shuffles for every candidate (common random numbers).  Their mean is the candidate's value given everything
+    but the wall's order: the ground truth of a search whose belief about the opponents' hands is exact, and a
+    low-variance estimate of the truth for a rule that does not look at it."""
+    from agents.players.search import copy_tables
+
+    k = len(cand)
+    n = k * m
+    rows = np.arange(n)
+    copy_tables(eng, np.full(n, b), roll, rows)
+    f, bk = int(eng.state.front[b]), int(eng.state.back[b])
+    rng = np.random.default_rng(seed)
+    live = eng.state.wall[b, f:bk].copy()
+    perms = np.stack([rng.permutation(live) for _ in range(m)])
+    for c in range(k):
+        roll.state.wall[c * m : (c + 1) * m, f:bk] = perms
+    acts = np.zeros(roll.batch_size, np.int64)
+    acts[:n] = np.repeat(np.asarray(cand, np.int64), m)
+    roll._b8[n:, S_DONE_COL] = S_DONE
+    roll.mask[n:] = False
+    roll.step(acts)
+    player.rollout(roll)
+    return roll.state.money[:n, seat].reshape(k, m)
 
 
 def _pred(search, eng, b, cand, ncand) -> tuple[np.ndarray, np.ndarray]:
@@ -189,6 +243,11 @@ def main(argv=None) -> int:
     r.add_argument("--prob", type=float, default=0.25, help="share of the decisions with a choice recorded")
     r.add_argument("--near", type=float, default=-1.0,
                    help="record only decisions whose head's best predicted gain is within this of its tau (-1: all)")
+    r.add_argument("--hands_true", type=int, default=0,
+                   help="also roll each candidate out in this many hands-true worlds (real hands, wall reshuffled)")
+    r.add_argument("--belief", type=float, default=None,
+                   help="also record the values in the belief's worlds (SearchAgent belief=EPS, pool=--pool)")
+    r.add_argument("--pool", type=int, default=4)
     r.add_argument("--out", required=True)
     q = sub.add_parser("rules")
     q.add_argument("--records", nargs="+", required=True)

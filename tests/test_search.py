@@ -211,3 +211,63 @@ def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
     monkeypatch.setattr(agents, "CHECKPOINT_DIR", tmp_path)
     with pytest.raises(ValueError, match="no shipped kawuxing3-default.pt"):
         make_agent("policy-search")
+
+
+def test_belief_weights_favour_worlds_that_explain_the_latest_discards():
+    """``agents/players/searchbelief.py``: the opponents whose latest discard left the hand they hold now are found
+    from public facts; in the true table (dealt its own hidden tiles) the player that made those discards makes
+    them again (≥ 95 %: measured 97.7 % here), in uniformly sampled worlds far less often; the resample keeps
+    worlds in proportion to their weights."""
+    from agents.players.searchbelief import discard_weights, last_discards, resample
+    from mjenv.engine.worlds import sample_worlds
+
+    B = 12
+    eng = Engine("kawuxing3", B, record_events=False)
+    eng.reset(seed=4)
+    fast = make_agent("fast").player
+    scratch = Engine("kawuxing3", 32, record_events=False)
+    scratch.reset(seed=0)
+    acts = np.zeros(B, np.int64)
+    true_w, world_w = [], []
+    for _ in range(40):
+        for b in np.flatnonzero(~eng.done):
+            s = int(eng.state.actor[b])
+            facts = last_discards(eng, int(b), s)
+            for o, t, tau in facts:
+                k = int(eng.state.river_len[b, o])
+                assert o != s and eng.state.river[b, o, k - 1] == t and eng.state.river_time[b, o, k - 1] == tau
+            if facts:
+                true_w.append(discard_weights(sample_worlds(eng, int(b), s, 1, seed=1, _identity=True), [0], facts,
+                                              fast, scratch, 0.0)[0])
+                world_w.append(discard_weights(eng.sample_worlds(int(b), s, 32, seed=2), np.arange(32), facts, fast,
+                                               scratch, 0.0).mean())
+        fast.decide(eng, out=acts)
+        eng.step(acts)
+    assert len(true_w) > 100
+    assert np.mean(true_w) >= 0.95 and np.mean(world_w) < 0.5
+    got = resample(np.array([0.0, 3.0, 0.0, 1.0]), 8, 0.5)
+    assert np.bincount(got, minlength=4).tolist() == [0, 6, 0, 2]
+    assert resample(np.zeros(4), 3, 0.2).tolist() == [0, 1, 2]
+
+
+def test_search_with_a_belief_rolls_out_weighted_worlds_deterministically():
+    """``belief=EPS``: ``pool`` × ``worlds`` worlds sampled, ``worlds`` of them kept by the likelihood of the opponents'
+    latest discards (the same worlds for every candidate); deterministic for a seed; bad values refused."""
+    eng = _midgame(steps=20)
+    live = np.flatnonzero(~eng.done)
+    keys = np.arange(len(live), dtype=np.uint64) * 31
+    spec = "search:policy=kawuxing3-default.pt,worlds=4,candidates=2,belief=0.1,pool=4"
+    a1 = make_agent(spec, seed=3)
+    got1 = a1.act(None, eng.mask[live], engine=eng, tables=live, keys=keys)
+    got2 = make_agent(spec, seed=3).act(None, eng.mask[live], engine=eng, tables=live, keys=keys)
+    assert (got1 == got2).all() and eng.mask[live, got1].all()
+    assert a1.stats["weighted"] > 0 and a1.belief == 0.1 and a1.pool == 4
+    cand, ncand, _ = a1._policy_order(eng, live)
+    todo = [j for j in range(len(live)) if ncand[j] >= 2]
+    roll, acts, seats, blocks = a1._fill(eng, live, cand, ncand, todo, [11 + j for j in todo], 4)
+    for base, k in (blk for blk in blocks if blk is not None):
+        assert (roll._b8[base : base + 4] == roll._b8[base + 4 : base + 8]).all()
+    with pytest.raises(ValueError, match="belief"):
+        make_agent("search:belief=2")
+    with pytest.raises(ValueError, match="pool"):
+        SearchAgent("kawuxing3", pool=0)

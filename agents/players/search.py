@@ -47,13 +47,14 @@ import numpy as np
 
 from agents.players.fastplay import FastPlayer
 from agents.players.keyrng import mix, salt_of
+from agents.players.searchbelief import discard_weights, last_discards, resample
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 
 __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
-            "budget_ms": None, "policy": None, "near": None, "margin": 0.0}
+            "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -123,6 +124,8 @@ def parse_spec(spec: str) -> dict:
             out[key] = value or None
         elif key == "near":
             out[key] = None if value in ("", "none", "None") else _number(key, value)
+        elif key == "belief":
+            out[key] = None if value in ("", "none", "None") else _number(key, value)
         elif key in ("z", "margin"):
             out[key] = _number(key, value)
         else:
@@ -164,7 +167,7 @@ class SearchAgent:
                  worlds: int = DEFAULTS["worlds"], search=DEFAULTS["search"], min_wall: int = DEFAULTS["min_wall"],
                  z: float = DEFAULTS["z"], budget_ms: float | None = DEFAULTS["budget_ms"], seed: int | None = 0, name: str = "search",
                  policy=DEFAULTS["policy"], near: float | None = DEFAULTS["near"], margin: float = DEFAULTS["margin"],
-                 **player_settings):
+                 belief: float | None = DEFAULTS["belief"], pool: int = DEFAULTS["pool"], **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
         if int(worlds) < 1:
@@ -179,6 +182,10 @@ class SearchAgent:
             raise ValueError(f"near: a predicted-gain distance >= 0 or None, got {near}")
         if not float(margin) >= 0:
             raise ValueError(f"margin: money >= 0 a candidate must gain beyond z standard errors, got {margin}")
+        if belief is not None and not 0 <= float(belief) <= 1:
+            raise ValueError(f"belief: the likelihood of a discard the player would not make, in [0, 1], got {belief}")
+        if int(pool) < 1:
+            raise ValueError(f"pool: worlds sampled per world rolled out, at least 1, got {pool}")
         if near is not None and policy is None:
             raise ValueError("near: reads a departure head's predicted gains; give policy=CHECKPOINT too")
         self.name = name
@@ -194,6 +201,9 @@ class SearchAgent:
         self.policy = None if policy is None else str(policy)
         self.near = None if near is None else float(near)
         self.margin = float(margin)
+        self.belief = None if belief is None else float(belief)
+        self.pool = int(pool)
+        self._scratch = None  # the belief's scratch engine, grown on demand
         self.rules = self.player.rules
         self.variant = variant = self.rules.variant
         self.opts = self.player.opts
@@ -211,7 +221,8 @@ class SearchAgent:
         self._worlds: dict = {}  # the sample_worlds out= engine per number of worlds
         self._cost_per_table = None  # CPU seconds per rollout table, measured (for budget_ms)
         # statistics: decisions seen, searched, CPU seconds spent searching
-        self.stats = {"decisions": 0, "searched": 0, "changed": 0, "cpu_s": 0.0, "rollout_tables": 0, "unsampled": 0}
+        self.stats = {"decisions": 0, "searched": 0, "changed": 0, "cpu_s": 0.0, "rollout_tables": 0, "unsampled": 0,
+                      "weighted": 0}
         self.last_unsampled = ""
 
     # ------------------------------------------------------------------ engines
@@ -312,7 +323,6 @@ class SearchAgent:
         what the seat sees (``stats["unsampled"]`` counts them, ``last_unsampled`` keeps the sampler's message)."""
         total = int(sum(int(ncand[j]) * n for j in todo))
         roll = self._engine("_roll", engine, total)
-        world = self._worlds.get(n)
         acts = np.zeros(roll.batch_size, np.int64)
         seats, blocks = [], []
         base = 0
@@ -322,17 +332,25 @@ class SearchAgent:
             s = int(engine.state.actor[b])
             k = int(ncand[j])
             seats.append(s)
+            facts = [] if self.belief is None or self.pool < 2 else last_discards(engine, b, s)
+            m = n * self.pool if facts else n
             try:
-                w = world = engine.sample_worlds(b, s, n, seed=int(seed), out=world)
+                w = engine.sample_worlds(b, s, m, seed=int(seed), out=self._worlds.get(m))
             except RuntimeError as e:  # no consistent world found (a sampler limit): this decision is not searched
                 self.stats["unsampled"] += 1
                 self.last_unsampled = str(e)
                 blocks.append(None)
                 continue
-            self._worlds[n] = w
+            self._worlds[m] = w
+            pick = src
+            if facts:  # keep n of the m worlds, in proportion to the likelihood of the opponents' latest discards
+                self._scratch = self._engine("_scratch", engine, m)
+                lik = discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief)
+                pick = resample(lik, n, (int(seed) >> 11) * 2.0**-53)
+                self.stats["weighted"] += 1
             for c in range(k):
                 rows = np.arange(base + c * n, base + (c + 1) * n)
-                copy_tables(w, src, roll, rows)  # the same worlds for every candidate
+                copy_tables(w, pick, roll, rows)  # the same worlds for every candidate
                 acts[rows] = cand[j, c]
             blocks.append((base, k))
             base += k * n
@@ -340,6 +358,11 @@ class SearchAgent:
             roll._b8[base:, S.O8_PHASE] = S.DONE
             roll.mask[base:] = False
         return roll, acts, seats, blocks
+
+    def _belief_player(self):
+        """The player whose discards the belief's likelihood reads: the compiled ``heuristic-flush`` core (the
+        policy's own shortlist choice; a third of the improved player's cost per decision)."""
+        return getattr(self.player, "fast", self.player)
 
     def _values(self, engine, tables, cand, ncand, todo, seeds, n) -> list[np.ndarray]:
         """Per decision ``todo[i]``, float64 [candidates, n]: the seat's hand money after each candidate in each
