@@ -10,7 +10,14 @@ gain):
 * each candidate's hand money for the seat in ``--worlds`` sampled worlds (the same worlds for every candidate),
   rolled out by the improved player in every seat — what the search sees;
 * each candidate's hand money in the **true** world (the table's real hidden state, the same candidates rolled out
-  by the same player): one deterministic rollout each.
+  by the same player): one deterministic rollout each;
+* with ``--hands_true M``: each candidate's money in ``M`` *hands-true worlds* (:func:`hands_true`: the real hands,
+  only the live wall reshuffled; the same shuffles for every candidate), whose mean is the candidate's value given
+  everything but the wall's order — a low-variance truth, and the worlds of a search whose belief about the
+  opponents' hands were exact (half of them choose, the other half judge);
+* with ``--belief EPS``: each candidate's money in the worlds of the search with ``belief=EPS, pool=--pool``
+  (:mod:`agents.players.searchbelief`: ``pool`` × ``worlds`` sampled worlds, ``worlds`` kept by the likelihood of
+  the opponents' latest discards), the same decisions and seeds (``bsampled``).
 
 A search rule (``near``: search only where the head's best predicted gain is within ``near`` of its ``tau``;
 ``n`` worlds; ``candidates``; ``z`` standard errors and ``margin`` money a candidate must gain over the policy's
@@ -22,6 +29,7 @@ ignore what opponents' play reveals); the true world does not.
 
     python bench/search_truth.py record --decisions 4000 --seed 60 --worlds 128 --out truth-60.npz
     python bench/search_truth.py rules --records truth-60.npz
+    python bench/search_truth.py record --decisions 2000 --seed 66 --worlds 64 --hands_true 64 --belief 0.1 --out truth-66b.npz
 """
 
 from __future__ import annotations
