@@ -71,9 +71,9 @@ def record(a) -> None:
                          near=None if a.near < 0 else a.near)
     head = search.player
     bsearch = None
-    if a.belief is not None:  # the same search with the belief's weighted worlds (its own engines)
+    if a.belief is not None or a.belief_net:  # the same search with the belief's weighted worlds (its own engines)
         bsearch = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy,
-                              belief=a.belief, pool=a.pool)
+                              belief=a.belief, pool=a.pool, belief_net=a.belief_net)
         bsearch.player = head
     tables = 64
     eng = Engine(a.variant, tables, options=search.opts, record_events=False)
@@ -97,14 +97,16 @@ def record(a) -> None:
             b, seats = live[pick], st.actor[live[pick]].astype(np.int64)
             seeds = [int(s) for s in mix(base ^ np.arange(count, count + len(b), dtype=np.uint64))]
             try:
-                vals = search._values(eng, live, cand, ncand, list(pick), seeds, a.worlds)
+                vals = (bsearch if a.only_belief else search)._values(eng, live, cand, ncand, list(pick), seeds,
+                                                                        a.worlds)
             except RuntimeError as e:  # a state the sampler cannot reproduce: counted, not recorded
                 print(f"skipped {len(pick)} decisions: {e}", flush=True)
                 skipped += len(pick)
                 vals = None
             if vals is not None:
                 c = cand[pick]
-                true = true_outcomes(eng, b, seats, c, roll, head).astype(np.float32)
+                true = (np.full(c.shape, np.nan, np.float32) if a.only_belief else
+                        true_outcomes(eng, b, seats, c, roll, head).astype(np.float32))
                 sampled = np.full((len(b), K, a.worlds), np.nan, np.float32)
                 for i, v in enumerate(vals):
                     sampled[i, : len(v)] = v
@@ -119,7 +121,7 @@ def record(a) -> None:
                 out["wall_left"].append((st.back[b] - st.front[b]).astype(np.int16))
                 out["phase"].append(st.phase[b].astype(np.int8))
                 if bsearch is not None:
-                    bv = bsearch._values(eng, live, cand, ncand, list(pick), seeds, a.worlds)
+                    bv = vals if a.only_belief else bsearch._values(eng, live, cand, ncand, list(pick), seeds, a.worlds)
                     bs = np.full((len(b), K, a.worlds), np.nan, np.float32)
                     for i, v in enumerate(bv):
                         if v is not None:
@@ -256,6 +258,9 @@ def main(argv=None) -> int:
     r.add_argument("--belief", type=float, default=None,
                    help="also record the values in the belief's worlds (SearchAgent belief=EPS, pool=--pool)")
     r.add_argument("--pool", type=int, default=4)
+    r.add_argument("--belief_net", default=None, help="also (or with --belief) weight by this learned belief")
+    r.add_argument("--only_belief", action="store_true",
+                   help="record the belief's values only (no true-world rollouts; join with an earlier record)")
     r.add_argument("--out", required=True)
     q = sub.add_parser("rules")
     q.add_argument("--records", nargs="+", required=True)

@@ -54,7 +54,7 @@ from mjenv.engine import state as S
 __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
-            "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4}
+            "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4, "belief_net": None}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -120,7 +120,7 @@ def parse_spec(spec: str) -> dict:
             out[key] = tuple(v for v in value.split("+") if v)
         elif key == "budget_ms":
             out[key] = None if value in ("", "none", "None") else float(value)
-        elif key == "policy":
+        elif key in ("policy", "belief_net"):
             out[key] = value or None
         elif key == "near":
             out[key] = None if value in ("", "none", "None") else _number(key, value)
@@ -136,7 +136,7 @@ def parse_spec(spec: str) -> dict:
     return out
 
 
-def _checkpoint_path(policy) -> str:
+def _checkpoint_path(policy, field: str = "policy") -> str:
     """A checkpoint path as :func:`agents.make_agent` resolves it (a bare name: the shipped checkpoints' folder,
     ``agents/checkpoints``)."""
     from pathlib import Path
@@ -146,7 +146,7 @@ def _checkpoint_path(policy) -> str:
     if not path.exists() and (shipped / path.name).exists():
         path = shipped / path.name
     if not path.exists():
-        raise ValueError(f"policy: checkpoint {str(policy)!r} not found")
+        raise ValueError(f"{field}: checkpoint {str(policy)!r} not found")
     return str(path)
 
 
@@ -167,7 +167,8 @@ class SearchAgent:
                  worlds: int = DEFAULTS["worlds"], search=DEFAULTS["search"], min_wall: int = DEFAULTS["min_wall"],
                  z: float = DEFAULTS["z"], budget_ms: float | None = DEFAULTS["budget_ms"], seed: int | None = 0, name: str = "search",
                  policy=DEFAULTS["policy"], near: float | None = DEFAULTS["near"], margin: float = DEFAULTS["margin"],
-                 belief: float | None = DEFAULTS["belief"], pool: int = DEFAULTS["pool"], **player_settings):
+                 belief: float | None = DEFAULTS["belief"], pool: int = DEFAULTS["pool"], belief_net=DEFAULTS["belief_net"],
+                 **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
         if int(worlds) < 1:
@@ -203,6 +204,11 @@ class SearchAgent:
         self.margin = float(margin)
         self.belief = None if belief is None else float(belief)
         self.pool = int(pool)
+        self.belief_net = None
+        if belief_net is not None:
+            from agents.players.searchbelief import LearnedBelief
+
+            self.belief_net = LearnedBelief(_checkpoint_path(belief_net, "belief_net"))
         self._scratch = None  # the belief's scratch engine, grown on demand
         self.rules = self.player.rules
         self.variant = variant = self.rules.variant
@@ -333,7 +339,8 @@ class SearchAgent:
             k = int(ncand[j])
             seats.append(s)
             facts = [] if self.belief is None or self.pool < 2 else last_discards(engine, b, s)
-            m = n * self.pool if facts else n
+            weigh = bool(facts) or (self.belief_net is not None and self.pool >= 2)
+            m = n * self.pool if weigh else n
             try:
                 w = engine.sample_worlds(b, s, m, seed=int(seed), out=self._worlds.get(m))
             except RuntimeError as e:  # no consistent world found (a sampler limit): this decision is not searched
@@ -343,9 +350,13 @@ class SearchAgent:
                 continue
             self._worlds[m] = w
             pick = src
-            if facts:  # keep n of the m worlds, in proportion to the likelihood of the opponents' latest discards
-                self._scratch = self._engine("_scratch", engine, m)
-                lik = discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief)
+            if weigh:  # keep n of the m worlds, in proportion to their weights under the belief
+                lik = np.ones(m)
+                if self.belief_net is not None:
+                    lik *= self.belief_net.weights(engine, b, s, w, np.arange(m))
+                if facts:
+                    self._scratch = self._engine("_scratch", engine, m)
+                    lik *= discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief)
                 pick = resample(lik, n, (int(seed) >> 11) * 2.0**-53)
                 self.stats["weighted"] += 1
             for c in range(k):

@@ -103,3 +103,92 @@ def resample(weights: np.ndarray, n: int, u: float) -> np.ndarray:
         return np.arange(n, dtype=np.int64) % len(c)
     c /= c[-1]
     return np.minimum(np.searchsorted(c, (u + np.arange(n)) / n, side="right"), len(c) - 1).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- the learned belief
+# A classifier told the true table's hidden hands from sampled worlds' hands, given what the seat sees: its logit
+# estimates log p(hands | what the seat sees) / p_sampler(hands | what the seat sees), the importance weight that
+# turns the sampler's uniform worlds into worlds drawn from the belief.  One shared MLP scores each opponent's
+# concealed counts against that opponent's public record; a world's logit is the sum over opponents.
+
+BELIEF_FEATURES = 34 * 7 + 6
+"""Inputs per (world, opponent): its river counts, first six discards, last three discards, melded tiles, the
+tiles the seat has not seen, the opponent's concealed counts in the world, its face-up concealed tiles (a 亮倒
+seat's), then revealed, tiles held, discards made, live wall, and the opponent's place after the seat (2)."""
+
+
+def public_features(engine, table: int, seat: int) -> np.ndarray:
+    """float32 [n - 1, BELIEF_FEATURES]: the public part of each opponent's row (the concealed-count block zero),
+    opponents in turn order after ``seat``; what ``seat`` sees of ``table`` only."""
+    st = engine.state
+    b, n = int(table), engine.n
+    unseen = 4.0 - st.hand[b, seat].astype(np.float32) - st.melded[b].sum(0)
+    for a in range(n):
+        k = int(st.river_len[b, a])
+        r = st.river[b, a, :k]
+        r = r[r >= 0]
+        np.subtract.at(unseen, r, 1.0)
+        if a != seat and st.revealed[b, a]:
+            unseen -= st.hand[b, a] - 3 * st.hidden[b, a]
+    unseen = np.clip(unseen, 0, 4)
+    wall = float(st.back[b] - st.front[b])
+    out = np.zeros((n - 1, BELIEF_FEATURES), np.float32)
+    for i in range(n - 1):
+        o = (seat + 1 + i) % n
+        k = int(st.river_len[b, o])
+        r = st.river[b, o, :k]
+        f = out[i]
+        for j, t in enumerate(r):
+            if t >= 0:
+                f[t] += 1
+                if j < 6:
+                    f[34 + t] += 1
+                if j >= k - 3:
+                    f[68 + t] += 1
+        f[102:136] = st.melded[b, o]
+        f[136:170] = unseen / 4.0
+        if st.revealed[b, o]:
+            f[204:238] = (st.hand[b, o] - 3 * st.hidden[b, o]) / 4.0
+        f[238] = float(st.revealed[b, o])
+        f[239] = st.hand[b, o].sum() / 14.0
+        f[240] = st.turns[b, o] / 20.0
+        f[241] = wall / 60.0
+        f[242 + min(i, 1)] = 1.0
+    return out
+
+
+def world_features(public: np.ndarray, worlds, rows, seat: int) -> np.ndarray:
+    """float32 [len(rows), n - 1, BELIEF_FEATURES]: ``public`` (:func:`public_features`) with each world's concealed
+    counts of every opponent filled in."""
+    rows = np.asarray(rows, dtype=np.int64)
+    n = worlds.n
+    x = np.broadcast_to(public, (len(rows),) + public.shape).copy()
+    for i in range(n - 1):
+        o = (seat + 1 + i) % n
+        x[:, i, 170:204] = worlds.state.hand[rows, o] / 4.0
+    return x
+
+
+class LearnedBelief:
+    """The fitted classifier (``bench/belief_fit.py`` writes it): :meth:`logits` of worlds, numpy only."""
+
+    def __init__(self, path):
+        z = np.load(path)
+        self.layers = [(z[f"w{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(int(z["depth"]))]
+        self.path = str(path)
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        """float64 [W]: the summed per-opponent logits of feature rows ``x`` [W, n - 1, F]."""
+        h = x.reshape(-1, x.shape[-1])
+        for i, (w, b) in enumerate(self.layers):
+            h = h @ w + b
+            if i < len(self.layers) - 1:
+                np.maximum(h, 0, out=h)
+        return h.reshape(x.shape[0], x.shape[1]).sum(1).astype(np.float64)
+
+    def weights(self, engine, table: int, seat: int, worlds, rows, cap: float = 50.0) -> np.ndarray:
+        """float64 [len(rows)]: importance weights of the worlds (exp of the logit, its largest 1, the ratio capped
+        at ``cap``)."""
+        x = world_features(public_features(engine, table, seat), worlds, rows, seat)
+        lg = self.logits(x)
+        return np.exp(np.maximum(lg - lg.max(), -np.log(cap)))
