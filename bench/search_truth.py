@@ -73,7 +73,7 @@ def record(a) -> None:
     bsearch = None
     if a.belief is not None or a.belief_net:  # the same search with the belief's weighted worlds (its own engines)
         bsearch = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy,
-                              belief=a.belief, pool=a.pool, belief_net=a.belief_net)
+                              belief=a.belief, pool=a.pool, belief_net=a.belief_net, temper=a.temper)
         bsearch.player = head
     tables = 64
     eng = Engine(a.variant, tables, options=search.opts, record_events=False)
@@ -259,6 +259,7 @@ def main(argv=None) -> int:
                    help="also record the values in the belief's worlds (SearchAgent belief=EPS, pool=--pool)")
     r.add_argument("--pool", type=int, default=4)
     r.add_argument("--belief_net", default=None, help="also (or with --belief) weight by this learned belief")
+    r.add_argument("--temper", type=float, default=1.0)
     r.add_argument("--only_belief", action="store_true",
                    help="record the belief's values only (no true-world rollouts; join with an earlier record)")
     r.add_argument("--out", required=True)

@@ -54,7 +54,8 @@ from mjenv.engine import state as S
 __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
-            "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4, "belief_net": None}
+            "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4, "belief_net": None, "temper": 1.0,
+            "liang_z": None}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -122,11 +123,11 @@ def parse_spec(spec: str) -> dict:
             out[key] = None if value in ("", "none", "None") else float(value)
         elif key in ("policy", "belief_net"):
             out[key] = value or None
-        elif key == "near":
+        elif key in ("near", "liang_z"):
             out[key] = None if value in ("", "none", "None") else _number(key, value)
         elif key == "belief":
             out[key] = None if value in ("", "none", "None") else _number(key, value)
-        elif key in ("z", "margin"):
+        elif key in ("z", "margin", "temper"):
             out[key] = _number(key, value)
         else:
             try:
@@ -168,7 +169,7 @@ class SearchAgent:
                  z: float = DEFAULTS["z"], budget_ms: float | None = DEFAULTS["budget_ms"], seed: int | None = 0, name: str = "search",
                  policy=DEFAULTS["policy"], near: float | None = DEFAULTS["near"], margin: float = DEFAULTS["margin"],
                  belief: float | None = DEFAULTS["belief"], pool: int = DEFAULTS["pool"], belief_net=DEFAULTS["belief_net"],
-                 **player_settings):
+                 temper: float = DEFAULTS["temper"], liang_z: float | None = DEFAULTS["liang_z"], **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
         if int(worlds) < 1:
@@ -205,6 +206,12 @@ class SearchAgent:
         self.belief = None if belief is None else float(belief)
         self.pool = int(pool)
         self.belief_net = None
+        if not 0 < float(temper) <= 1:
+            raise ValueError(f"temper: the power of the learned belief's weights, in (0, 1], got {temper}")
+        self.temper = float(temper)
+        if liang_z is not None and not float(liang_z) >= 0:
+            raise ValueError(f"liang_z: a number of standard errors >= 0 or None, got {liang_z}")
+        self.liang_z = None if liang_z is None else float(liang_z)
         if belief_net is not None:
             from agents.players.searchbelief import LearnedBelief
 
@@ -271,15 +278,21 @@ class SearchAgent:
         keys = np.asarray(keys, dtype=np.uint64).reshape(-1)
         st = engine.state
         wall_left = (st.back[tables] - st.front[tables]).astype(np.int64)
+        reveal = np.zeros(R, bool)  # a 亮倒 among the candidates: searched whatever ``near`` says, at ``liang_z``
+        if self.liang_z is not None:
+            lo = (cand >= A.LIANG) & (cand < A.LIANG + 34) & (np.arange(cand.shape[1])[None, :] < ncand[:, None])
+            reveal = lo.any(1)
         todo = [j for j in range(R)
-                if ncand[j] >= 2 and near[j] and self._kind_ok(int(st.phase[tables[j]])) and wall_left[j] >= self.min_wall]
+                if ncand[j] >= 2 and (near[j] or reveal[j]) and self._kind_ok(int(st.phase[tables[j]]))
+                and wall_left[j] >= self.min_wall]
         self.stats["decisions"] += R
         if todo:
             n = self.worlds
             if self.budget_ms is not None and self._cost_per_table:
                 mean_k = float(np.mean([ncand[j] for j in todo]))
                 n = int(max(1, min(n, self.budget_ms / 1e3 / (self._cost_per_table * mean_k))))
-            out_t = self._search(engine, tables, cand, ncand, todo, keys, n)
+            zs = [self.liang_z if reveal[j] else self.z for j in todo]
+            out_t = self._search(engine, tables, cand, ncand, todo, keys, n, zs)
             for j, a in zip(todo, out_t):
                 out[j] = a
             self.stats["searched"] += len(todo)
@@ -353,7 +366,7 @@ class SearchAgent:
             if weigh:  # keep n of the m worlds, in proportion to their weights under the belief
                 lik = np.ones(m)
                 if self.belief_net is not None:
-                    lik *= self.belief_net.weights(engine, b, s, w, np.arange(m))
+                    lik *= self.belief_net.weights(engine, b, s, w, np.arange(m), temper=self.temper)
                 if facts:
                     self._scratch = self._engine("_scratch", engine, m)
                     lik *= discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief)
@@ -391,26 +404,28 @@ class SearchAgent:
         self._cost_per_table = (time.process_time() - t0) / max(total, 1)
         return out
 
-    def _search(self, engine, tables, cand, ncand, todo, keys, n) -> list[int]:
-        """The best candidate of each decision ``todo`` (indices into ``tables``) over ``n`` worlds each."""
+    def _search(self, engine, tables, cand, ncand, todo, keys, n, zs=None) -> list[int]:
+        """The best candidate of each decision ``todo`` (indices into ``tables``) over ``n`` worlds each (``zs``: the
+        standard errors each must beat the player's move by; default ``z``)."""
         seeds = [int(mix(np.asarray([keys[j] ^ self._salt], dtype=np.uint64))[0]) for j in todo]
         values = self._values(engine, tables, cand, ncand, todo, seeds, n)
         out = []
-        for j, v in zip(todo, values):
-            c = 0 if v is None else self._pick(v)
+        for i, (j, v) in enumerate(zip(todo, values)):
+            c = 0 if v is None else self._pick(v, None if zs is None else zs[i])
             self.stats["changed"] += c != 0
             out.append(int(cand[j, c]))
         return out
 
-    def _pick(self, v: np.ndarray) -> int:
+    def _pick(self, v: np.ndarray, z: float | None = None) -> int:
         """The candidate to play from its values ``v [k, n]``: the best mean, but a candidate other than the player's
-        choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` standard errors plus
-        ``margin``."""
+        choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` (default the agent's)
+        standard errors plus ``margin``."""
+        z = self.z if z is None else z
         d = v[1:] - v[0]
         gain = d.mean(1)
-        if (self.z > 0 or self.margin > 0) and v.shape[1] > 1:
+        if (z > 0 or self.margin > 0) and v.shape[1] > 1:
             se = d.std(1, ddof=1) / np.sqrt(v.shape[1])
-            gain = np.where(gain > self.z * se + self.margin, gain, 0.0)
+            gain = np.where(gain > z * se + self.margin, gain, 0.0)
         best = int(np.argmax(gain))
         return best + 1 if gain[best] > 0 else 0
 

@@ -186,9 +186,9 @@ class LearnedBelief:
                 np.maximum(h, 0, out=h)
         return h.reshape(x.shape[0], x.shape[1]).sum(1).astype(np.float64)
 
-    def weights(self, engine, table: int, seat: int, worlds, rows, cap: float = 50.0) -> np.ndarray:
-        """float64 [len(rows)]: importance weights of the worlds (exp of the logit, its largest 1, the ratio capped
-        at ``cap``)."""
+    def weights(self, engine, table: int, seat: int, worlds, rows, cap: float = 50.0, temper: float = 1.0) -> np.ndarray:
+        """float64 [len(rows)]: importance weights of the worlds (exp of ``temper`` × the logit, its largest 1, the
+        ratio capped at ``cap``; ``temper`` < 1 flattens them: more distinct worlds kept)."""
         x = world_features(public_features(engine, table, seat), worlds, rows, seat)
-        lg = self.logits(x)
+        lg = temper * self.logits(x)
         return np.exp(np.maximum(lg - lg.max(), -np.log(cap)))
