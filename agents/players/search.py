@@ -55,7 +55,7 @@ __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
             "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4, "belief_net": None, "temper": 1.0,
-            "liang_z": None}
+            "liang_z": None, "belief_moves": "legal"}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -121,6 +121,8 @@ def parse_spec(spec: str) -> dict:
             out[key] = tuple(v for v in value.split("+") if v)
         elif key == "budget_ms":
             out[key] = None if value in ("", "none", "None") else float(value)
+        elif key == "belief_moves":
+            out[key] = value
         elif key in ("policy", "belief_net"):
             out[key] = value or None
         elif key in ("near", "liang_z"):
@@ -169,7 +171,8 @@ class SearchAgent:
                  z: float = DEFAULTS["z"], budget_ms: float | None = DEFAULTS["budget_ms"], seed: int | None = 0, name: str = "search",
                  policy=DEFAULTS["policy"], near: float | None = DEFAULTS["near"], margin: float = DEFAULTS["margin"],
                  belief: float | None = DEFAULTS["belief"], pool: int = DEFAULTS["pool"], belief_net=DEFAULTS["belief_net"],
-                 temper: float = DEFAULTS["temper"], liang_z: float | None = DEFAULTS["liang_z"], **player_settings):
+                 temper: float = DEFAULTS["temper"], liang_z: float | None = DEFAULTS["liang_z"],
+                 belief_moves: str = DEFAULTS["belief_moves"], **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
         if int(worlds) < 1:
@@ -212,6 +215,9 @@ class SearchAgent:
         if liang_z is not None and not float(liang_z) >= 0:
             raise ValueError(f"liang_z: a number of standard errors >= 0 or None, got {liang_z}")
         self.liang_z = None if liang_z is None else float(liang_z)
+        if belief_moves not in ("legal", "discard"):
+            raise ValueError(f"belief_moves: 'legal' or 'discard', got {belief_moves!r}")
+        self.belief_moves = belief_moves
         if belief_net is not None:
             from agents.players.searchbelief import LearnedBelief
 
@@ -369,7 +375,8 @@ class SearchAgent:
                     lik *= self.belief_net.weights(engine, b, s, w, np.arange(m), temper=self.temper)
                 if facts:
                     self._scratch = self._engine("_scratch", engine, m)
-                    lik *= discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief)
+                    lik *= discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief,
+                                           legal=self.belief_moves == "legal")
                 pick = resample(lik, n, (int(seed) >> 11) * 2.0**-53)
                 self.stats["weighted"] += 1
             for c in range(k):

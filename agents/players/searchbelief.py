@@ -9,9 +9,11 @@ agent (:mod:`agents.players.search`, ``belief=EPS``) uses to weight worlds:
   discard is the last tile of its river, and every discard since is still in a river (nothing was claimed since)
   and fewer than ``n − 1`` were made since (it has not drawn since);
 * :func:`discard_weights`: for every world, each such opponent's hand before that discard (its world hand plus the
-  tile, the rivers without that discard and the later ones) is put back on its turn in a scratch engine with every held tile's discard legal, and the policy that
-  rolls out decides; the world's likelihood is the product over those opponents of 1 where the policy discards the
-  tile it did, ``eps`` where it does not.
+  tile, the rivers without that discard and the later ones) is put back on its turn in a scratch engine, its legal
+  moves derived afresh (``legal``; or every held tile's discard only), and the compiled player decides; the world's
+  likelihood is the product over those opponents of 1 where the player makes the plain discard it did, ``eps``
+  where it does not — so a world in which an opponent that did not declare 亮倒 would have declared it is
+  unlikely.
 
 The search samples more worlds than it rolls out and keeps a weighted resample (``SearchAgent`` docstring).
 Reading only the acting seat's view: the opponents' hands used are the *world's* hands, never the true table's.
@@ -57,10 +59,12 @@ def last_discards(engine, table: int, seat: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def discard_weights(worlds, rows, facts, player, scratch, eps: float) -> np.ndarray:
+def discard_weights(worlds, rows, facts, player, scratch, eps: float, legal: bool = True) -> np.ndarray:
     """float64 [len(rows)]: each world's likelihood of the opponents' latest discards ``facts`` (from
     :func:`last_discards`) under ``player`` (``decide(engine, tables)``), ``eps`` per discard it would not make;
-    ``scratch`` is an engine of the same rules with at least ``len(rows)`` tables (overwritten)."""
+    ``scratch`` is an engine of the same rules with at least ``len(rows)`` tables (overwritten).  ``legal``: the
+    player chooses among every move the rules allowed then (its 亮倒, kongs and a self-drawn win included: a plain
+    discard where it would have revealed or won is one it would not make); else among the discards only."""
     rows = np.asarray(rows, dtype=np.int64)
     m = len(rows)
     w = np.ones(m)
@@ -85,11 +89,14 @@ def discard_weights(worlds, rows, facts, player, scratch, eps: float) -> np.ndar
         ss.drawn[idx] = -1
         ss.turns[idx, o] -= 1
         ss.claim_tile[idx] = -1
-        scratch.mask[idx] = False
-        scratch.mask[idx, A.DISCARD : A.DISCARD + 34] = ss.hand[idx, o] > 0
         if m < scratch.batch_size:
             scratch._b8[m:, S.O8_PHASE] = S.DONE
             scratch.mask[m:] = False
+        if legal:  # its legal moves then, 亮倒 and kongs included: a world where it would have revealed is unlikely
+            scratch.mask[idx] = scratch._compute_masks(idx)
+        else:
+            scratch.mask[idx] = False
+            scratch.mask[idx, A.DISCARD : A.DISCARD + 34] = ss.hand[idx, o] > 0
         choice = player.decide(scratch, idx)[idx]
         w *= np.where(choice == A.DISCARD + t, 1.0, eps)
     return w
