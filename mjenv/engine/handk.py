@@ -78,12 +78,16 @@ def tables() -> tuple[np.ndarray, np.ndarray]:
 # ----------------------------------------------------------------------------------- internals
 
 
+_POW5 = (1, 5, 25, 125, 625, 3125, 15625, 78125, 390625)  # 5 ** i, i < 9
+
+
 @njit(cache=True, inline="always")
 def _code(h, lo, hi):
-    """Base-5 code of the counts h[lo:hi] (Horner's rule, highest digit first)."""
+    """Base-5 code of the counts h[lo:hi] (digit i is h[lo + i]): a sum of independent products, which the core
+    computes in parallel (Horner's rule chains every digit on the one before)."""
     code = 0
-    for i in range(hi - 1, lo - 1, -1):
-        code = code * 5 + np.int64(h[i])
+    for i in range(hi - lo):
+        code += np.int64(h[lo + i]) * _POW5[i]
     return code
 
 
@@ -207,7 +211,7 @@ def discard_ready_bits(h, seven_pairs, keep, owned_keep, tabs):
         if h[d] == 0:
             continue
         comp = d // 9
-        step = np.int64(5) ** (d - 9 * comp)
+        step = np.int64(_POW5[d - 9 * comp])
         if comp == 0:
             bits = _bits_from_entries(np.int64(wait[k0 - step]), e1, e2, e3, total, seven_pairs)
         elif comp == 1:

@@ -73,11 +73,11 @@ def _own_turn_mask(E, b, m):
     count = 0
     last = -1
     if not rev:
-        for x in range(34):
-            if h[x] > 0:
-                m[x] = True
-                count += 1
-                last = x
+        for x in range(34):  # branch-free (the row is cleared): which tiles are held is not predictable
+            held = h[x] > 0
+            m[x] = held
+            count += held
+            last = x if held else last
         if cfg[C_LIANG] != 0:
             owned = scr[0]
             for x in range(34):
