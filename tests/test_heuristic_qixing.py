@@ -109,24 +109,34 @@ def test_cloning_the_advisor_needs_advice():
     from agents.script_args import ArgsError, parse_args
 
     args, _ = parse_args(train.Args, ["--config", "gejiu"], config_dir=train.CONFIG_DIR)
-    assert args.bc_teacher == "advisor" and args.advice_features == "heuristic-advice-v3" and args.departure_decisions == 0
+    assert args.bc_teacher == "advisor" and args.advice_features == "heuristic-advice-v3"
+    assert (args.departure_decisions, args.departure_scope, args.departure_features) == (28000, "win", "candidate-features-v2")
     train.check_args(args)
     with pytest.raises(ArgsError, match="bc_teacher advisor"):
-        train.check_args(dataclasses.replace(args, advice=False))
+        train.check_args(dataclasses.replace(args, advice=False, departure_decisions=0))
 
 
-def test_the_shipped_gejiu_checkpoint_plays_its_advisor():
-    """agents/checkpoints/gejiu-default.pt reads heuristic-advice-v3 and has no departure head: its network plays the
-    waiting advisor's move, and that advisor differs from heuristic-flush only by ``qixing_wait``."""
+def test_the_shipped_gejiu_checkpoint_plays_its_advisor_but_where_a_win_is_legal():
+    """agents/checkpoints/gejiu-default.pt reads heuristic-advice-v3 and carries a departure head of scope win over that
+    advisor: its network plays the waiting advisor's move (an advisor that differs from heuristic-flush only by
+    ``qixing_wait``), and where a win is legal the head plays that move or the other side of the win."""
     from agents import CHECKPOINT_DIR
+    from agents.players.departures import win_shortlist
 
     agent = make_agent(str(CHECKPOINT_DIR / "gejiu-default.pt"), "gejiu")
-    assert agent.features.version == "heuristic-advice-v3" and agent.departures is None
+    assert agent.features.version == "heuristic-advice-v3"
+    assert agent.departures.scope == "win" and agent.departures.features.advisor_set == "heuristic-advice-v3"
     advisor = agent.features.heuristic
     assert advisor._qixing_wait == 10 and advisor._bonus().tolist() == make_agent("heuristic-flush", "gejiu")._bonus().tolist()
-    seen = 0
+    assert agent.departures.features.advisor._qixing_wait == 10
+    seen = wins = 0
     for obs, mask in _states("gejiu", tables=16, steps=40, seed=5):
         live = np.flatnonzero(mask.any(1))
-        assert (agent.act(obs[live], mask[live]) == advisor.act(obs[live], mask[live])).all()
+        got, want = agent.act(obs[live], mask[live]), advisor.act(obs[live], mask[live])
+        win = mask[live, A.WIN]
+        assert (got[~win] == want[~win]).all()
+        cand, _ = win_shortlist(advisor, obs[live][win], mask[live][win])
+        assert ((got[win] == cand[:, 0]) | (got[win] == cand[:, 1])).all()
         seen += len(live)
-    assert seen > 0
+        wins += int(win.sum())
+    assert seen > 0 and wins > 0
