@@ -195,8 +195,8 @@ def test_search_over_a_policy_puts_its_move_first_and_searches_the_near_decision
 
 def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
     """``policy-search``: the search over ``kawuxing3-default.pt`` with the declared settings, through the registry
-    and the arena; a default checkpoint without a departure head (Gejiu's) and a variant without a shipped default
-    checkpoint are refused."""
+    and the arena; a default checkpoint whose departure head the compiled player cannot read (Gejiu's, of scope win)
+    and a variant without a shipped default checkpoint are refused."""
     import agents
     from agents import POLICY_SEARCH
 
@@ -206,7 +206,7 @@ def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
     quick = make_agent("policy-search:worlds=4", seed=2)
     res = play_duplicate([quick, make_agent("heuristic-flush")], "kawuxing3", walls=1, batch_size=6)
     assert len(res.records) == 6 and quick.stats["searched"] > 0
-    with pytest.raises(ValueError, match="no departure head"):
+    with pytest.raises(ValueError, match="its departure head reads 'candidate-features-v2' \\(scope 'win'\\)"):
         make_agent("policy-search", "gejiu")
     monkeypatch.setattr(agents, "CHECKPOINT_DIR", tmp_path)
     with pytest.raises(ValueError, match="no shipped kawuxing3-default.pt"):
