@@ -214,7 +214,8 @@ class Args:
     # [departures] stage 2b: the departure head (agents/training/departures.py)
     departure_decisions: int = 0
     """allseat: fit a departure head (agents/players/departures.py) on this many decisions of heuristic-flush self-play, each
-    candidate of the player's shortlist valued by rollouts in shared sampled worlds (0: no departure head)"""
+    candidate of the player's shortlist valued by rollouts in shared sampled worlds (scope win: this many win decisions
+    labelled by true-state rollouts; 0: no departure head)"""
     departure_labels: list[str] = field(default_factory=list)
     """label files (e.g. a run's departure_labels.npz, or agents.training.distill.save_labels files made with 3 candidates)
     to fit the departure head on instead of labelling afresh"""
