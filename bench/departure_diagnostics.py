@@ -24,6 +24,11 @@ Three measurements (docs/experiments/four-player.md, "Gejiu again", has them for
     python bench/departure_diagnostics.py calibration --variant gejiu --labels FILES --fit 108000 --sizes 13500 27000 54000
     python bench/departure_diagnostics.py calibration --variant gejiu --features candidate-features-v2 --labels FILES --fit 108000
     python bench/departure_diagnostics.py calibration --variant kawuxing4 --checkpoint agents/checkpoints/kawuxing4-default.pt --held FILES
+    python bench/departure_diagnostics.py calibration --variant gejiu --checkpoint agents/checkpoints/gejiu-default.pt --held WIN_FILES
+
+A checkpoint's head is read over its own advisor (``heuristic-advice-v3`` for Gejiu's); a head of scope ``win`` reads
+win labels (:func:`agents.training.departures.win_labels`, saved with :func:`agents.training.distill.save_labels`),
+whose seat-hands are counted in their ``meta``.
 """
 
 from __future__ import annotations
@@ -188,14 +193,19 @@ def calibration(a) -> None:
     first = 0 if a.held else a.fit
     if not a.held and first >= len(held["cand"]):
         raise SystemExit(f"calibration: --fit {a.fit} leaves none of the {len(held['cand'])} labels held out")
+    advisor = D.ADVISOR
     if a.checkpoint:
         import torch
 
-        a.features = torch.load(a.checkpoint, map_location="cpu", weights_only=False)["departures"]["features"]
-    hx, hg, hv = (v[first:] for v in DT.label_gains(held, a.variant, features=a.features))
+        part = torch.load(a.checkpoint, map_location="cpu", weights_only=False)["departures"]
+        a.features, advisor = part["features"], D.head_advisor(part)
+        if part.get("scope", "all") == "win" and held["meta"].get("scope") != "win":
+            raise SystemExit("calibration: a head of scope win reads win labels (agents.training.departures.win_labels)")
+    hx, hg, hv = (v[first:] for v in DT.label_gains(held, a.variant, features=a.features, advisor=advisor))
     nc = np.asarray(held["ncand"])[first:]
     meta = held["meta"]
-    per_seat_hand = len(held["cand"]) / (meta["label_prob"] * n_players(a.variant) * max(int(meta["hands"]), 1))
+    seat_hands = meta.get("seat_hands") or meta["label_prob"] * n_players(a.variant) * max(int(meta["hands"]), 1)
+    per_seat_hand = len(held["cand"]) / seat_hands
     fx = DT.label_gains(fit_set, a.variant, features=a.features) if fit_set is not None and not a.checkpoint else (None, None, None)
     sizes = [] if a.checkpoint else sorted(set(a.sizes or []) | {a.fit})
     runs = [("checkpoint", fitted_head(a))] if a.checkpoint else []

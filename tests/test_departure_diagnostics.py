@@ -60,3 +60,17 @@ def test_calibration_refuses_a_fit_that_leaves_nothing_held_out_and_a_checkpoint
         bench.main(["calibration", "--checkpoint", "agents/checkpoints/kawuxing4-default.pt"])
     with pytest.raises(SystemExit):
         bench.main(["truth", "--labels", label_file])  # a head needs --fit
+
+
+def test_calibration_reads_a_win_head_over_its_advisor_on_win_labels(label_file, tmp_path, capsys):
+    from agents.training.departures import win_labels
+
+    held = save_labels(tmp_path / "win.npz", win_labels("gejiu", decisions=40, seed=11, advisor="heuristic-advice-v3",
+                                                        chunk=150))
+    ckpt = "agents/checkpoints/gejiu-default.pt"  # the shipped Gejiu head: scope win over heuristic-advice-v3
+    assert bench.main(["calibration", "--variant", "gejiu", "--checkpoint", ckpt, "--held", str(held),
+                       "--tau", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "40 held-out decisions (40 alternatives)" in out and "tau 0: departs" in out
+    with pytest.raises(SystemExit, match="reads win labels"):
+        bench.main(["calibration", "--variant", "gejiu", "--checkpoint", ckpt, "--held", label_file])
