@@ -271,3 +271,31 @@ def test_search_with_a_belief_rolls_out_weighted_worlds_deterministically():
         make_agent("search:belief=2")
     with pytest.raises(ValueError, match="pool"):
         SearchAgent("kawuxing3", pool=0)
+
+
+def test_liang_z_searches_every_decision_with_a_reveal_candidate():
+    """``liang_z``: with ``near=0`` (no near decision) exactly the decisions whose candidates include a 亮倒 are
+    searched; a negative value is refused."""
+    ck = "kawuxing3-default.pt"
+    agent = make_agent(f"search:policy={ck},worlds=2,candidates=2,near=0,liang_z=0", seed=1)
+    eng = Engine("kawuxing3", 16, record_events=False)
+    eng.reset(seed=9)
+    fast = make_agent("fast").player
+    acts = np.zeros(16, np.int64)
+    seen = 0
+    for _ in range(80):
+        live = np.flatnonzero(~eng.done)
+        if not len(live):
+            break
+        cand, ncand, _ = agent._policy_order(eng, live)
+        lo = ((cand >= A.LIANG) & (cand < A.LIANG + 34) & (np.arange(2)[None, :] < ncand[:, None])).any(1)
+        want = int((lo & (ncand >= 2)).sum())
+        before = agent.stats["searched"]
+        agent.act(None, eng.mask[live], engine=eng, tables=live, keys=np.arange(len(live), dtype=np.uint64))
+        assert agent.stats["searched"] - before == want
+        seen += want
+        fast.decide(eng, out=acts)
+        eng.step(acts)
+    assert seen > 0
+    with pytest.raises(ValueError, match="liang_z"):
+        make_agent(f"search:policy={ck},liang_z=-1")
