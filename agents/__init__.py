@@ -13,7 +13,7 @@ Built-in names for :func:`make_agent`:
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``); in Yangzhou it credits the flush plan 5 steps and all triplets 4 (the heuristic: 3 and 3); elsewhere identical to ``heuristic``; docs/experiments/heuristic.md measures it |
 | ``fast`` | :class:`agents.players.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.players.fastplay` |
 | ``search`` | :class:`agents.players.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
-| ``policy-search`` | the same search over the variant's shipped ``<variant>-default.pt`` (its compiled improved player rolls out and its move is the one to beat), only at the decisions its departure head is unsure of: :data:`POLICY_SEARCH` (``near=0.1,worlds=64,candidates=2,z=1``); ``policy-search:worlds=128`` overrides; the strongest Kawuxing bot (docs/experiments/expert-iteration.md) |
+| ``policy-search`` | the same search over the variant's shipped ``<variant>-default.pt`` (its compiled improved player rolls out and its move is the one to beat), only at the decisions its departure head is unsure of and at every decision with a 亮倒 candidate: :data:`POLICY_SEARCH` (``near=0.1,worlds=64,candidates=2,z=1,liang_z=0``); ``policy-search:worlds=128`` overrides; the strongest Kawuxing bot (docs/experiments/expert-iteration.md) |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.players.policy.PolicyAgent` on a ``train.py`` checkpoint |
 | ``network:PATH`` | the same, refusing a checkpoint not recorded as network-only (one that reads advice or has a departure head) |
 | ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.players.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
@@ -61,7 +61,7 @@ from mjenv.rules import Rules
 __all__ = ["Agent", "ObsView", "BUILTIN", "POLICY_SEARCH", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
 
 BUILTIN = ("random", "heuristic", "heuristic-flush", "fast", "search", "policy-search")
-POLICY_SEARCH = {"near": 0.1, "worlds": 64, "candidates": 2, "z": 1.0}
+POLICY_SEARCH = {"near": 0.1, "worlds": 64, "candidates": 2, "z": 1.0, "liang_z": 0.0}
 """``policy-search``'s settings over ``<variant>-default.pt`` (declared test: docs/experiments/expert-iteration.md)."""
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 

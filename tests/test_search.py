@@ -203,6 +203,7 @@ def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
     agent = make_agent("policy-search")
     assert agent.policy.endswith("kawuxing3-default.pt") and (agent.near, agent.worlds, agent.candidates, agent.z) == (
         POLICY_SEARCH["near"], POLICY_SEARCH["worlds"], POLICY_SEARCH["candidates"], POLICY_SEARCH["z"])
+    assert agent.liang_z == POLICY_SEARCH["liang_z"] == 0.0
     quick = make_agent("policy-search:worlds=4", seed=2)
     res = play_duplicate([quick, make_agent("heuristic-flush")], "kawuxing3", walls=1, batch_size=6)
     assert len(res.records) == 6 and quick.stats["searched"] > 0
