@@ -37,6 +37,25 @@ _MASK64 = (1 << 64) - 1
 
 
 @njit(cache=True, nogil=True)
+def _mix(z):
+    """SplitMix64's output function: the scrambled 64-bit number of stream state ``z`` (uint64)."""
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True)
+def _legal_ids(row, legal):
+    """Write the legal action ids of mask ``row`` (bool ``[A]``) in id order into ``legal`` (int64 ``[A]``) and
+    return how many there are."""
+    c = 0
+    for a in range(row.shape[0]):  # branch-free: every id is written, only legal ones are kept
+        legal[c] = a
+        c += row[a]
+    return c
+
+
+@njit(cache=True, nogil=True)
 def random_legal_actions(mask, state, out):
     """Write a uniformly random legal action of every row of ``mask`` (bool ``[B, A]``) into ``out`` (int64 ``[B]``).
 
@@ -47,21 +66,13 @@ def random_legal_actions(mask, state, out):
     s = state[0]
     legal = np.empty(mask.shape[1], np.int64)
     for i in range(mask.shape[0]):
-        row = mask[i]
-        c = 0
-        for a in range(row.shape[0]):  # branch-free: every id is written, only legal ones are kept
-            legal[c] = a
-            c += row[a]
+        c = _legal_ids(mask[i], legal)
         if c == 0:
             out[i] = -1
             empty += 1
             continue
         s += _GOLDEN
-        z = s
-        z = (z ^ (z >> np.uint64(30))) * _MIX1
-        z = (z ^ (z >> np.uint64(27))) * _MIX2
-        z = z ^ (z >> np.uint64(31))
-        out[i] = legal[np.int64(z % np.uint64(c))]
+        out[i] = legal[np.int64(_mix(s) % np.uint64(c))]
     state[0] = s
     return empty
 
@@ -95,25 +106,14 @@ def table_legal_actions(mask, lo, hi, key, draws, out):
     empty = 0
     legal = np.empty(mask.shape[1], np.int64)
     for b in range(lo, hi):
-        row = mask[b]
-        c = 0
-        for a in range(row.shape[0]):  # branch-free: every id is written, only legal ones are kept
-            legal[c] = a
-            c += row[a]
+        c = _legal_ids(mask[b], legal)
         if c == 0:
             out[b] = -1
             empty += 1
             continue
-        z = key + np.uint64(b + 1) * _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _MIX1
-        z = (z ^ (z >> np.uint64(27))) * _MIX2
-        z = z ^ (z >> np.uint64(31))
         d = draws[b] + 1
         draws[b] = d
-        z = z + np.uint64(d) * _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * _MIX1
-        z = (z ^ (z >> np.uint64(27))) * _MIX2
-        z = z ^ (z >> np.uint64(31))
+        z = _mix(_mix(key + np.uint64(b + 1) * _GOLDEN) + np.uint64(d) * _GOLDEN)
         out[b] = legal[np.int64(z % np.uint64(c))]
     return empty
 
