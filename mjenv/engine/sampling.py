@@ -36,7 +36,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _MASK64 = (1 << 64) - 1
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)  # linked into its callers' cached code; no entry of its own
 def _mix(z):
     """SplitMix64's output function: the scrambled 64-bit number of stream state ``z`` (uint64)."""
     z = (z ^ (z >> np.uint64(30))) * _MIX1
@@ -44,7 +44,7 @@ def _mix(z):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, nogil=True)
+@njit(nogil=True)  # linked into its callers' cached code; no entry of its own
 def _legal_ids(row, legal):
     """Write the legal action ids of mask ``row`` (bool ``[A]``) in id order into ``legal`` (int64 ``[A]``) and
     return how many there are."""
