@@ -3,9 +3,10 @@
 Every configuration is an ``Engine(V, B, record_events=False, threads=T)`` playing random legal actions with
 finished tables re-dealt at once, in one of two loops (``--loop``):
 
-* ``fused`` (the default where the checkout has ``Engine.random_step``): one ``engine.random_step(sampler, seed=0)``
-  per step, which re-deals the finished tables, draws the actions (:class:`mjenv.engine.sampling.TableSampler`) and
-  steps, all inside each chunk of tables on the engine's threads (:mod:`mjenv.engine.autoplay`);
+* ``fused`` (the default where the checkout has ``Engine.random_step``): ``engine.random_step(sampler, seed=0,
+  steps=S)`` (``--steps``, default 8; an older checkout without ``steps``: one step a call), which re-deals the
+  finished tables, draws the actions (:class:`mjenv.engine.sampling.TableSampler`) and steps, ``S`` times, all inside
+  each chunk of tables on the engine's threads (:mod:`mjenv.engine.autoplay`);
 * ``classic`` (bench/throughput.py's ``engine:B``; an older checkout's only loop): ``engine.reset`` of the finished
   tables, :class:`mjenv.engine.sampling.ActionSampler` as users make it (its default threads, except on one thread
   where ``T = 1``; ``--threaded sampler``: ``threads=T``), ``engine.step``;
@@ -16,10 +17,12 @@ measured in turns for ``--seconds`` of wall time each, ``--passes`` times, media
 
 * **wall** — decisions per second of wall time (what a user waits for);
 * **CPU** — decisions per CPU second of the whole process (every thread's time: what the cores pay);
-* **speed-up** — wall rate ÷ the same B's ``threads=1`` wall rate, measured in the same passes;
+* **speed-up** — wall rate ÷ the same B's ``threads=1`` wall rate, measured in the same passes (medians of each), and
+  pass by pass (the median and range of each pass's ratio: a pass's two rows ran seconds apart);
 * **efficiency** — speed-up ÷ threads;
-* **fastest tenth** — decisions per wall second over the fastest tenth of the steps (the steps the machine's other
-  work did not interrupt), and its speed-up: on a loaded machine, what the threads give when the cores are free.
+* **fastest tenth** — decisions per wall second over the fastest tenth of the steps (of the calls, in the fused loop:
+  ``S`` steps each; those the machine's other work did not interrupt), and its speed-up: on a loaded machine, what the
+  threads give when the cores are free.
 
 The machine's load average is printed at each pass: a shared machine's other work takes cores from the threads,
 so compare the ratios of one run, never absolute figures across runs.  ``--trees OLD,NEW`` measures checkouts of
@@ -32,6 +35,7 @@ mjenv side by side (each in its own process, set up once; their passes alternate
     python bench/scaling.py --batches 4096 --serial redeal sampler   # those pieces on the calling thread
     python bench/scaling.py --batches 4096 --threaded sampler        # the sampler's rows cut over the engine's threads
     python bench/scaling.py --batches 4096 --loop classic            # reset + sample + step as three calls
+    python bench/scaling.py --batches 4096 --steps 1                 # the fused loop one step a call
 """
 
 from __future__ import annotations
@@ -54,7 +58,7 @@ def _fused(loop: str, obs: str) -> bool:
     return loop == "fused" or (loop == "auto" and obs == "none" and hasattr(Engine, "random_step"))
 
 
-def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = (), threaded: tuple = (),
+def _runner(variant: str, batch: int, threads: int, steps: int, obs: str, serial: tuple = (), threaded: tuple = (),
             loop: str = "auto"):
     """A warmed-up configuration and ``run(seconds)`` → (decisions, wall s, CPU s)."""
     from mjenv.encoding.compact import encoder_for
@@ -63,7 +67,7 @@ def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()
 
     eng = Engine(variant, batch, record_events=False, threads=threads)
     if _fused(loop, obs):
-        return _fused_runner(eng)
+        return _fused_runner(eng, steps)
     enc = None
     if obs != "none":
         enc = encoder_for(eng, obs_version="mjenv-obs-v2" if obs == "v2" else "mjenv-obs-v1")
@@ -111,11 +115,22 @@ def _runner(variant: str, batch: int, threads: int, obs: str, serial: tuple = ()
     return play
 
 
-def _fused_runner(eng):
-    """``run(seconds)`` of the fused loop (``Engine.random_step``) on a warmed-up engine."""
+def _fused_steps(steps: int) -> int:
+    """The steps a call of the fused loop plays in this checkout: ``steps``, or 1 where ``random_step`` has no
+    ``steps``."""
+    import inspect
+
+    from mjenv.engine.core import Engine
+
+    return steps if "steps" in inspect.signature(Engine.random_step).parameters else 1
+
+
+def _fused_runner(eng, steps: int):
+    """``run(seconds)`` of the fused loop (``Engine.random_step``, ``steps`` a call) on a warmed-up engine."""
     from mjenv.engine.sampling import TableSampler
 
     sampler = TableSampler(0, eng.batch_size)
+    many = {"steps": steps} if _fused_steps(steps) > 1 else {}
     eng.reset(seed=0)
     hands = np.zeros(eng.batch_size, np.int64)
 
@@ -125,7 +140,10 @@ def _fused_runner(eng):
         while True:
             t = time.perf_counter()
             d = eng.n_decisions
-            eng.random_step(sampler, seed=0)
+            if until_all_redealt:  # (one step a call: a hand that ends is seen in engine.done)
+                eng.random_step(sampler, seed=0)
+            else:
+                eng.random_step(sampler, seed=0, **many)
             now = time.perf_counter()
             steps.append((eng.n_decisions - d, now - t))
             if until_all_redealt:
@@ -140,11 +158,26 @@ def _fused_runner(eng):
     return play
 
 
+def _loop_name(loop: str, obs: str) -> str:
+    """This checkout's loop: ``classic``, ``fused`` (with ``steps``) or ``fused1`` (one step a call only)."""
+    if not _fused(loop, obs):
+        return "classic"
+    return "fused" if _fused_steps(2) == 2 else "fused1"
+
+
+def _label(loop: str, steps: int) -> str:
+    """A table row's name of loop ``loop`` (:func:`_loop_name`) at ``steps`` a call."""
+    if loop == "classic":
+        return "classic loop"
+    s = steps if loop == "fused" else 1
+    return f"fused loop, {s} step{'s' if s > 1 else ''} a call"
+
+
 def _serve(configs: list, obs: str, serial: tuple, threaded: tuple, loop: str) -> int:
     """One tree's process under ``--trees``: set every configuration up, say ``ready``, then for every line ``SECONDS``
     on stdin measure each configuration once and print their figures as one JSON line."""
     runners = [_runner(*c, obs, serial, threaded, loop) for c in configs]
-    print("ready " + ("fused" if _fused(loop, obs) else "classic"), flush=True)
+    print("ready " + _loop_name(loop, obs), flush=True)
     for line in sys.stdin:
         print(json.dumps([run(float(line)) for run in runners]), flush=True)
     return 0
@@ -186,10 +219,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="put the sampler on the engine's threads (its default since 2026-12-06 evening: one thread)")
     ap.add_argument("--loop", choices=("auto", "fused", "classic"), default="auto",
                     help="fused: Engine.random_step; classic: reset + sampler + step (auto: fused where it exists)")
+    ap.add_argument("--steps", type=int, nargs="+", default=[8],
+                    help="steps per random_step call in the fused loop (default 8; 1: one a call; several: side by side)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # internal: one tree's process (--trees)
     args = ap.parse_args(argv)
     if args.loop == "fused" and args.obs != "none":
         ap.error("--loop fused encodes no observations (--obs needs the classic loop)")
+    if min(args.steps) < 1:
+        ap.error("--steps must be at least 1")
     if 1 not in args.threads:
         ap.error("--threads must include 1 (the speed-ups are measured against it)")
     import mjenv
@@ -199,7 +236,9 @@ def main(argv: list[str] | None = None) -> int:
 
         TH.DEAL_MIN_TABLES = 1 << 40
     variants = list(mjenv.VARIANTS) if args.all_variants else [args.variant]
-    configs = [(v, b, t) for v in variants for b in args.batches for t in args.threads]
+    if not _fused(args.loop, args.obs):
+        args.steps = [1]  # (the classic loop steps once a call)
+    configs = [(v, b, t, s) for v in variants for b in args.batches for s in args.steps for t in args.threads]
     if args.serve:
         return _serve(configs, args.obs, tuple(args.serial), tuple(args.threaded), args.loop)
     given = args.trees.split(",") if args.trees else []
@@ -213,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     if trees == [None]:
         runners = {c: _runner(*c, args.obs, tuple(args.serial), tuple(args.threaded), args.loop) for c in configs}
         measure = {None: lambda seconds: [runners[c](seconds) for c in configs]}
-        loops = {None: "fused" if _fused(args.loop, args.obs) else "classic"}
+        loops = {None: _loop_name(args.loop, args.obs)}
     else:
         made = {tree: _tree_process(tree, argv if argv is not None else sys.argv[1:]) for tree in trees}
         measure = {tree: m for tree, (m, _) in made.items()}
@@ -229,32 +268,37 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for tree in trees:
         for c in configs:
-            v, b, t = c
-            fig, one = figures[tree, c], figures[tree, (v, b, 1)]
+            v, b, t, s = c
+            fig, one = figures[tree, c], figures[tree, (v, b, 1, s)]
             wall = statistics.median(d / w for d, w, _, _ in fig)
             cpu = statistics.median(d / u for d, _, u, _ in fig)
             base = statistics.median(d / w for d, w, _, _ in one)
             best = statistics.median(x[3] for x in fig)
             best_base = statistics.median(x[3] for x in one)
-            label = f"{v}, {loops[tree]} loop" if tree is None else f"{v} ({names[tree]}, {loops[tree]} loop)"
+            paired = [(d / w) / (d1 / w1) for (d, w, _, _), (d1, w1, _, _) in zip(fig, one)]  # pass by pass
+            loop = _label(loops[tree], s)
+            label = f"{v}, {loop}" if tree is None else f"{v} ({names[tree]}, {loop})"
             rows.append({"variant": label, "batch": b, "threads": t, "wall": wall, "cpu": cpu, "speedup": wall / base,
-                         "efficiency": wall / base / t, "best": best, "best_speedup": best / best_base})  # fmt: skip
+                         "efficiency": wall / base / t, "best": best, "best_speedup": best / best_base,
+                         "paired": statistics.median(paired), "paired_lo": min(paired), "paired_hi": max(paired)})  # fmt: skip
     obs = {"none": "engine", "v1": "engine + obs-v1", "v2": "engine + obs-v2"}[args.obs]
     load = f"load average {min(loads):.1f}–{max(loads):.1f} during the passes"
     if args.markdown:
         print(f"{obs}, {args.passes} passes of {args.seconds:g} s per configuration, medians; {load}\n")
         print("| variant | B | threads | decisions/s (wall) | decisions/s (CPU) | speed-up (wall) | efficiency "
-              "| fastest tenth of steps: decisions/s (wall) | its speed-up |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| fastest tenth of steps: decisions/s (wall) | its speed-up | speed-up pass by pass: median (range) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             print(f"| {r['variant']} | {r['batch']} | {r['threads']} | {r['wall']:,.0f} | {r['cpu']:,.0f} | "
-                  f"{r['speedup']:.2f}× | {r['efficiency']:.0%} | {r['best']:,.0f} | {r['best_speedup']:.2f}× |")
+                  f"{r['speedup']:.2f}× | {r['efficiency']:.0%} | {r['best']:,.0f} | {r['best_speedup']:.2f}× | "
+                  f"{r['paired']:.2f}× ({r['paired_lo']:.2f}–{r['paired_hi']:.2f}) |")
     else:
         print(f"{obs}; {load}")
         for r in rows:
-            print(f"{r['variant']:13s} B={r['batch']:5d} threads={r['threads']}: {r['wall']:12,.0f} dec/s wall "
+            print(f"{r['variant']:30s} B={r['batch']:5d} threads={r['threads']}: {r['wall']:12,.0f} dec/s wall "
                   f"{r['cpu']:12,.0f} dec/CPU-s  speed-up {r['speedup']:.2f}x  efficiency {r['efficiency']:.0%}  "
-                  f"fastest tenth {r['best']:12,.0f} dec/s ({r['best_speedup']:.2f}x)")
+                  f"fastest tenth {r['best']:12,.0f} dec/s ({r['best_speedup']:.2f}x)  pass by pass "
+                  f"{r['paired']:.2f}x ({r['paired_lo']:.2f}-{r['paired_hi']:.2f})")
     return 0
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import mjenv
+from mjenv.engine import autoplay
 from mjenv.engine import threads as TH
 from mjenv.engine.core import Engine
 from mjenv.engine.sampling import TableSampler, table_legal_actions
@@ -83,6 +84,68 @@ def test_random_step_threads_equal_one_thread(variant, small_shards):
         assert _equal(one, _fused(variant, batch, seed, 3, 150)), (variant, batch, 3)
 
 
+def _multi(variant, batch, seed, threads, steps, total, record_events=False):
+    """``total`` steps of the fused loop played ``steps`` at a time; a snapshot after every call (with the results and
+    sessions, and the events when recorded)."""
+    eng = Engine(variant, batch, threads=threads, record_events=record_events)
+    eng.reset(seed=seed)
+    sampler = TableSampler(seed + 1, batch)
+    snaps = []
+    for _ in range(total // steps):
+        eng.random_step(sampler, seed=seed, steps=steps)
+        snaps.append(_snapshot(eng, sampler))
+        snaps.append((list(eng.results), list(eng.sessions)))
+        if record_events:
+            snaps.append([list(eng.events[b]) for b in range(batch)])
+    return snaps
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Chunks of a few tables for calls of several steps, so that small batches run in many chunks on several
+    threads."""
+    monkeypatch.setattr(TH, "MIN_TABLES", 4)
+    monkeypatch.setattr(autoplay, "PLAY_TABLES", 8)
+    monkeypatch.setattr(autoplay, "PLAY_TAIL", 2)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_steps_equal_single_steps(variant, small_blocks):
+    """``steps=n`` plays what ``n`` calls of one step play (state, masks, money, results, sessions, decisions, draws
+    after every call), on one, two and three threads, for odd batch sizes cut into many chunks."""
+    total = 120
+    for batch, seed, runs in ((23, 2, ((1, 8), (2, 8), (3, 8), (2, 3))), (61, 4, ((1, 5), (2, 8), (3, 3)))):
+        one = _multi(variant, batch, seed, 1, 1, total)
+        for threads, steps in runs:
+            assert len(autoplay.play_bounds(batch, threads, steps)) > 3  # (several chunks)
+            got = _multi(variant, batch, seed, threads, steps, total)
+            want = [x for i in range(steps, total + 1, steps) for x in one[2 * i - 2 : 2 * i]]
+            assert _equal(want, got), (variant, batch, threads, steps)
+
+
+def test_random_steps_with_events_on_threads(small_blocks):
+    for variant in ("kawuxing3", "yangzhou"):
+        one = _multi(variant, 19, 5, 1, 1, 96, True)
+        got = _multi(variant, 19, 5, 3, 8, 96, True)
+        assert _equal([x for i in range(8, 97, 8) for x in one[3 * i - 3 : 3 * i]], got), variant
+
+
+def test_play_bounds():
+    """Chunks cover the tables once, in order: one step as the engine's other calls; several steps capped for the
+    cache, guided over the threads, the last ones small."""
+    for k, threads, steps in ((4096, 2, 8), (4096, 1, 8), (4096, 3, 4), (4096, 2, 1), (300, 2, 8), (23, 2, 8), (1, 3, 5)):
+        cuts = autoplay.play_bounds(k, threads, steps)
+        sizes = np.diff(cuts)
+        assert cuts[0] == 0 and cuts[-1] == k and (sizes > 0).all()
+        if steps == 1:
+            assert cuts == TH.bounds(k, threads)
+        else:
+            assert sizes.max() <= autoplay.PLAY_TABLES
+    many = np.diff(autoplay.play_bounds(4096, 2, 8))
+    assert many[-1] == autoplay.PLAY_TAIL and (np.diff(many) <= 0).all()
+    assert autoplay.play_bounds(23, 2, 8) == [0, 23]  # (too little work to hand over)
+
+
 def test_random_step_with_events_on_threads(small_shards):
     assert _equal(_fused("kawuxing3", 19, 5, 1, 120, True), _fused("kawuxing3", 19, 5, 3, 120, True))
     assert _equal(_fused("yangzhou", 19, 5, 1, 120, True), _fused("yangzhou", 19, 5, 3, 120, True))
@@ -123,6 +186,9 @@ def test_random_step_refuses_bad_input():
         eng.random_step(TableSampler(0, 5), seed=0)
     with pytest.raises(ValueError, match="seed"):
         eng.random_step(TableSampler(0, 4), seed="x")
+    for steps in (0, -2, True, 2.0, None):
+        with pytest.raises(ValueError, match="steps"):
+            eng.random_step(TableSampler(0, 4), seed=0, steps=steps)
     assert _equal(before, _snapshot(eng, TableSampler(0, 4)))
     with pytest.raises(ValueError, match="batch_size"):
         TableSampler(0, 0)

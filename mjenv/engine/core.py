@@ -516,13 +516,16 @@ class Engine:
         if k:
             self._run(k)
 
-    def random_step(self, sampler, *, seed: int) -> None:
+    def random_step(self, sampler, *, seed: int, steps: int = 1) -> None:
         """One step of random play with re-deals, in one pass over the tables' chunks on the engine's threads
         (:mod:`mjenv.engine.autoplay`): every finished table is dealt a new match (its ``j``-th such deal plays wall
         ``b + j × B`` of ``seed``, dealt by seat ``id mod n``; ``results[b]`` is None again), then every table's acting
         seat plays a uniformly random legal action drawn by ``sampler`` (a :class:`mjenv.engine.sampling.TableSampler`
-        of this batch size; the actions are left in ``sampler.actions``).  The same results for every thread count."""
-        autoplay.random_step(self, sampler, seed)
+        of this batch size; the actions are left in ``sampler.actions``).  ``steps=n`` plays ``n`` such steps in one
+        call, the same play as ``n`` calls, with one hand-over to the threads for all of them and each chunk of tables
+        kept in its core's cache across them (the faster loop on several threads: docs/benchmarks.md, "Threads").  The
+        same results for every thread count."""
+        autoplay.random_step(self, sampler, seed, steps)
 
     def _refuse(self, idx: np.ndarray, acts: np.ndarray) -> None:
         """Raise :class:`IllegalActionError` for the action the step's kernel call over tables ``idx`` with actions
