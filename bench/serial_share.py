@@ -17,6 +17,7 @@ compare them (``PYTHONPATH=/path/to/checkout python bench/serial_share.py``: it 
     python bench/serial_share.py                       # kawuxing3, B = 4096, 1,500 steps
     python bench/serial_share.py --variant gejiu --steps 3000
     python bench/serial_share.py --loop fused          # Engine.random_step: one pass over the chunks a step
+    python bench/serial_share.py --loop fused --per-call 8   # random_step(..., steps=8): one pass per 8 steps
 
 ``--loop fused`` plays ``Engine.random_step`` instead (:mod:`mjenv.engine.autoplay`: the re-deal, the draws and the
 step inside each chunk of tables) on one thread, cut into the chunks two threads would take, and reports the CPU time
@@ -156,8 +157,10 @@ def measure(variant: str, batch: int, steps: int) -> tuple[dict[str, float], flo
     return spent, loop(steps)
 
 
-def measure_fused(variant: str, batch: int, steps: int) -> tuple[dict[str, float], float]:
-    """As :func:`measure` for the fused loop (``Engine.random_step``), cut as on two threads."""
+def measure_fused(variant: str, batch: int, steps: int, per_call: int = 1) -> tuple[dict[str, float], float]:
+    """As :func:`measure` for the fused loop (``Engine.random_step``, ``per_call`` steps a call), cut as on two
+    threads."""
+    from mjenv.engine import autoplay as AP
     from mjenv.engine import threads as TH
     from mjenv.engine.core import Engine
     from mjenv.engine.sampling import TableSampler
@@ -166,8 +169,8 @@ def measure_fused(variant: str, batch: int, steps: int) -> tuple[dict[str, float
     sampler = TableSampler(0, batch)
     clock = time.process_time
     spent: dict[str, float] = {}
-    cuts = TH.bounds(batch, 2)
-    run_chunks, bounds = TH.run_chunks, TH.bounds
+    cuts = AP.play_bounds(batch, 2, per_call)
+    run_chunks, play_bounds = TH.run_chunks, AP.play_bounds
 
     def chunks(m, threads, chunk):  # the chunks of two threads, run here one after another
         t = clock()
@@ -183,14 +186,15 @@ def measure_fused(variant: str, batch: int, steps: int) -> tuple[dict[str, float
     eng.reset(seed=0)
     for _ in range(300):  # warm-up: every point of a hand, the entries loaded
         eng.random_step(sampler, seed=0)
-    TH.run_chunks, TH.bounds, eng._run = chunks, lambda k, t: cuts, booking
+    TH.run_chunks, AP.play_bounds, eng._run = chunks, lambda k, t, n: cuts, booking
+    many = {"steps": per_call} if per_call > 1 else {}
     try:
         t0 = clock()
-        for _ in range(steps):
-            eng.random_step(sampler, seed=0)
+        for _ in range(steps // per_call):  # (``steps``: a multiple of ``per_call``)
+            eng.random_step(sampler, seed=0, **many)
         total = clock() - t0
     finally:
-        TH.run_chunks, TH.bounds = run_chunks, bounds
+        TH.run_chunks, AP.play_bounds = run_chunks, play_bounds
     spent[OTHER] = total - spent.get(CHUNKS, 0.0) - spent.get(BOOKING, 0.0)
     return spent, total
 
@@ -207,12 +211,15 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--loop", choices=("classic", "fused"), default="classic",
                     help="classic: reset + sampler + step; fused: Engine.random_step")
+    ap.add_argument("--per-call", type=int, default=1, help="fused loop: steps per random_step call (its steps=)")
     args = ap.parse_args()
-    if args.batch < 1 or args.steps < 1:
-        ap.error("--batch and --steps must be >= 1")
+    if args.batch < 1 or args.steps < 1 or args.per_call < 1:
+        ap.error("--batch, --steps and --per-call must be >= 1")
     if args.loop == "fused":
-        spent, total = measure_fused(args.variant, args.batch, args.steps)
-        print(f"| {args.variant}, B = {args.batch}, random_step, one thread | CPU µs per step | share of the loop |")
+        args.steps = args.per_call * -(-args.steps // args.per_call)  # (whole calls)
+        spent, total = measure_fused(args.variant, args.batch, args.steps, args.per_call)
+        print(f"| {args.variant}, B = {args.batch}, random_step (steps={args.per_call}), one thread | CPU µs per step "
+              "| share of the loop |")
         print("|---|---:|---:|")
         for name in (CHUNKS, BOOKING, OTHER):
             print(f"| {name} | {1e6 * spent.get(name, 0.0) / args.steps:.1f} | {100 * spent.get(name, 0.0) / total:.1f} % |")
