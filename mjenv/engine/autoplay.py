@@ -102,6 +102,7 @@ def random_step(eng, sampler, seed: int, steps: int = 1) -> None:
     def chunk(w: int, i: int) -> None:
         lo, hi = cuts[i], cuts[i + 1]
         a, info = args[w], infos[w]
+        tables, row_acts, row_wait = everyone[lo:hi], acts[lo:hi], waiting[lo:hi]  # (views made once a call)
         for j in range(nxt[i], n):
             if logs:  # complete the held logs of the tables about to be dealt: their events are read from the old hand
                 for b in list(logs):  # (a copy: another chunk may pop its own tables meanwhile)
@@ -116,14 +117,14 @@ def random_step(eng, sampler, seed: int, steps: int = 1) -> None:
                         py_events[b] = []
                 if sessions:
                     eng.family.new_sessions(rows, dealers[lo : lo + k])
-                c = kern(K.MODE_ADVANCE, *a, dealt[lo : lo + k], none, waiting[lo:hi], info)
+                c = kern(K.MODE_ADVANCE, *a, dealt[lo : lo + k], none, row_wait, info)
                 if c:
                     if book(waiting[lo : lo + c], c) < c:  # a pending for Python: the calling thread goes on after it
                         counts[i], blocked[i], nxt[i] = c, 1, j
                         return
                     book_ended(waiting[lo : lo + c].copy())  # (every one ended: booked here)
             draw(mask, lo, hi, key, draws, acts)
-            c = kern(K.MODE_STEP, *a, everyone[lo:hi], acts[lo:hi], waiting[lo:hi], info)
+            c = kern(K.MODE_STEP, *a, tables, row_acts, row_wait, info)
             if info.item(1) >= 0:  # pragma: no cover - a drawn action is legal
                 raise RuntimeError(f"random_step drew an illegal action at table {lo + info.item(1)}")
             decided[i] += info.item(0)
