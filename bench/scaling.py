@@ -16,7 +16,8 @@ configurations live in this one process, warmed up first (compiled, tables sprea
 measured in turns for ``--seconds`` of wall time each, ``--passes`` times, medians reported:
 
 * **wall** — decisions per second of wall time (what a user waits for);
-* **CPU** — decisions per CPU second of the whole process (every thread's time: what the cores pay);
+* **CPU** — decisions per CPU second of the whole process (every thread's time: what the cores pay), and its ratio to
+  the same B's ``threads=1`` rate (below 1: the threads' hand-overs, or cores slower when both run);
 * **speed-up** — wall rate ÷ the same B's ``threads=1`` wall rate, measured in the same passes (medians of each), and
   pass by pass (the median and range of each pass's ratio: a pass's two rows ran seconds apart);
 * **efficiency** — speed-up ÷ threads;
@@ -276,27 +277,30 @@ def main(argv: list[str] | None = None) -> int:
             best = statistics.median(x[3] for x in fig)
             best_base = statistics.median(x[3] for x in one)
             paired = [(d / w) / (d1 / w1) for (d, w, _, _), (d1, w1, _, _) in zip(fig, one)]  # pass by pass
+            cpu_base = statistics.median(d / u for d, _, u, _ in one)
             loop = _label(loops[tree], s)
             label = f"{v}, {loop}" if tree is None else f"{v} ({names[tree]}, {loop})"
             rows.append({"variant": label, "batch": b, "threads": t, "wall": wall, "cpu": cpu, "speedup": wall / base,
                          "efficiency": wall / base / t, "best": best, "best_speedup": best / best_base,
-                         "paired": statistics.median(paired), "paired_lo": min(paired), "paired_hi": max(paired)})  # fmt: skip
+                         "cpu_ratio": cpu / cpu_base, "paired": statistics.median(paired), "paired_lo": min(paired), "paired_hi": max(paired)})  # fmt: skip
     obs = {"none": "engine", "v1": "engine + obs-v1", "v2": "engine + obs-v2"}[args.obs]
     load = f"load average {min(loads):.1f}–{max(loads):.1f} during the passes"
     if args.markdown:
         print(f"{obs}, {args.passes} passes of {args.seconds:g} s per configuration, medians; {load}\n")
-        print("| variant | B | threads | decisions/s (wall) | decisions/s (CPU) | speed-up (wall) | efficiency "
+        print("| variant | B | threads | decisions/s (wall) | decisions/s (CPU) | CPU rate ÷ one thread's | speed-up (wall) "
+              "| efficiency "
               "| fastest tenth of steps: decisions/s (wall) | its speed-up | speed-up pass by pass: median (range) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             print(f"| {r['variant']} | {r['batch']} | {r['threads']} | {r['wall']:,.0f} | {r['cpu']:,.0f} | "
+                  f"{r['cpu_ratio']:.2f} | "
                   f"{r['speedup']:.2f}× | {r['efficiency']:.0%} | {r['best']:,.0f} | {r['best_speedup']:.2f}× | "
                   f"{r['paired']:.2f}× ({r['paired_lo']:.2f}–{r['paired_hi']:.2f}) |")
     else:
         print(f"{obs}; {load}")
         for r in rows:
             print(f"{r['variant']:30s} B={r['batch']:5d} threads={r['threads']}: {r['wall']:12,.0f} dec/s wall "
-                  f"{r['cpu']:12,.0f} dec/CPU-s  speed-up {r['speedup']:.2f}x  efficiency {r['efficiency']:.0%}  "
+                  f"{r['cpu']:12,.0f} dec/CPU-s ({r['cpu_ratio']:.2f})  speed-up {r['speedup']:.2f}x  efficiency {r['efficiency']:.0%}  "
                   f"fastest tenth {r['best']:12,.0f} dec/s ({r['best_speedup']:.2f}x)  pass by pass "
                   f"{r['paired']:.2f}x ({r['paired_lo']:.2f}-{r['paired_hi']:.2f})")
     return 0
