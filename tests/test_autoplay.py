@@ -130,6 +130,38 @@ def test_random_steps_with_events_on_threads(small_blocks):
         assert _equal([x for i in range(8, 97, 8) for x in one[3 * i - 3 : 3 * i]], got), variant
 
 
+@pytest.mark.parametrize("variant", ["kawuxing3", "yangzhou", "liuwei"])
+def test_random_steps_stopped_by_a_pending(variant, small_blocks, monkeypatch):
+    """A chunk that meets a pending for Python stops there and the calling thread finishes it: the same play.  No
+    family leaves such a pending today, so the chunks' booking here says one of every few ended hands is one (it is
+    booked by ``Engine._run`` on the calling thread instead)."""
+    import itertools
+
+    made = []
+    real_init = Engine.__init__
+
+    def init(self, *a, **k):
+        real_init(self, *a, **k)
+        made.append(self)
+        real = self._book_numbers
+        calls = itertools.count()
+
+        def book(waiting, k, every=False):
+            ended = real(waiting, k, every)
+            if waiting is not self._waiting and ended and next(calls) % 3 == 0:  # (a chunk's call, not _run's)
+                return ended - 1
+            return ended
+
+        self._book_numbers = book
+
+    one = _multi(variant, 23, 6, 1, 1, 96)
+    monkeypatch.setattr(Engine, "__init__", init)
+    for threads, steps in ((1, 1), (2, 1), (2, 8), (3, 4)):
+        got = _multi(variant, 23, 6, threads, steps, 96)
+        assert _equal([x for i in range(steps, 97, steps) for x in one[2 * i - 2 : 2 * i]], got), (threads, steps)
+    assert made and all(e._book_numbers.__name__ == "book" for e in made)
+
+
 def test_play_bounds():
     """Chunks cover the tables once, in order: one step as the engine's other calls; several steps capped for the
     cache, guided over the threads, the last ones small."""
