@@ -71,9 +71,15 @@ def record(a) -> None:
                          near=None if a.near < 0 else a.near)
     head = search.player
     bsearch = None
-    if a.belief is not None or a.belief_net:  # the same search with the belief's weighted worlds (its own engines)
+    if a.oracle:  # a diagnostic ceiling: worlds filtered by a fact of the TRUE hands (never a playable belief)
+        bsearch = _oracle_search(a.oracle, a.oracle_eps)(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed,
+                                                          policy=a.policy, belief=a.belief, pool=a.pool, keep=a.keep,
+                                                          belief_depth=a.belief_depth)
+        bsearch.player = head
+    elif a.belief is not None or a.belief_net:  # the same search with the belief's weighted worlds (its own engines)
         bsearch = SearchAgent(a.variant, None, candidates=K, worlds=a.worlds, seed=a.seed, policy=a.policy,
-                              belief=a.belief, pool=a.pool, belief_net=a.belief_net, temper=a.temper)
+                              belief=a.belief, pool=a.pool, belief_net=a.belief_net, temper=a.temper,
+                              belief_depth=a.belief_depth, keep=a.keep)
         bsearch.player = head
     tables = 64
     eng = Engine(a.variant, tables, options=search.opts, record_events=False)
@@ -143,6 +149,46 @@ def record(a) -> None:
                         prob=a.prob, near=a.near, choices=n_choice,
                         cpu_s=time.process_time() - t0, policy=str(a.policy))
     print(f"{count:,} decisions ({hands:,} hands, {skipped} skipped) in {time.process_time() - t0:.0f} CPU s -> {a.out}")
+
+
+def hand_facts(hands, n_melds, what: str) -> np.ndarray:
+    """int64 [N, 35]: per concealed hand (``hands`` [N, 34]), what the oracle filter compares: ``ready`` (shanten
+    0 or less), ``shanten`` (capped at 3), ``waits`` (ready, and for a ready hand its winning kinds)."""
+    from mjenv.encoding.shanten import ukeire
+
+    sh, _, imp = ukeire(np.asarray(hands, np.int8), np.asarray(n_melds), np.full((len(hands), 34), 4))
+    out = np.zeros((len(hands), 35), np.int64)
+    if what == "shanten":
+        out[:, 0] = np.minimum(sh, 3)
+    else:
+        out[:, 0] = sh <= 0
+        if what == "waits":
+            out[:, 1:] = imp & (sh <= 0)[:, None]
+    return out
+
+
+def _oracle_search(what: str, eps: float):
+    """A :class:`SearchAgent` subclass whose pooled worlds are weighted 1 where every opponent's hand has the true
+    hand's ``what`` (:func:`hand_facts`), ``eps`` elsewhere (times its own belief's weights if it has one): how
+    much a belief that knew that fact would be worth.  It reads the true table: a bench diagnostic only."""
+    from agents.players.search import SearchAgent
+
+    class OracleSearch(SearchAgent):
+        def _weighs(self, facts) -> bool:
+            return self.pool >= 2
+
+        def _world_weights(self, engine, b, s, w, m, facts, seed):
+            lik = super()._world_weights(engine, b, s, w, m, facts, seed)
+            st, ws = engine.state, w.state
+            for o in range(engine.n):
+                if o == s:
+                    continue
+                truth = hand_facts(st.hand[b : b + 1, o], st.n_melds[b : b + 1, o], what)
+                got = hand_facts(ws.hand[:m, o], ws.n_melds[:m, o], what)
+                lik *= np.where((got == truth).all(1), 1.0, eps)
+            return lik
+
+    return OracleSearch
 
 
 def hands_true(eng, b: int, seat: int, cand, m: int, roll, player, seed) -> np.ndarray:
@@ -258,6 +304,13 @@ def main(argv=None) -> int:
     r.add_argument("--belief", type=float, default=None,
                    help="also record the values in the belief's worlds (SearchAgent belief=EPS, pool=--pool)")
     r.add_argument("--pool", type=int, default=4)
+    r.add_argument("--oracle", default=None, choices=["ready", "shanten", "waits"],
+                   help="diagnostic: weight pooled worlds by whether the opponents' hands share this fact of the TRUE "
+                        "hands (--oracle_eps elsewhere); recorded as the belief's values")
+    r.add_argument("--oracle_eps", type=float, default=0.01)
+    r.add_argument("--keep", default="resample", help="how the belief keeps its worlds (SearchAgent keep)")
+    r.add_argument("--belief_depth", type=int, default=1,
+                   help="discards per opponent the belief reads (SearchAgent belief_depth; 1: the latest only)")
     r.add_argument("--belief_net", default=None, help="also (or with --belief) weight by this learned belief")
     r.add_argument("--temper", type=float, default=1.0)
     r.add_argument("--only_belief", action="store_true",

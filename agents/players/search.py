@@ -47,7 +47,7 @@ import numpy as np
 
 from agents.players.fastplay import FastPlayer
 from agents.players.keyrng import mix, salt_of
-from agents.players.searchbelief import discard_weights, last_discards, resample
+from agents.players.searchbelief import discard_weights, distinct, history_discards, last_discards, resample
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 
@@ -55,7 +55,7 @@ __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
             "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4, "belief_net": None, "temper": 1.0,
-            "liang_z": None, "belief_moves": "legal"}
+            "liang_z": None, "belief_moves": "legal", "belief_depth": 1, "keep": "resample"}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -121,7 +121,7 @@ def parse_spec(spec: str) -> dict:
             out[key] = tuple(v for v in value.split("+") if v)
         elif key == "budget_ms":
             out[key] = None if value in ("", "none", "None") else float(value)
-        elif key == "belief_moves":
+        elif key in ("belief_moves", "keep"):
             out[key] = value
         elif key in ("policy", "belief_net"):
             out[key] = value or None
@@ -172,7 +172,8 @@ class SearchAgent:
                  policy=DEFAULTS["policy"], near: float | None = DEFAULTS["near"], margin: float = DEFAULTS["margin"],
                  belief: float | None = DEFAULTS["belief"], pool: int = DEFAULTS["pool"], belief_net=DEFAULTS["belief_net"],
                  temper: float = DEFAULTS["temper"], liang_z: float | None = DEFAULTS["liang_z"],
-                 belief_moves: str = DEFAULTS["belief_moves"], **player_settings):
+                 belief_moves: str = DEFAULTS["belief_moves"], belief_depth: int = DEFAULTS["belief_depth"],
+                 keep: str = DEFAULTS["keep"], **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
         if int(worlds) < 1:
@@ -218,6 +219,12 @@ class SearchAgent:
         if belief_moves not in ("legal", "discard"):
             raise ValueError(f"belief_moves: 'legal' or 'discard', got {belief_moves!r}")
         self.belief_moves = belief_moves
+        if int(belief_depth) < 1:
+            raise ValueError(f"belief_depth: discards per opponent the belief reads, at least 1, got {belief_depth}")
+        self.belief_depth = int(belief_depth)
+        if keep not in ("resample", "distinct"):
+            raise ValueError(f"keep: 'resample' or 'distinct', got {keep!r}")
+        self.keep = keep
         if belief_net is not None:
             from agents.players.searchbelief import LearnedBelief
 
@@ -357,8 +364,9 @@ class SearchAgent:
             s = int(engine.state.actor[b])
             k = int(ncand[j])
             seats.append(s)
-            facts = [] if self.belief is None or self.pool < 2 else last_discards(engine, b, s)
-            weigh = bool(facts) or (self.belief_net is not None and self.pool >= 2)
+            facts = ([] if self.belief is None or self.pool < 2 else last_discards(engine, b, s)
+                     if self.belief_depth == 1 else history_discards(engine, b, s, self.belief_depth))
+            weigh = self._weighs(facts)
             m = n * self.pool if weigh else n
             try:
                 w = engine.sample_worlds(b, s, m, seed=int(seed), out=self._worlds.get(m))
@@ -370,14 +378,9 @@ class SearchAgent:
             self._worlds[m] = w
             pick = src
             if weigh:  # keep n of the m worlds, in proportion to their weights under the belief
-                lik = np.ones(m)
-                if self.belief_net is not None:
-                    lik *= self.belief_net.weights(engine, b, s, w, np.arange(m), temper=self.temper)
-                if facts:
-                    self._scratch = self._engine("_scratch", engine, m)
-                    lik *= discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief,
-                                           legal=self.belief_moves == "legal")
-                pick = resample(lik, n, (int(seed) >> 11) * 2.0**-53)
+                lik = self._world_weights(engine, b, s, w, m, facts, int(seed))
+                pick = (resample(lik, n, (int(seed) >> 11) * 2.0**-53) if self.keep == "resample" else
+                        distinct(lik, n, int(seed)))
                 self.stats["weighted"] += 1
             for c in range(k):
                 rows = np.arange(base + c * n, base + (c + 1) * n)
@@ -389,6 +392,22 @@ class SearchAgent:
             roll._b8[base:, S.O8_PHASE] = S.DONE
             roll.mask[base:] = False
         return roll, acts, seats, blocks
+
+    def _weighs(self, facts) -> bool:
+        """Whether a decision's worlds are pooled and weighted (a belief with facts to read, or a learned one)."""
+        return bool(facts) or (self.belief_net is not None and self.pool >= 2)
+
+    def _world_weights(self, engine, b: int, s: int, w, m: int, facts, seed: int) -> np.ndarray:
+        """float64 [m]: the belief's weight of each of the ``m`` worlds ``w`` sampled for seat ``s`` at table ``b``
+        (the learned belief's odds times the likelihood of the opponents' discards ``facts``)."""
+        lik = np.ones(m)
+        if self.belief_net is not None:
+            lik *= self.belief_net.weights(engine, b, s, w, np.arange(m), temper=self.temper)
+        if facts:
+            self._scratch = self._engine("_scratch", engine, m)
+            lik *= discard_weights(w, np.arange(m), facts, self._belief_player(), self._scratch, self.belief,
+                                   legal=self.belief_moves == "legal", seed=seed)
+        return lik
 
     def _belief_player(self):
         """The player whose discards the belief's likelihood reads: the compiled ``heuristic-flush`` core (the

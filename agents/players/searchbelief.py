@@ -26,7 +26,10 @@ import numpy as np
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 
-__all__ = ["last_discards", "discard_weights", "resample"]
+TSUMO = 64.0
+"""How much likelier a later discard is than a held tile to have been drawn since (:func:`past_hands`)."""
+
+__all__ = ["last_discards", "history_discards", "past_hands", "discard_weights", "distinct", "resample"]
 
 
 def last_discards(engine, table: int, seat: int) -> list[tuple[int, int, int]]:
@@ -59,12 +62,16 @@ def last_discards(engine, table: int, seat: int) -> list[tuple[int, int, int]]:
     return out
 
 
-def discard_weights(worlds, rows, facts, player, scratch, eps: float, legal: bool = True) -> np.ndarray:
-    """float64 [len(rows)]: each world's likelihood of the opponents' latest discards ``facts`` (from
-    :func:`last_discards`) under ``player`` (``decide(engine, tables)``), ``eps`` per discard it would not make;
-    ``scratch`` is an engine of the same rules with at least ``len(rows)`` tables (overwritten).  ``legal``: the
-    player chooses among every move the rules allowed then (its 亮倒, kongs and a self-drawn win included: a plain
-    discard where it would have revealed or won is one it would not make); else among the discards only."""
+def discard_weights(worlds, rows, facts, player, scratch, eps: float, legal: bool = True, seed=0,
+                    tsumo: float = TSUMO) -> np.ndarray:
+    """float64 [len(rows)]: each world's likelihood of the opponents' discards ``facts`` (from
+    :func:`last_discards` or :func:`history_discards`) under ``player`` (``decide(engine, tables)``), ``eps`` per
+    discard it would not make; ``scratch`` is an engine of the same rules with at least ``len(rows)`` tables
+    (overwritten).  ``legal``: the player chooses among every move the rules allowed then (its 亮倒, kongs and a
+    self-drawn win included: a plain discard where it would have revealed or won is one it would not make); else
+    among the discards only.  A fact with later discards (``history_discards``) puts the opponent back with its
+    world hand plus those discards less as many tiles drawn since, drawn per world from ``seed``
+    (:func:`past_hands`)."""
     rows = np.asarray(rows, dtype=np.int64)
     m = len(rows)
     w = np.ones(m)
@@ -72,22 +79,31 @@ def discard_weights(worlds, rows, facts, player, scratch, eps: float, legal: boo
         return w
     idx = np.arange(m)
     ss = scratch.state
-    for o, t, tau in facts:
+    rng = np.random.default_rng([int(seed) & (2**63 - 1), 7301])
+    src = worlds.state
+    for fact in facts:
+        o, t, tau = fact[:3]
+        later = fact[3] if len(fact) > 3 else ()
         scratch._b8[:m] = worlds._b8[rows]  # the packed state is all the players read
         scratch._b16[:m] = worlds._b16[rows]
-        ss.hand[idx, o, t] += 1
+        ss.hand[idx, o] = past_hands(src.hand[rows, o], t, later, rng, tsumo)
+        since = 0
         for a in range(worlds.n):  # the rivers as they were: that discard and the later ones taken back
-            k = int(worlds.state.river_len[rows[0], a])
-            later = int((worlds.state.river_time[rows[0], a, :k] >= tau).sum())
-            if later:
-                ss.river[idx, a, k - later : k] = -1
-                ss.river_len[idx, a] = k - later
+            k = int(src.river_len[rows[0], a])
+            back = int((src.river_time[rows[0], a, :k] >= tau).sum())
+            since += back
+            if back:
+                ss.river[idx, a, k - back : k] = -1
+                ss.river_len[idx, a] = k - back
+                ss.turns[idx, a] -= back
+        if later:  # the live wall as it was: one tile drawn before each discard since (no claim since: facts)
+            drew = since - 1 + int(src.phase[rows[0]] == S.TURN)
+            ss.front[idx] = np.maximum(src.front[rows] - drew, 0)
         ss.n_discards[idx] = tau
         ss.cur[idx] = o
         ss.actor[idx] = o
         ss.phase[idx] = S.TURN
         ss.drawn[idx] = -1
-        ss.turns[idx, o] -= 1
         ss.claim_tile[idx] = -1
         if m < scratch.batch_size:
             scratch._b8[m:, S.O8_PHASE] = S.DONE
@@ -100,6 +116,90 @@ def discard_weights(worlds, rows, facts, player, scratch, eps: float, legal: boo
         choice = player.decide(scratch, idx)[idx]
         w *= np.where(choice == A.DISCARD + t, 1.0, eps)
     return w
+
+
+def history_discards(engine, table: int, seat: int, depth: int) -> list[tuple[int, int, int, tuple[int, ...]]]:
+    """``[(opponent, tile, time, later)]``: up to ``depth`` latest discards of each opponent of ``seat`` at ``table``
+    whose hand then follows from its hand now, its discards since (``later``, in order) and as many tiles drawn
+    since: public facts, the same in every world of the table.  A fact needs no claim since it (every discard made
+    since is still in a river), the opponent not revealed, not drawn since its latest discard, and no concealed or
+    added kong of its (made at a time the state does not keep) unless the fact is its latest discard; the discard
+    right after a claim is left out (no draw before it).  ``depth`` 1: those of :func:`last_discards`' facts that
+    meet these conditions."""
+    if int(depth) < 1:
+        raise ValueError(f"depth: discards per opponent, at least 1, got {depth}")
+    st = engine.state
+    b, n = int(table), engine.n
+    latest = int(st.n_discards[b]) - 1
+    if latest < 0 or int(st.phase[b]) not in (S.TURN, S.CLAIMED, S.CLAIM):
+        return []
+    present = set()
+    for a in range(n):
+        present.update(int(x) for x in st.river_time[b, a, : int(st.river_len[b, a])])
+    gaps = [x for x in range(latest + 1) if x not in present]
+    first = gaps[-1] + 2 if gaps else 0  # discards after the latest claim (and not the claimer's first after it)
+    out = []
+    for o in range(n):
+        if o == seat or bool(st.revealed[b, o]):
+            continue
+        k = int(st.river_len[b, o])
+        if k == 0:
+            continue
+        times = [int(x) for x in st.river_time[b, o, :k]]
+        tiles = [int(x) for x in st.river[b, o, :k]]
+        if latest - times[-1] > n - 2 or times[-1] < first:
+            continue  # it has drawn since its latest discard, or a claim came after it
+        kinds = st.meld_kind[b, o, : int(st.n_melds[b, o])]
+        deep = 1 if np.isin(kinds, (S.ADDED_KONG, S.CONCEALED_KONG)).any() else int(depth)
+        for i in range(k - 1, max(k - 1 - deep, -1), -1):
+            if times[i] < first:
+                break
+            out.append((o, tiles[i], times[i], tuple(tiles[i + 1 :])))
+    return out
+
+
+def past_hands(hands, tile: int, later, rng, tsumo: float = TSUMO) -> np.ndarray:
+    """int8 [m, 34]: per world, an opponent's hand before its discard of ``tile``, from its hand now ``hands``
+    [m, 34] and its discards since ``later``: the hand now plus ``later``, less ``len(later)`` tiles drawn since,
+    plus ``tile``.  The tiles drawn since are drawn per world (``rng``) without replacement from the hand now and
+    ``later``, a tile of ``later`` ``tsumo`` times as likely as one of the hand (a drawn tile is often the next
+    discard)."""
+    h = np.asarray(hands).astype(np.int64)
+    if h.ndim != 2 or h.shape[1] != 34 or (h < 0).any():
+        raise ValueError("past_hands: hands must be counts [m, 34] >= 0")
+    if not tsumo > 0:
+        raise ValueError(f"past_hands: tsumo must be > 0, got {tsumo}")
+    m, L = len(h), len(later)
+    size = int(h[0].sum()) if m else 0
+    if (h.sum(1) != size).any():
+        raise ValueError("past_hands: every world's hand must hold the same number of tiles")
+    out = h.copy()
+    out[:, int(tile)] += 1
+    if not L or not m:
+        return out.astype(np.int8)
+    cum = np.cumsum(h, 1)  # position p of a hand holds the first kind whose count sum exceeds p
+    kind = np.concatenate([(cum[:, :, None] <= np.arange(size)[None, None, :]).sum(1),
+                           np.broadcast_to(np.asarray(later, np.int64), (m, L))], 1)  # [m, size + L]
+    wts = np.concatenate([np.ones(size), np.full(L, float(tsumo))])
+    keys = np.log(rng.random((m, size + L))) / wts  # weighted sampling without replacement (Efraimidis-Spirakis)
+    kept = np.take_along_axis(kind, np.argsort(-keys, 1)[:, L:], 1)  # the tiles not drawn since
+    out = np.zeros_like(h)
+    np.add.at(out, (np.repeat(np.arange(m), size), kept.ravel()), 1)
+    out[:, int(tile)] += 1
+    return out.astype(np.int8)
+
+
+def distinct(weights: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """int64 [n]: ``n`` distinct indices drawn without replacement, each draw in proportion to the ``weights`` of
+    those left (Efraimidis-Spirakis keys from ``seed``; zero weights come last, in index order): worlds kept by the
+    belief without the repeats of :func:`resample`, which cost the search distinct worlds."""
+    w = np.asarray(weights, np.float64)
+    if w.ndim != 1 or not 0 < int(n) <= len(w) or (w < 0).any() or not np.isfinite(w).all():
+        raise ValueError(f"distinct: need 1 <= n <= len(weights) and finite weights >= 0, got n={n}, {len(w)} weights")
+    u = np.random.default_rng([int(seed) & (2**63 - 1), 7302]).random(len(w))
+    with np.errstate(divide="ignore"):
+        keys = np.where(w > 0, np.log(u) / np.where(w > 0, w, 1.0), -np.inf)
+    return np.argsort(-keys, kind="stable")[: int(n)].astype(np.int64)
 
 
 def resample(weights: np.ndarray, n: int, u: float) -> np.ndarray:
