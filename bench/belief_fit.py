@@ -9,6 +9,12 @@ estimates log p(hands | view) / p_sampler(hands | view): the importance weight o
 of the decisions is held out; the script prints its loss and how often the true hands outscore a sampled world.
 
     python bench/belief_fit.py --decisions 60000 --seed 7200 --out /work/learn-data/search14/belief.npz
+
+With ``--target shanten`` it fits the readiness head instead (:class:`agents.players.searchbelief.ReadinessBelief`):
+each opponent's public row at each decision, labelled with the shanten class of its true hand (ready or better,
+1, 2, 3 or more), a softmax MLP; the last tenth held out.
+
+    python bench/belief_fit.py --target shanten --decisions 80000 --seed 7300 --out readiness-7300.npz
 """
 
 from __future__ import annotations
@@ -54,6 +60,78 @@ def generate(a):
         eng.step(acts)
         nxt, _ = eng.deal_next_walls(a.seed, nxt)
     return np.stack(pos)[: a.decisions], np.stack(neg)[: a.decisions]
+
+
+def generate_shanten(a):
+    """``(x [N * (n-1), F], y [N * (n-1)])``: each opponent's public row (the concealed block zero) at ``a.decisions``
+    decisions and the shanten class of its true hand (``--target shanten``)."""
+    from agents.players.fasthead import FastHeadPlayer
+    from agents.players.searchbelief import public_features, shanten_class
+    from mjenv.engine import state as S
+    from mjenv.engine.core import Engine
+
+    head = FastHeadPlayer(a.policy)
+    B = 128
+    eng = Engine("kawuxing3", B, options=head.opts, record_events=False)
+    st = eng.state
+    eng.reset(seed=a.seed, table_ids=np.arange(B), dealer=np.arange(B) % eng.n)
+    rng = np.random.default_rng([a.seed, 7301])
+    xs, ys = [], []
+    nxt, count = B, 0
+    while count < a.decisions:
+        live = np.flatnonzero(st.phase != S.DONE)
+        acts = head.decide(eng, live)
+        for b in live[rng.random(len(live)) < a.prob]:
+            s = int(st.actor[b])
+            opp = [(s + 1 + i) % eng.n for i in range(eng.n - 1)]
+            xs.append(public_features(eng, int(b), s))
+            ys.append(shanten_class(st.hand[b, opp], st.n_melds[b, opp]))
+            count += 1
+        eng.step(acts)
+        nxt, _ = eng.deal_next_walls(a.seed, nxt)
+    x, y = np.concatenate(xs[: a.decisions]), np.concatenate(ys[: a.decisions])
+    return x, y
+
+
+def fit_shanten(a, x, y):
+    """Fit the readiness head (softmax MLP, torch, one thread) on the first nine tenths; prints the held-out loss
+    against the class frequencies' and its accuracy; returns the layers as numpy pairs."""
+    import torch
+
+    from agents.players.searchbelief import SHANTEN_CLASSES
+
+    torch.set_num_threads(1)
+    torch.manual_seed(a.fit_seed)
+    N, F = x.shape
+    cut = int(N * 0.9)
+    net = torch.nn.Sequential(torch.nn.Linear(F, a.hidden), torch.nn.ReLU(), torch.nn.Linear(a.hidden, 64),
+                              torch.nn.ReLU(), torch.nn.Linear(64, SHANTEN_CLASSES))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3, weight_decay=1e-5)
+    X, Y = torch.from_numpy(x), torch.from_numpy(y)
+    freq = np.bincount(y[:cut], minlength=SHANTEN_CLASSES) / cut
+    prior = float(-np.log(freq[y[cut:]]).mean())
+    ce = torch.nn.functional.cross_entropy
+    for ep in range(a.epochs):
+        perm = torch.randperm(cut)
+        tot = 0.0
+        for i in range(0, cut, 256):
+            idx = perm[i : i + 256]
+            loss = ce(net(X[idx]), Y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tot += float(loss.detach()) * len(idx)
+        with torch.no_grad():
+            out = net(X[cut:])
+            hl = float(ce(out, Y[cut:]))
+            acc = float((out.argmax(1) == Y[cut:]).float().mean())
+            ready = out.softmax(1)[:, 0].numpy()
+        yt = y[cut:] == 0
+        print(f"epoch {ep + 1}: train loss {tot / cut:.4f}, held-out loss {hl:.4f} (class frequencies {prior:.4f}), "
+              f"accuracy {100 * acc:.1f} %; ready: {100 * yt.mean():.1f} % of held-out rows, mean p(ready) "
+              f"{ready[yt].mean():.3f} where ready, {ready[~yt].mean():.3f} where not", flush=True)
+    lin = [m for m in net if isinstance(m, torch.nn.Linear)]
+    return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in lin]
 
 
 def fit(a, pos, neg):
@@ -113,8 +191,24 @@ def main(argv=None) -> int:
     p.add_argument("--fit_seed", type=int, default=1)
     p.add_argument("--data", default=None, help="cache the feature rows here (.npz): read if it exists")
     p.add_argument("--out", required=True)
+    p.add_argument("--target", default="hands", choices=["hands", "shanten"],
+                   help="hands: the classifier of true against sampled hands; shanten: the readiness head")
     a = p.parse_args(argv)
     t0 = time.process_time()
+    if a.target == "shanten":
+        if a.data and Path(a.data).exists():
+            z = np.load(a.data)
+            x, y = z["x"], z["y"]
+        else:
+            x, y = generate_shanten(a)
+            if a.data:
+                np.savez_compressed(a.data, x=x, y=y)
+        print(f"{len(x):,} opponent rows, {time.process_time() - t0:.0f} CPU s", flush=True)
+        layers = fit_shanten(a, x, y)
+        np.savez(a.out, depth=len(layers), **{f"w{i}": w for i, (w, _) in enumerate(layers)},
+                 **{f"b{i}": b for i, (_, b) in enumerate(layers)}, seed=a.seed, decisions=a.decisions, kind="shanten")
+        print(f"-> {a.out} ({time.process_time() - t0:.0f} CPU s)")
+        return 0
     if a.data and Path(a.data).exists():
         z = np.load(a.data)
         pos, neg = z["pos"], z["neg"]

@@ -180,6 +180,12 @@ def _oracle_search(what: str, eps: float):
         def _world_weights(self, engine, b, s, w, m, facts, seed):
             lik = super()._world_weights(engine, b, s, w, m, facts, seed)
             st, ws = engine.state, w.state
+            if what == "tiles":  # soft: exp(-eps x L1 distance of the opponents' concealed counts to the truth)
+                d = np.zeros(m)
+                for o in range(engine.n):
+                    if o != s:
+                        d += np.abs(ws.hand[:m, o].astype(np.int64) - st.hand[b, o]).sum(1)
+                return lik * np.exp(-eps * (d - d.min()))
             for o in range(engine.n):
                 if o == s:
                     continue
@@ -304,9 +310,10 @@ def main(argv=None) -> int:
     r.add_argument("--belief", type=float, default=None,
                    help="also record the values in the belief's worlds (SearchAgent belief=EPS, pool=--pool)")
     r.add_argument("--pool", type=int, default=4)
-    r.add_argument("--oracle", default=None, choices=["ready", "shanten", "waits"],
+    r.add_argument("--oracle", default=None, choices=["ready", "shanten", "waits", "tiles"],
                    help="diagnostic: weight pooled worlds by whether the opponents' hands share this fact of the TRUE "
-                        "hands (--oracle_eps elsewhere); recorded as the belief's values")
+                        "hands (--oracle_eps elsewhere; tiles: weight exp(-oracle_eps x L1 distance of the concealed "
+                        "counts)); recorded as the belief's values")
     r.add_argument("--oracle_eps", type=float, default=0.01)
     r.add_argument("--keep", default="resample", help="how the belief keeps its worlds (SearchAgent keep)")
     r.add_argument("--belief_depth", type=int, default=1,

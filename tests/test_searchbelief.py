@@ -142,3 +142,41 @@ def test_distinct_keeps_distinct_worlds_by_weight():
             distinct(bad[0], bad[1], seed=0)
     with pytest.raises(ValueError, match="keep"):
         SearchAgent("kawuxing3", belief=0.1, keep="all")
+
+
+def test_readiness_belief_weights_are_normalised_and_refuse_other_files(tmp_path):
+    """``ReadinessBelief``: class probabilities sum to 1 per opponent; world weights lie in (0, 1] with the largest
+    1, repeat for the same worlds; a file that is not a readiness head (the hands classifier's) is refused, and the
+    agent loads either kind from ``belief_net``."""
+    from agents.players.searchbelief import (BELIEF_FEATURES, SHANTEN_CLASSES, ReadinessBelief, public_features,
+                                             shanten_class)
+
+    rng = np.random.default_rng(0)
+    sizes = [BELIEF_FEATURES, 16, SHANTEN_CLASSES]
+    layers = {f"w{i}": rng.normal(0, 0.3, (a, b)).astype(np.float32) for i, (a, b) in enumerate(zip(sizes, sizes[1:]))}
+    layers |= {f"b{i}": np.zeros(b, np.float32) for i, b in enumerate(sizes[1:])}
+    good = tmp_path / "ready.npz"
+    np.savez(good, depth=2, kind="shanten", **layers)
+    other = tmp_path / "hands.npz"
+    np.savez(other, depth=2, **layers)
+    head = ReadinessBelief(good)
+    eng = Engine("kawuxing3", 2, record_events=False)
+    eng.reset(seed=3)
+    fast = make_agent("fast").player
+    acts = np.zeros(2, np.int64)
+    for _ in range(12):
+        fast.decide(eng, out=acts)
+        eng.step(acts)
+    assert not eng.done[0]
+    s = int(eng.state.actor[0])
+    p = head.probs(public_features(eng, 0, s))
+    assert p.shape == (2, SHANTEN_CLASSES) and np.allclose(p.sum(1), 1)
+    worlds = eng.sample_worlds(0, s, 64, seed=5)
+    w = head.weights(eng, 0, s, worlds, np.arange(64))
+    assert w.max() == 1.0 and (w > 0).all() and (head.weights(eng, 0, s, worlds, np.arange(64)) == w).all()
+    c = shanten_class(worlds.state.hand[:64, (s + 1) % 3], worlds.state.n_melds[:64, (s + 1) % 3])
+    assert c.min() >= 0 and c.max() < SHANTEN_CLASSES
+    with pytest.raises(ValueError, match="readiness"):
+        ReadinessBelief(other)
+    assert isinstance(SearchAgent("kawuxing3", belief_net=str(good)).belief_net, ReadinessBelief)
+    assert not isinstance(SearchAgent("kawuxing3", belief_net=str(other)).belief_net, ReadinessBelief)

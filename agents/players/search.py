@@ -226,9 +226,12 @@ class SearchAgent:
             raise ValueError(f"keep: 'resample' or 'distinct', got {keep!r}")
         self.keep = keep
         if belief_net is not None:
-            from agents.players.searchbelief import LearnedBelief
+            from agents.players.searchbelief import LearnedBelief, ReadinessBelief
 
-            self.belief_net = LearnedBelief(_checkpoint_path(belief_net, "belief_net"))
+            path = _checkpoint_path(belief_net, "belief_net")
+            with np.load(path) as f:
+                shanten_head = "kind" in f.files and str(f["kind"]) == "shanten"
+            self.belief_net = ReadinessBelief(path) if shanten_head else LearnedBelief(path)
         self._scratch = None  # the belief's scratch engine, grown on demand
         self.rules = self.player.rules
         self.variant = variant = self.rules.variant

@@ -15,7 +15,16 @@ agent (:mod:`agents.players.search`, ``belief=EPS``) uses to weight worlds:
   where it does not — so a world in which an opponent that did not declare 亮倒 would have declared it is
   unlikely.
 
-The search samples more worlds than it rolls out and keeps a weighted resample (``SearchAgent`` docstring).
+* :func:`history_discards` and :func:`past_hands` (``belief_depth=K``): up to ``K`` discards per opponent since
+  the latest claim, each judged as the latest is, with the opponent's hand then rebuilt from its world hand, its
+  discards since and as many tiles drawn since (drawn per world, a later discard :data:`TSUMO` times likelier to
+  be one than a held tile).
+
+The search samples more worlds than it rolls out and keeps ``worlds`` of them in proportion to their weights:
+:func:`resample` (systematic, with repeats) or :func:`distinct` (``keep=distinct``: weighted sampling without
+replacement, so no world is rolled out twice).  The learned beliefs (``belief_net``) are :class:`LearnedBelief`
+(a classifier of true against sampled hands) and :class:`ReadinessBelief` (a head predicting each opponent's
+shanten class).  docs/experiments/expert-iteration.md measures them all against hands-true records.
 Reading only the acting seat's view: the opponents' hands used are the *world's* hands, never the true table's.
 """
 
@@ -299,3 +308,65 @@ class LearnedBelief:
         x = world_features(public_features(engine, table, seat), worlds, rows, seat)
         lg = temper * self.logits(x)
         return np.exp(np.maximum(lg - lg.max(), -np.log(cap)))
+
+
+# ------------------------------------------------------------------------------------ the learned readiness belief
+# What the values turn on is less the whole hand than how near each opponent is to winning.  A head reads each
+# opponent's public row (:func:`public_features`, its concealed block zero) and predicts the class of its true
+# shanten (ready or better, 1, 2, 3 or more); a world's weight is, per opponent, the head's probability of the
+# world hand's class over that class's share among the pooled worlds (the sampler's own odds): importance weights
+# that move the pool's readiness to the head's.
+
+SHANTEN_CLASSES = 4
+"""Classes of an opponent's shanten the readiness head predicts: ≤ 0 (ready), 1, 2, ≥ 3."""
+
+
+def shanten_class(hands, n_melds) -> np.ndarray:
+    """int64 [N]: the :data:`SHANTEN_CLASSES` class of each concealed hand ``hands`` [N, 34] held with ``n_melds``
+    [N] melds (standard and seven-pair shanten, :func:`mjenv.encoding.shanten.shanten`)."""
+    from mjenv.encoding.shanten import shanten
+
+    h = np.asarray(hands, np.int8)
+    return np.clip(shanten(h, np.asarray(n_melds)), 0, SHANTEN_CLASSES - 1).astype(np.int64)
+
+
+class ReadinessBelief:
+    """The fitted readiness head (``bench/belief_fit.py --target shanten`` writes it; ``kind`` "shanten" in the
+    file): :meth:`probs` of each opponent's shanten class from what the seat sees, :meth:`weights` of worlds."""
+
+    def __init__(self, path):
+        z = np.load(path)
+        if "kind" not in z.files or str(z["kind"]) != "shanten":
+            raise ValueError(f"belief_net: {path} is not a readiness head (kind 'shanten')")
+        self.layers = [(z[f"w{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(int(z["depth"]))]
+        if self.layers[-1][0].shape[1] != SHANTEN_CLASSES or self.layers[0][0].shape[0] != BELIEF_FEATURES:
+            raise ValueError(f"belief_net: {path} has the wrong input or output size for a readiness head")
+        self.path = str(path)
+
+    def probs(self, public: np.ndarray) -> np.ndarray:
+        """float64 [n - 1, SHANTEN_CLASSES]: the head's class probabilities of each opponent's row of ``public``
+        (:func:`public_features`)."""
+        h = np.asarray(public, np.float32)
+        for i, (w, b) in enumerate(self.layers):
+            h = h @ w + b
+            if i < len(self.layers) - 1:
+                np.maximum(h, 0, out=h)
+        h = h.astype(np.float64) - h.max(1, keepdims=True)
+        e = np.exp(h)
+        return e / e.sum(1, keepdims=True)
+
+    def weights(self, engine, table: int, seat: int, worlds, rows, cap: float = 50.0, temper: float = 1.0) -> np.ndarray:
+        """float64 [len(rows)]: per world, the product over opponents of the head's probability of the world hand's
+        class over that class's share among ``rows`` (add-one smoothed), to the power ``temper``, its largest 1 and
+        the ratio capped at ``cap``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        n = worlds.n
+        p = self.probs(public_features(engine, table, seat))
+        lw = np.zeros(len(rows))
+        for i in range(n - 1):
+            o = (seat + 1 + i) % n
+            c = shanten_class(worlds.state.hand[rows, o], worlds.state.n_melds[rows, o])
+            share = (np.bincount(c, minlength=SHANTEN_CLASSES) + 1.0) / (len(rows) + SHANTEN_CLASSES)
+            lw += np.log(p[i, c] / share[c])
+        lw *= temper
+        return np.exp(np.maximum(lw - lw.max(), -np.log(cap)))
