@@ -19,6 +19,14 @@ gain):
   (:mod:`agents.players.searchbelief`: ``pool`` × ``worlds`` sampled worlds, ``worlds`` kept by the likelihood of
   the opponents' latest discards), the same decisions and seeds (``bsampled``).
 
+* with ``--belief_depth K`` / ``--keep distinct``: the belief reads up to K discards per opponent / keeps distinct
+  worlds (``SearchAgent`` parameters of the same names);
+* with ``--oracle ready|shanten|waits|tiles`` (a diagnostic that reads the TRUE table, never a playable belief):
+  the pooled worlds weighted 1 where every opponent's hand shares that fact with its true hand (readiness; shanten
+  class; readiness and waits) and ``--oracle_eps`` elsewhere, or (``tiles``) by exp(−``oracle_eps`` × the L1
+  distance of the opponents' concealed counts to the true ones): how much a belief that knew that fact would be
+  worth, recorded as the belief's values (``bsampled``).
+
 A search rule (``near``: search only where the head's best predicted gain is within ``near`` of its ``tau``;
 ``n`` worlds; ``candidates``; ``z`` standard errors and ``margin`` money a candidate must gain over the policy's
 move) is then replayed offline on the records: the rule's choice at each decision, its gain over the policy's
@@ -29,7 +37,9 @@ ignore what opponents' play reveals); the true world does not.
 
     python bench/search_truth.py record --decisions 4000 --seed 60 --worlds 128 --out truth-60.npz
     python bench/search_truth.py rules --records truth-60.npz
+    python bench/search_truth.py judge --record truth-66b.npz --beliefs truth-66-or-waits.npz
     python bench/search_truth.py record --decisions 2000 --seed 66 --worlds 64 --hands_true 64 --belief 0.1 --out truth-66b.npz
+    python bench/search_truth.py record --decisions 2000 --seed 66 --worlds 64 --pool 4 --keep distinct --oracle waits --only_belief --out truth-66-or-waits.npz
 """
 
 from __future__ import annotations
@@ -292,8 +302,76 @@ def rules(a) -> None:
               f"per seat-hand true {t.mean() * per_seat_hand:+.4f} ± {ci95(t) * per_seat_hand:.4f}")
 
 
+def judge(a) -> None:
+    """The ``judge`` step: search rules replayed on one record with hands-true worlds (``--hands_true``), choosing
+    with its sampled worlds, its belief's worlds and those of each ``--beliefs`` record (``--only_belief`` records
+    of the same decisions), each judged by the mean of the hands-true worlds; gains per seat-hand with 95 % CIs,
+    paired against the sampled worlds; then how well each one's value difference (second candidate less the
+    policy's) tracks the hands-true one (correlation over decisions)."""
+    from mjenv.encoding import actions as A
+
+    base = np.load(a.record)
+    if "htrue" not in base.files:
+        raise SystemExit(f"{a.record}: no hands-true worlds (record it with --hands_true M)")
+    N = len(base["ncand"])
+    psh = N / float(base["prob"]) / (3 * int(base["hands"]))
+    ht = base["htrue"].astype(np.float64).mean(2)
+    nc, c = base["ncand"], base["cand"]
+    near = np.abs(base["pbest"].astype(np.float64) - float(base["tau"])) <= 0.1
+    liang = (((c >= A.LIANG) & (c < A.LIANG + 34)) & (np.arange(c.shape[1])[None, :] < nc[:, None])).any(1)
+    every = np.ones(N, bool)
+
+    def pick(v, k, z, sel):
+        d = v[:, 1:k] - v[:, :1]
+        g, se = d.mean(2), d.std(2, ddof=1) / np.sqrt(v.shape[2])
+        valid = np.arange(1, k)[None, :] < np.minimum(nc, k)[:, None]
+        g = np.where(valid & (g > z * se), g, -np.inf)
+        return np.where(np.isfinite(g.max(1)) & sel, g.argmax(1) + 1, 0)
+
+    def gain(col):
+        return np.where(col > 0, ht[np.arange(N), col] - ht[:, 0], 0.0)
+
+    rules = {"every, 2 cand., z 1": lambda v: gain(pick(v, 2, 1, every)),
+             "every, 3 cand., z 1": lambda v: gain(pick(v, 3, 1, every)),
+             "near 0.1, z 1": lambda v: gain(pick(v, 2, 1, near)),
+             "亮倒 decisions, z 0": lambda v: gain(pick(v, 2, 0, liang)),
+             "near z 1 + 亮倒 z 0 (policy-search)": lambda v: np.where(liang, gain(pick(v, 2, 0, liang)),
+                                                                    gain(pick(v, 2, 1, near)))}
+    vals = {"sampled": base["sampled"]}
+    if "bsampled" in base.files:
+        vals["belief (record's own)"] = base["bsampled"]
+    for f in a.beliefs:
+        other = np.load(f)
+        if not (other["cand"] == c).all():
+            raise SystemExit(f"{f}: not the decisions of {a.record}")
+        vals[Path(f).name] = other["bsampled"]
+    print(f"{N:,} decisions of {int(base['hands']):,} hands ({psh:.2f} per seat-hand; {near.sum()} near, "
+          f"{liang.sum()} with a 亮倒 candidate); gains per seat-hand, judged by the hands-true mean")
+    ref = {}
+    dt = ht[:, 1] - ht[:, 0]
+    for name, v in vals.items():
+        v = np.nan_to_num(v.astype(np.float64))
+        print(f"  {name}")
+        for label, rule in rules.items():
+            g = rule(v)
+            ref.setdefault(label, g)
+            print(f"    {label:38s} {g.mean() * psh:+.3f} ± {ci95(g) * psh:.3f}; paired − sampled "
+                  f"{(g - ref[label]).mean() * psh:+.3f} ± {ci95(g - ref[label]) * psh:.3f}")
+        d = v[:, 1] - v[:, 0]
+        ok = np.isfinite(dt) & (np.minimum(nc, 2) >= 2)
+        print(f"    correlation of the value difference with the hands-true one: "
+              f"{np.corrcoef(d[ok].mean(1), dt[ok])[0, 1]:.3f}")
+    hv = base["htrue"].astype(np.float64)
+    half = hv.shape[2] // 2
+    col = pick(np.nan_to_num(hv[:, :, :half]), 2, 1, every)
+    judged = hv[:, :, half:].mean(2)
+    t = np.where(col > 0, judged[np.arange(N), col] - judged[:, 0], 0.0)
+    print(f"  exact belief ({half} hands-true worlds choose, {half} others judge), every, 2 cand., z 1: "
+          f"{t.mean() * psh:+.3f} ± {ci95(t) * psh:.3f}")
+
+
 def main(argv=None) -> int:
-    """Command line: ``record`` or ``rules``."""
+    """Command line: ``record``, ``rules`` or ``judge``."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("record")
@@ -330,8 +408,11 @@ def main(argv=None) -> int:
     q.add_argument("--candidates", type=int, nargs="+", default=[2, 3])
     q.add_argument("--z", type=float, nargs="+", default=[0.0, 1.0, 2.0])
     q.add_argument("--margin", type=float, nargs="+", default=[0.0, 0.2])
+    j = sub.add_parser("judge")
+    j.add_argument("--record", required=True, help="a record with hands-true worlds")
+    j.add_argument("--beliefs", nargs="*", default=[], help="--only_belief records of the same decisions")
     a = p.parse_args(argv)
-    record(a) if a.cmd == "record" else rules(a)
+    {"record": record, "rules": rules, "judge": judge}[a.cmd](a)
     return 0
 
 
