@@ -377,7 +377,7 @@ def closeness(a) -> None:
     ``--worlds`` worlds are sampled; each belief keeps ``--worlds`` of them (``keep=distinct``); printed per belief:
     the mean over decisions of the kept worlds' L1 distance between the opponents' concealed counts and the true
     ones (summed over opponents; lower is nearer), its reduction from the uniform worlds' with a 95 % CI, and the
-    distinct worlds kept."""
+    distinct worlds kept; for scale, the worlds of ``--oracle tiles --oracle_eps 0.5`` (which read the true hands)."""
     import torch
 
     torch.set_num_threads(1)
@@ -387,7 +387,7 @@ def closeness(a) -> None:
     from mjenv.engine.core import Engine
 
     head = FastHeadPlayer(a.policy)
-    specs = {"uniform": None}
+    specs = {"uniform": None, "oracle tiles 0.5": None}
     for item in a.beliefs:
         name, _, kw = item.partition("=")
         specs[name] = kw
@@ -428,6 +428,8 @@ def closeness(a) -> None:
             for name in specs:
                 if name == "uniform":
                     pick = np.arange(a.worlds)
+                elif name == "oracle tiles 0.5":  # the --oracle tiles diagnostic's worlds (reads the true hands)
+                    pick = distinct(np.exp(-0.5 * (d - d.min())), a.worlds, seed)
                 else:
                     ag = agents[name]
                     if ag.belief is None:
