@@ -269,6 +269,39 @@ def test_bit_forms_match_array_forms(data):
         assert bits == sum(1 << int(t) for t in np.flatnonzero(row))
 
 
+@pytest.mark.parametrize("seven_pairs", [False, True])
+def test_discard_ready_complete(data, seven_pairs):
+    """The own turn's pair of answers equals discard_ready_bits and is_complete, and the array forms."""
+    kb = handk.kinds_bits(data["kinds"])
+    row = np.zeros(N_KINDS, dtype=bool)
+    complete = H.is_complete(data["h14"][:1500], seven_pairs=seven_pairs)
+    assert complete.any() and not complete.all()
+    for i, (h, o) in enumerate(zip(data["h14"][:1500], data["o14"][:1500])):
+        ob = handk.owned_bits(o)
+        bits, comp = handk.discard_ready_complete(h, seven_pairs, kb, ob, TABS)
+        assert bits == handk.discard_ready_bits(h, seven_pairs, kb, ob, TABS)
+        assert comp == complete[i]
+        handk.ready_after_discards(h, seven_pairs, data["kinds"], o, TABS, row)
+        assert bits == sum(1 << int(t) for t in np.flatnonzero(row))
+
+
+@pytest.mark.parametrize("seven_pairs", [False, True])
+def test_is_complete_with(data, seven_pairs):
+    """A hand plus one tile: is_complete_with equals is_complete of the hand with the tile added, for every tile,
+    and leaves the hand as it was."""
+    hs = data["h13"][:400]
+    pairs = [(i, t) for i in range(len(hs)) for t in range(N_KINDS) if hs[i, t] < 4]
+    plus = hs[[i for i, _ in pairs]].copy()
+    plus[np.arange(len(pairs)), [t for _, t in pairs]] += 1
+    expected = H.is_complete(plus, seven_pairs=seven_pairs)
+    before = hs.copy()
+    got = [handk.is_complete_with(hs[i], t, seven_pairs, TABS) for i, t in pairs]
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(hs, before)
+    wins = int(expected.sum())
+    assert wins > 50  # the mix holds ready hands: both answers are exercised
+
+
 def test_gejiu_shapes(data):
     h14, h13 = data["h14"], data["h13"]
     out = np.zeros(len(h14), dtype=bool)
@@ -312,11 +345,20 @@ def test_property_single_hand(case, random_kinds):
         assert handk.is_complete(h, seven_pairs, TABS) == H.is_complete(h, seven_pairs=seven_pairs)
         handk.ready_after_discards(h, seven_pairs, kinds, own, TABS, row)
         np.testing.assert_array_equal(row, H.ready_after_discards(h, seven_pairs=seven_pairs, kinds=kinds, owned=own))
+        kb = handk.ALL_TILES if kinds is None else handk.kinds_bits(kinds)
+        ob = handk.ALL_TILES if own is None else handk.owned_bits(own)
+        bits, comp = handk.discard_ready_complete(h, seven_pairs, kb, ob, TABS)
+        assert bits == sum(1 << int(t) for t in np.flatnonzero(row))
+        assert comp == H.is_complete(h, seven_pairs=seven_pairs)
         assert handk.lanpai(h) == G.lanpai_mask(h)
         assert handk.qixing(h) == G.qixing_mask(h)
     else:
         handk.wait_mask(h, seven_pairs, kinds, own, TABS, row)
         np.testing.assert_array_equal(row, H.wait_mask(h, seven_pairs=seven_pairs, kinds=kinds, owned=own))
+        full = H.wait_mask(h, seven_pairs=seven_pairs)  # a tile completes the hand exactly when it is a wait
+        for t in range(N_KINDS):
+            if h[t] < 4:
+                assert handk.is_complete_with(h, t, seven_pairs, TABS) == full[t]
         assert handk.lanpai_wait_bits(h) == sum(1 << int(t) for t in np.flatnonzero(G.lanpai_wait_mask(h)))
 
 

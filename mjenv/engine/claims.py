@@ -35,6 +35,7 @@ from mjenv.engine.codes import (
 from mjenv.engine.ddend import _louhu_window
 from mjenv.engine.gates import kernel
 from mjenv.engine.gjend import _shape_window
+from mjenv.engine.jit import njit
 from mjenv.engine.kwend import kw_window_if
 from mjenv.engine.state import (
     ADDED_KONG,
@@ -83,6 +84,13 @@ CLAIM_RANK[A_WIN] = RANK_WIN
 
 
 # ----------------------------------------------------------------------------------------- claim windows
+@njit(cache=True, _nrt=False, inline="always")
+def _seat_after(frm, k, n):
+    """``(frm + k) % n`` for a seat ``frm`` (0 <= frm < n) and 0 <= k < n, without a division."""
+    s = frm + k
+    return s - n if s >= n else s
+
+
 @kernel
 def claim_bits(r8, cfg, tabs, scr, s, t, next_player, can):
     """Seat ``s``'s claims of ``t`` other than a win: bits 2 pong, 4 direct kong, 8/16/32 chi low/mid/high (the
@@ -124,7 +132,7 @@ def _open_window(E, b, t, frm, rob):
     can = r16[O16_BACK] > r16[O16_FRONT]
     to_score = 0
     for k in range(1, n):
-        s = (frm + k) % n
+        s = _seat_after(frm, k, n)
         if _complete_with(r8, cfg, tabs, s, t):
             to_score |= 1 << s
         opts = claim_bits(r8, cfg, tabs, scr, s, t, k == 1, not rob and can)
@@ -155,7 +163,7 @@ def _next_claimant(E, b):
     n = E[7][C_N]
     frm = r8[O8_CLAIM_FROM]
     for k in range(1, n):
-        s = (frm + k) % n
+        s = _seat_after(frm, k, n)
         if r8[O8_CLAIM_OPTS + s] > 0 and r8[O8_CLAIM_REPLY + s] < 0:
             r8[O8_ACTOR] = s
             return P_NONE
@@ -187,7 +195,7 @@ def _resolve(E, b):
     best = 0
     who = -1
     for k in range(1, n):  # the nearest seat after the discarder first: it keeps a tie
-        s = (frm + k) % n
+        s = _seat_after(frm, k, n)
         a = r8[O8_CLAIM_REPLY + s]
         if a >= 0 and CLAIM_RANK[a] > best:
             best = CLAIM_RANK[a]
@@ -198,7 +206,7 @@ def _resolve(E, b):
         for s in range(n):
             r8[O8_CLAIM_OPTS + s] = 0
         if r8[O8_PHASE] == CLAIM:
-            return _draw(E, b, (frm + 1) % n)
+            return _draw(E, b, _seat_after(frm, 1, n))
         if r8[O8_ROB_REPLACEMENT] != 0:  # nobody took the replacement tile: the konger plays on
             r8[O8_ROB_REPLACEMENT] = 0
             r8[O8_PHASE] = TURN

@@ -14,12 +14,14 @@ array into the compiled code and its on-disk cache.
 
 Two layers:
 
-* bit masks (int64, bit t = tile id t): :func:`wait_bits`, :func:`discard_ready_bits`,
-  :func:`kinds_bits`, :func:`owned_bits`, :func:`lanpai_wait_bits` — cheapest for kernels that
+* bit masks (int64, bit t = tile id t): :func:`wait_bits`, :func:`discard_ready_bits` (and
+  :func:`discard_ready_complete`, which answers :func:`is_complete` of the same hand from the same table
+  reads), :func:`kinds_bits`, :func:`owned_bits`, :func:`lanpai_wait_bits` — cheapest for kernels that
   combine masks;
-* the array forms mirroring :mod:`mjenv.rules.hand`: :func:`is_complete`, :func:`wait_mask`,
-  :func:`ready_after_discards`, :func:`lanpai`, :func:`qixing`, plus batched loops
-  ``*_batch`` over ``[N, 34]`` hands (for tests and benchmarks);
+* the array forms mirroring :mod:`mjenv.rules.hand`: :func:`is_complete` (and :func:`is_complete_with`, a
+  hand with one tile added, as the claim windows ask), :func:`wait_mask`, :func:`ready_after_discards`,
+  :func:`lanpai`, :func:`qixing`, plus batched loops ``*_batch`` over ``[N, 34]`` hands (for tests and
+  benchmarks);
 * the standard readings of a complete hand, the one enumeration the compiled scorers
   (:mod:`mjenv.engine.kwscore`, :mod:`mjenv.engine.gjscore`, :mod:`mjenv.engine.yzscore`) walk:
   :func:`reading_choices` and :func:`reading_split`.
@@ -38,8 +40,10 @@ from mjenv.rules import hand as _hand
 __all__ = [
     "ALL_TILES",
     "discard_ready_bits",
+    "discard_ready_complete",
     "is_complete",
     "is_complete_batch",
+    "is_complete_with",
     "kinds_bits",
     "lanpai",
     "lanpai_batch",
@@ -187,6 +191,64 @@ def wait_bits(h, seven_pairs, tabs):
     return _bits_from_entries(e0, e1, e2, e3, total, seven_pairs)
 
 
+@njit(cache=True, inline="always")
+def _class_sum_min2(c0, c1, c2, c3, comp):
+    """The sum of the two smallest classes among the components other than ``comp``: when it is 2 or more, no
+    discard from ``comp`` leaves a standard wait (every component's own additions need the others it is read
+    with to sum to class 0 or 1, see :func:`_bits_from_entries`)."""
+    s = c0 + c1 + c2 + c3
+    if comp == 0:
+        return s - c0 - max(c1, max(c2, c3))
+    if comp == 1:
+        return s - c1 - max(c0, max(c2, c3))
+    if comp == 2:
+        return s - c2 - max(c0, max(c1, c3))
+    return s - c3 - max(c0, max(c1, c2))
+
+
+@njit(cache=True, inline="always")
+def _discard_ready(h, k0, k1, k2, k3, e0, e1, e2, e3, seven_pairs, keep, owned_keep, wait):
+    """:func:`discard_ready_bits` from the hand's four table codes ``k*`` and their wait-table entries ``e*``.
+
+    A component whose discards cannot leave a standard wait (:func:`_class_sum_min2`) is not looked up again:
+    its discards can only leave seven pairs' wait, read from the odd counts (a discard flips its tile's)."""
+    total = _total(h) - 1 if seven_pairs else 0
+    sp = seven_pairs and total == 13
+    c0 = (e0 >> _CLS_SHIFT) & 3
+    c1 = (e1 >> _CLS_SHIFT) & 3
+    c2 = (e2 >> _CLS_SHIFT) & 3
+    c3 = (e3 >> _CLS_SHIFT) & 3
+    odd = (e0 & 0x1FF) | ((e1 & 0x1FF) << 9) | ((e2 & 0x1FF) << 18) | ((e3 & 0x1FF) << 27)
+    out = 0
+    for comp in range(4):
+        std = _class_sum_min2(c0, c1, c2, c3, comp) < 2
+        if not std and not sp:
+            continue
+        lo = 9 * comp
+        for i in range(9 if comp < 3 else 7):
+            d = lo + i
+            if h[d] == 0:
+                continue
+            dbit = np.int64(1) << d
+            if std:
+                step = np.int64(_POW5[i])
+                if comp == 0:
+                    bits = _bits_from_entries(np.int64(wait[k0 - step]), e1, e2, e3, total, seven_pairs)
+                elif comp == 1:
+                    bits = _bits_from_entries(e0, np.int64(wait[k1 - step]), e2, e3, total, seven_pairs)
+                elif comp == 2:
+                    bits = _bits_from_entries(e0, e1, np.int64(wait[k2 - step]), e3, total, seven_pairs)
+                else:
+                    bits = _bits_from_entries(e0, e1, e2, np.int64(wait[k3 - step]), total, seven_pairs)
+            else:  # no standard wait: seven pairs' only (13 tiles, one odd count)
+                bits = odd ^ dbit
+                if bits & (bits - 1) != 0:
+                    bits = 0
+            if bits & keep & (owned_keep | dbit):
+                out |= dbit
+    return out
+
+
 @njit(cache=True)
 def discard_ready_bits(h, seven_pairs, keep, owned_keep, tabs):
     """int64 mask of the held tiles d whose discard leaves a non-empty wait set.
@@ -205,25 +267,29 @@ def discard_ready_bits(h, seven_pairs, keep, owned_keep, tabs):
     e1 = np.int64(wait[k1])
     e2 = np.int64(wait[k2])
     e3 = np.int64(wait[k3])
-    total = _total(h) - 1 if seven_pairs else 0
-    out = 0
-    for d in range(34):
-        if h[d] == 0:
-            continue
-        comp = d // 9
-        step = np.int64(_POW5[d - 9 * comp])
-        if comp == 0:
-            bits = _bits_from_entries(np.int64(wait[k0 - step]), e1, e2, e3, total, seven_pairs)
-        elif comp == 1:
-            bits = _bits_from_entries(e0, np.int64(wait[k1 - step]), e2, e3, total, seven_pairs)
-        elif comp == 2:
-            bits = _bits_from_entries(e0, e1, np.int64(wait[k2 - step]), e3, total, seven_pairs)
-        else:
-            bits = _bits_from_entries(e0, e1, e2, np.int64(wait[k3 - step]), total, seven_pairs)
-        dbit = np.int64(1) << d
-        if bits & keep & (owned_keep | dbit):
-            out |= dbit
-    return out
+    return _discard_ready(h, k0, k1, k2, k3, e0, e1, e2, e3, seven_pairs, keep, owned_keep, wait)
+
+
+@njit(cache=True)
+def discard_ready_complete(h, seven_pairs, keep, owned_keep, tabs):
+    """``(discard_ready_bits(h, ...), is_complete(h, seven_pairs, tabs))`` from one reading of the hand's table
+    entries (the mask of one's own turn asks both of the same hand): the completion is read from the wait
+    table's class and odd-count fields, which the completion table holds too."""
+    wait = tabs[0]
+    k0 = _code(h, 0, 9)
+    k1 = _code(h, 9, 18)
+    k2 = _code(h, 18, 27)
+    k3 = _code(h, 27, 34) + _HONOR_OFFSET
+    e0 = np.int64(wait[k0])
+    e1 = np.int64(wait[k1])
+    e2 = np.int64(wait[k2])
+    e3 = np.int64(wait[k3])
+    bits = _discard_ready(h, k0, k1, k2, k3, e0, e1, e2, e3, seven_pairs, keep, owned_keep, wait)
+    cls = ((e0 >> _CLS_SHIFT) & 3) + ((e1 >> _CLS_SHIFT) & 3) + ((e2 >> _CLS_SHIFT) & 3) + ((e3 >> _CLS_SHIFT) & 3)
+    if cls == 1:
+        return bits, True
+    odd = (e0 | e1 | e2 | e3) & 0x1FF
+    return bits, seven_pairs and odd == 0 and _total(h) == 14
 
 
 @njit(cache=True)
@@ -262,6 +328,35 @@ def is_complete(h, seven_pairs, tabs):
     if (s & 15) == 1:
         return True
     return seven_pairs and s < _ODD_FLAG and _total(h) == 14
+
+
+@njit(cache=True)
+def is_complete_with(h, t, seven_pairs, tabs):
+    """Whether concealed counts ``h`` (3k+1 tiles) plus one tile ``t`` are complete: ``is_complete`` of ``h`` with
+    ``t`` added, ``h`` left as it is.
+
+    The component of ``t`` is read first: when it is neither sets nor sets and a pair (class 2) and seven pairs
+    cannot hold (off, or an odd count in it), the hand is not complete without reading the other three."""
+    complete = tabs[1]
+    comp = t // 9
+    lo = 9 * comp
+    hi = lo + 9 if comp < 3 else 34
+    kt = _code(h, lo, hi) + _POW5[t - lo] + (_HONOR_OFFSET if comp == 3 else 0)
+    et = np.int64(complete[kt])
+    if (et & 3) == 2 and (not seven_pairs or et >= _ODD_FLAG):
+        return False
+    s = et
+    if comp != 0:
+        s += np.int64(complete[_code(h, 0, 9)])
+    if comp != 1:
+        s += np.int64(complete[_code(h, 9, 18)])
+    if comp != 2:
+        s += np.int64(complete[_code(h, 18, 27)])
+    if comp != 3:
+        s += np.int64(complete[_code(h, 27, 34) + _HONOR_OFFSET])
+    if (s & 15) == 1:
+        return True
+    return seven_pairs and s < _ODD_FLAG and _total(h) == 13
 
 
 @njit(cache=True)

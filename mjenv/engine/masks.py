@@ -1,14 +1,16 @@
 """Legal-action masks in the compiled game core (docs/rules/common.md §1.7–§1.9, the family rules they ask).
 
 :func:`_compute_mask` writes one table's row of the mask (111 actions, :mod:`mjenv.engine.actions`): on
-one's own turn the discards, the 亮倒 discards (:func:`mjenv.engine.handk.discard_ready_bits`), the kongs
-allowed by their timing and the revealed-kong rule, and the self-draw win (its fan minimum from
-:mod:`mjenv.engine.yzend`); after a claim the discards; in a claim window the replies the window allows;
-in Gejiu's pick the face-up kong tiles.  It also counts the legal actions and names the highest, so that
+one's own turn the discards, the 亮倒 discards (:func:`mjenv.engine.handk.discard_ready_complete`, which reads
+the hand's completion with them), the kongs allowed by their timing and the revealed-kong rule, and the self-draw
+win (its fan minimum from :mod:`mjenv.engine.yzend`); after a claim the discards; in a claim window the replies
+the window allows; in Gejiu's pick the face-up kong tiles.  It also counts the legal actions and names the highest, so that
 :func:`mjenv.engine.flow._advance` plays a single legal action at once.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from mjenv.engine import handk
 from mjenv.engine.codes import (
@@ -72,6 +74,8 @@ def _own_turn_mask(E, b, m):
     drawn = r8[O8_DRAWN]
     count = 0
     last = -1
+    complete = False  # is_complete(h), when the 亮倒 discards below read it with them
+    have_complete = False
     if not rev:
         for x in range(34):  # branch-free (the row is cleared): which tiles are held is not predictable
             held = h[x] > 0
@@ -79,10 +83,13 @@ def _own_turn_mask(E, b, m):
             count += held
             last = x if held else last
         if cfg[C_LIANG] != 0:
-            owned = scr[0]
+            owned_keep = 0  # handk.owned_bits of the owned counts (concealed + melded), in one pass
+            melded = O8_MELDED + 34 * s
             for x in range(34):
-                owned[x] = h[x] + r8[O8_MELDED + 34 * s + x]
-            bits = handk.discard_ready_bits(h, cfg[C_SEVEN_PAIRS] != 0, cfg[C_KINDS_BITS], handk.owned_bits(owned), tabs)
+                owned_keep |= np.int64(h[x] + r8[melded + x] < 4) << x
+            sp = cfg[C_SEVEN_PAIRS] != 0
+            bits, complete = handk.discard_ready_complete(h, sp, cfg[C_KINDS_BITS], owned_keep, tabs)
+            have_complete = True
             x = 0
             while bits:
                 if bits & 1:
@@ -113,7 +120,7 @@ def _own_turn_mask(E, b, m):
                         count += 1
                         last = A_KONG_SELF + drawn
     if turn:
-        win = handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
+        win = complete if have_complete else handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
         if not win and cfg[C_SPECIAL] != 0:
             win = handk.lanpai(h)
         if win and cfg[C_SELF_DRAW_MINIMUM] != 0:  # (Yangzhou's fan minimum, the only family with one)

@@ -347,11 +347,11 @@ def _hideable_triplets(r8, cfg, tabs, scr, s):
 def _complete_with(r8, cfg, tabs, s, t):
     """Seat ``s``'s concealed hand plus tile ``t`` is a winning shape (incl. special shapes)."""
     h = _hand(r8, s)
-    h[t] += 1
-    comp = handk.is_complete(h, cfg[C_SEVEN_PAIRS] != 0, tabs)
+    comp = handk.is_complete_with(h, t, cfg[C_SEVEN_PAIRS] != 0, tabs)
     if not comp and cfg[C_SPECIAL] != 0:
+        h[t] += 1
         comp = handk.lanpai(h)
-    h[t] -= 1
+        h[t] -= 1
     return comp
 
 
