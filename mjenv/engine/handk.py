@@ -192,25 +192,40 @@ def wait_bits(h, seven_pairs, tabs):
 
 
 @njit(cache=True, inline="always")
-def _class_sum_min2(c0, c1, c2, c3, comp):
-    """The sum of the two smallest classes among the components other than ``comp``: when it is 2 or more, no
-    discard from ``comp`` leaves a standard wait (every component's own additions need the others it is read
-    with to sum to class 0 or 1, see :func:`_bits_from_entries`)."""
-    s = c0 + c1 + c2 + c3
-    if comp == 0:
-        return s - c0 - max(c1, max(c2, c3))
-    if comp == 1:
-        return s - c1 - max(c0, max(c2, c3))
-    if comp == 2:
-        return s - c2 - max(c0, max(c1, c3))
-    return s - c3 - max(c0, max(c1, c2))
+def _adds_waits(e, rest):
+    """Whether a component with wait-table entry ``e``, unchanged by a discard elsewhere, can still give waits
+    once the other components it is read with sum to class ``rest`` + c' (c' >= 0, the discarding component's
+    class after the discard): its m1 field is read at sum 0 and its m0 field at sum 1 (:func:`_bits_from_entries`)."""
+    if rest == 0:
+        return (e >> _M1_SHIFT) & 0x3FFFF != 0  # m1 or m0
+    if rest == 1:
+        return (e >> (_M1_SHIFT + 9)) & 0x1FF != 0  # m0
+    return False
+
+
+@njit(cache=True, inline="always")
+def _discards_may_wait(c0, c1, c2, c3, e0, e1, e2, e3, comp):
+    """Whether some discard from component ``comp`` may leave a standard wait, from the hand's four entries and
+    their classes: the component's own additions count only when the other three sum to class 0 or 1, and another
+    component's only when its entry has additions that the classes around it can read (:func:`_adds_waits`).
+    When False, every such discard leaves no standard wait, and its table entry need not be read."""
+    so = c0 + c1 + c2 + c3 - (c0 if comp == 0 else (c1 if comp == 1 else (c2 if comp == 2 else c3)))
+    if so < 2:
+        return True
+    if comp != 0 and _adds_waits(e0, so - c0):
+        return True
+    if comp != 1 and _adds_waits(e1, so - c1):
+        return True
+    if comp != 2 and _adds_waits(e2, so - c2):
+        return True
+    return comp != 3 and _adds_waits(e3, so - c3)
 
 
 @njit(cache=True, inline="always")
 def _discard_ready(h, k0, k1, k2, k3, e0, e1, e2, e3, seven_pairs, keep, owned_keep, wait):
     """:func:`discard_ready_bits` from the hand's four table codes ``k*`` and their wait-table entries ``e*``.
 
-    A component whose discards cannot leave a standard wait (:func:`_class_sum_min2`) is not looked up again:
+    A component whose discards cannot leave a standard wait (:func:`_discards_may_wait`) is not looked up again:
     its discards can only leave seven pairs' wait, read from the odd counts (a discard flips its tile's)."""
     total = _total(h) - 1 if seven_pairs else 0
     sp = seven_pairs and total == 13
@@ -221,7 +236,7 @@ def _discard_ready(h, k0, k1, k2, k3, e0, e1, e2, e3, seven_pairs, keep, owned_k
     odd = (e0 & 0x1FF) | ((e1 & 0x1FF) << 9) | ((e2 & 0x1FF) << 18) | ((e3 & 0x1FF) << 27)
     out = 0
     for comp in range(4):
-        std = _class_sum_min2(c0, c1, c2, c3, comp) < 2
+        std = _discards_may_wait(c0, c1, c2, c3, e0, e1, e2, e3, comp)
         if not std and not sp:
             continue
         lo = 9 * comp
