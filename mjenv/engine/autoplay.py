@@ -5,7 +5,7 @@ A loop of random play (the benchmarks, label and soak scripts) re-deals the tabl
 random legal action per table and steps.  Done as three engine calls, only the step is cut over the threads: the
 re-deal of the ≈ 80 tables a step at B = 4096 finishes and the sampler's pass over every mask row stay on the calling
 thread (≈ 10 % of a step's CPU, which caps two threads near 1.8×, docs/benchmarks.md "Threads"), and each cut call
-pays a hand-over to the pool.  Here one hand-over serves all three: each chunk of tables (:func:`mjenv.engine.threads.bounds`)
+pays a hand-over to the pool.  Here one hand-over serves all three: each chunk of tables (:func:`play_bounds`)
 
 1. deals a new match on its finished tables (:func:`mjenv.engine.table.deal_finished`: table ``b``'s ``j``-th such
    deal plays wall ``b + j × B`` of the seed, dealt by seat ``id mod n``) and plays their automatic moves,
