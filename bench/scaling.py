@@ -37,6 +37,7 @@ mjenv side by side (each in its own process, set up once; their passes alternate
     python bench/scaling.py --batches 4096 --threaded sampler        # the sampler's rows cut over the engine's threads
     python bench/scaling.py --batches 4096 --loop classic            # reset + sample + step as three calls
     python bench/scaling.py --batches 4096 --steps 1                 # the fused loop one step a call
+    python bench/scaling.py --batches 4096 --steps 1 8               # one and eight steps a call, side by side
 """
 
 from __future__ import annotations
