@@ -197,6 +197,14 @@ def _oracle_search(what: str, eps: float):
                     if o != s:
                         d += np.abs(ws.hand[:m, o].astype(np.int64) - st.hand[b, o]).sum(1)
                 return lik * np.exp(-eps * (d - d.min()))
+            if what == "near":  # the same on the kinds near the seat's own tiles only, opponents' counts summed
+                from mjenv.encoding.shanten import _NEAR
+
+                kinds = _NEAR[:, st.hand[b, s] > 0].any(1)
+                opp = [o for o in range(engine.n) if o != s]
+                held = ws.hand[:m][:, opp][:, :, kinds].astype(np.int64).sum(1)
+                d = np.abs(held - st.hand[b, opp][:, kinds].astype(np.int64).sum(0)).sum(1)
+                return lik * np.exp(-eps * (d - d.min()))
             for o in range(engine.n):
                 if o == s:
                     continue
@@ -470,10 +478,11 @@ def main(argv=None) -> int:
     r.add_argument("--belief", type=float, default=None,
                    help="also record the values in the belief's worlds (SearchAgent belief=EPS, pool=--pool)")
     r.add_argument("--pool", type=int, default=4)
-    r.add_argument("--oracle", default=None, choices=["ready", "shanten", "waits", "tiles"],
+    r.add_argument("--oracle", default=None, choices=["ready", "shanten", "waits", "tiles", "near"],
                    help="diagnostic: weight pooled worlds by whether the opponents' hands share this fact of the TRUE "
                         "hands (--oracle_eps elsewhere; tiles: weight exp(-oracle_eps x L1 distance of the concealed "
-                        "counts)); recorded as the belief's values")
+                        "counts; near: of the opponents' summed counts of the kinds near the seat's own tiles)); recorded as the "
+                        "belief's values")
     r.add_argument("--oracle_eps", type=float, default=0.01)
     r.add_argument("--keep", default="resample", help="how the belief keeps its worlds (SearchAgent keep)")
     r.add_argument("--belief_depth", type=int, default=1,

@@ -367,8 +367,12 @@ class SearchAgent:
             s = int(engine.state.actor[b])
             k = int(ncand[j])
             seats.append(s)
-            facts = ([] if self.belief is None or self.pool < 2 else last_discards(engine, b, s)
-                     if self.belief_depth == 1 else history_discards(engine, b, s, self.belief_depth))
+            if self.belief is None or self.pool < 2:
+                facts = []
+            elif self.belief_depth == 1:
+                facts = last_discards(engine, b, s)
+            else:
+                facts = history_discards(engine, b, s, self.belief_depth)
             weigh = self._weighs(facts)
             m = n * self.pool if weigh else n
             try:
