@@ -15,6 +15,12 @@ each opponent's public row at each decision, labelled with the shanten class of 
 1, 2, 3 or more), a softmax MLP; the last tenth held out.
 
     python bench/belief_fit.py --target shanten --decisions 80000 --seed 7300 --out readiness-7300.npz
+
+With ``--target holdings`` it fits the holdings head (:class:`agents.players.searchbelief.HoldingsBelief`): per
+opponent row, the share of each kind's unseen copies the opponent holds, by the binomial log-likelihood of its
+true counts.
+
+    python bench/belief_fit.py --target holdings --decisions 80000 --seed 7301 --epochs 6 --out holdings-7301.npz
 """
 
 from __future__ import annotations
@@ -63,8 +69,9 @@ def generate(a):
 
 
 def generate_shanten(a):
-    """``(x [N * (n-1), F], y [N * (n-1)])``: each opponent's public row (the concealed block zero) at ``a.decisions``
-    decisions and the shanten class of its true hand (``--target shanten``)."""
+    """``(x [N * (n-1), F], y)``: each opponent's public row (the concealed block zero) at ``a.decisions`` decisions
+    and the shanten class of its true hand (``--target shanten``: y [N * (n-1)]) or its true concealed counts
+    (``--target holdings``: y [N * (n-1), 34])."""
     from agents.players.fasthead import FastHeadPlayer
     from agents.players.searchbelief import public_features, shanten_class
     from mjenv.engine import state as S
@@ -85,7 +92,8 @@ def generate_shanten(a):
             s = int(st.actor[b])
             opp = [(s + 1 + i) % eng.n for i in range(eng.n - 1)]
             xs.append(public_features(eng, int(b), s))
-            ys.append(shanten_class(st.hand[b, opp], st.n_melds[b, opp]))
+            ys.append(shanten_class(st.hand[b, opp], st.n_melds[b, opp]) if a.target == "shanten" else
+                      st.hand[b, opp].astype(np.int8))
             count += 1
         eng.step(acts)
         nxt, _ = eng.deal_next_walls(a.seed, nxt)
@@ -130,6 +138,48 @@ def fit_shanten(a, x, y):
         print(f"epoch {ep + 1}: train loss {tot / cut:.4f}, held-out loss {hl:.4f} (class frequencies {prior:.4f}), "
               f"accuracy {100 * acc:.1f} %; ready: {100 * yt.mean():.1f} % of held-out rows, mean p(ready) "
               f"{ready[yt].mean():.3f} where ready, {ready[~yt].mean():.3f} where not", flush=True)
+    lin = [m for m in net if isinstance(m, torch.nn.Linear)]
+    return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in lin]
+
+
+def fit_holdings(a, x, y):
+    """Fit the holdings head (MLP, torch, one thread): per opponent row and kind, the share ``p`` of the kind's
+    unseen copies (``x[:, 136:170] * 4``) the opponent holds, by the binomial log-likelihood of its true count
+    ``y``; prints the held-out loss against the sampler's own share (the opponent's tiles over the unseen ones)."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.manual_seed(a.fit_seed)
+    N, F = x.shape
+    cut = int(N * 0.9)
+    net = torch.nn.Sequential(torch.nn.Linear(F, a.hidden), torch.nn.ReLU(), torch.nn.Linear(a.hidden, 128),
+                              torch.nn.ReLU(), torch.nn.Linear(128, 34))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3, weight_decay=1e-5)
+    X = torch.from_numpy(x)
+    H = torch.from_numpy(y.astype(np.float32))
+    U = torch.round(X[:, 136:170] * 4)
+    H = torch.minimum(H, U)
+
+    def nll(logit, h, u):
+        return -(h * torch.nn.functional.logsigmoid(logit) + (u - h) * torch.nn.functional.logsigmoid(-logit)).sum(1).mean()
+
+    with torch.no_grad():
+        share = (U[cut:] * 0 + (H[cut:].sum(1, keepdim=True) / U[cut:].sum(1, keepdim=True).clamp(min=1))).clamp(1e-4, 1 - 1e-4)
+        base = float(nll(torch.log(share / (1 - share)), H[cut:], U[cut:]))
+    for ep in range(a.epochs):
+        perm = torch.randperm(cut)
+        tot = 0.0
+        for i in range(0, cut, 256):
+            idx = perm[i : i + 256]
+            loss = nll(net(X[idx]), H[idx], U[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tot += float(loss.detach()) * len(idx)
+        with torch.no_grad():
+            hl = float(nll(net(X[cut:]), H[cut:], U[cut:]))
+        print(f"epoch {ep + 1}: train loss {tot / cut:.4f}, held-out loss {hl:.4f} (the sampler's share {base:.4f}) "
+              f"per opponent row", flush=True)
     lin = [m for m in net if isinstance(m, torch.nn.Linear)]
     return [(m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in lin]
 
@@ -191,11 +241,12 @@ def main(argv=None) -> int:
     p.add_argument("--fit_seed", type=int, default=1)
     p.add_argument("--data", default=None, help="cache the feature rows here (.npz): read if it exists")
     p.add_argument("--out", required=True)
-    p.add_argument("--target", default="hands", choices=["hands", "shanten"],
-                   help="hands: the classifier of true against sampled hands; shanten: the readiness head")
+    p.add_argument("--target", default="hands", choices=["hands", "shanten", "holdings"],
+                   help="hands: the classifier of true against sampled hands; shanten: the readiness head; holdings: "
+                        "the head of each opponent's share of each kind's unseen copies")
     a = p.parse_args(argv)
     t0 = time.process_time()
-    if a.target == "shanten":
+    if a.target in ("shanten", "holdings"):
         if a.data and Path(a.data).exists():
             z = np.load(a.data)
             x, y = z["x"], z["y"]
@@ -204,9 +255,9 @@ def main(argv=None) -> int:
             if a.data:
                 np.savez_compressed(a.data, x=x, y=y)
         print(f"{len(x):,} opponent rows, {time.process_time() - t0:.0f} CPU s", flush=True)
-        layers = fit_shanten(a, x, y)
+        layers = (fit_shanten if a.target == "shanten" else fit_holdings)(a, x, y)
         np.savez(a.out, depth=len(layers), **{f"w{i}": w for i, (w, _) in enumerate(layers)},
-                 **{f"b{i}": b for i, (_, b) in enumerate(layers)}, seed=a.seed, decisions=a.decisions, kind="shanten")
+                 **{f"b{i}": b for i, (_, b) in enumerate(layers)}, seed=a.seed, decisions=a.decisions, kind=a.target)
         print(f"-> {a.out} ({time.process_time() - t0:.0f} CPU s)")
         return 0
     if a.data and Path(a.data).exists():

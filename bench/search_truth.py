@@ -385,7 +385,9 @@ def closeness(a) -> None:
     ``--worlds`` worlds are sampled; each belief keeps ``--worlds`` of them (``keep=distinct``); printed per belief:
     the mean over decisions of the kept worlds' L1 distance between the opponents' concealed counts and the true
     ones (summed over opponents; lower is nearer), its reduction from the uniform worlds' with a 95 % CI, and the
-    distinct worlds kept; for scale, the worlds of ``--oracle tiles --oracle_eps 0.5`` (which read the true hands)."""
+    same on the opponents' summed counts of the kinds near the seat's own tiles (what ``--oracle near`` matches), and
+    the distinct worlds kept; for scale, the worlds of ``--oracle tiles --oracle_eps 0.5`` (which read the true
+    hands)."""
     import torch
 
     torch.set_num_threads(1)
@@ -417,6 +419,8 @@ def closeness(a) -> None:
     rng = np.random.default_rng([a.seed, 2122])
     dist = {name: [] for name in specs}
     kept = {name: [] for name in specs}
+    dnear = {name: [] for name in specs}
+    from mjenv.encoding.shanten import _NEAR
     nxt, count, worlds = B, 0, None
     m = a.worlds * a.pool
     while count < a.decisions:
@@ -433,6 +437,10 @@ def closeness(a) -> None:
             for o in range(eng.n):
                 if o != s:
                     d += np.abs(worlds.state.hand[:m, o].astype(np.int64) - st.hand[b, o]).sum(1)
+            opp = [o for o in range(eng.n) if o != s]
+            kinds = _NEAR[:, st.hand[b, s] > 0].any(1)
+            dn = np.abs(worlds.state.hand[:m][:, opp][:, :, kinds].astype(np.int64).sum(1)
+                        - st.hand[b, opp][:, kinds].astype(np.int64).sum(0)).sum(1)
             for name in specs:
                 if name == "uniform":
                     pick = np.arange(a.worlds)
@@ -448,16 +456,18 @@ def closeness(a) -> None:
                         facts = history_discards(eng, b, s, ag.belief_depth)
                     pick = distinct(ag._world_weights(eng, b, s, worlds, m, facts, seed), a.worlds, seed)
                 dist[name].append(d[pick].mean())
+                dnear[name].append(dn[pick].mean())
                 kept[name].append(len(set(pick.tolist())))
             count += 1
         eng.step(acts)
         nxt, _ = eng.deal_next_walls(a.seed, nxt)
-    u = np.asarray(dist["uniform"])
+    u, un = np.asarray(dist["uniform"]), np.asarray(dnear["uniform"])
     print(f"{count:,} decisions, {m} worlds sampled, {a.worlds} kept")
     for name in specs:
-        x = np.asarray(dist[name])
+        x, xn = np.asarray(dist[name]), np.asarray(dnear[name])
         print(f"  {name:24s} L1 to the true hands {x.mean():6.3f}; nearer than uniform by {np.mean(u - x):+.3f} ± "
-              f"{ci95(u - x):.3f}; distinct kept {np.mean(kept[name]):.1f}")
+              f"{ci95(u - x):.3f}; on the kinds near the seat's tiles (opponents summed) {xn.mean():6.3f}, nearer by "
+              f"{np.mean(un - xn):+.3f} ± {ci95(un - xn):.3f}; distinct kept {np.mean(kept[name]):.1f}")
 
 
 def main(argv=None) -> int:

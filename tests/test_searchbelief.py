@@ -180,3 +180,38 @@ def test_readiness_belief_weights_are_normalised_and_refuse_other_files(tmp_path
         ReadinessBelief(other)
     assert isinstance(SearchAgent("kawuxing3", belief_net=str(good)).belief_net, ReadinessBelief)
     assert not isinstance(SearchAgent("kawuxing3", belief_net=str(other)).belief_net, ReadinessBelief)
+
+
+def test_holdings_belief_weights_are_normalised_and_refuse_other_files(tmp_path):
+    """``HoldingsBelief``: shares in (0, 1) per opponent and kind; world weights in (0, 1] with the largest 1,
+    repeatable; worlds that differ only outside the kinds near the seat's tiles weigh the same; a file of another
+    kind is refused, and the agent loads it from ``belief_net``."""
+    from agents.players.searchbelief import BELIEF_FEATURES, HoldingsBelief, public_features
+
+    rng = np.random.default_rng(1)
+    sizes = [BELIEF_FEATURES, 16, 34]
+    layers = {f"w{i}": rng.normal(0, 0.3, (a, b)).astype(np.float32) for i, (a, b) in enumerate(zip(sizes, sizes[1:]))}
+    layers |= {f"b{i}": np.zeros(b, np.float32) for i, b in enumerate(sizes[1:])}
+    good = tmp_path / "holdings.npz"
+    np.savez(good, depth=2, kind="holdings", **layers)
+    other = tmp_path / "shanten.npz"
+    np.savez(other, depth=2, kind="shanten", **layers)
+    head = HoldingsBelief(good)
+    eng = Engine("kawuxing3", 2, record_events=False)
+    eng.reset(seed=3)
+    fast = make_agent("fast").player
+    acts = np.zeros(2, np.int64)
+    for _ in range(12):
+        fast.decide(eng, out=acts)
+        eng.step(acts)
+    assert not eng.done[0]
+    s = int(eng.state.actor[0])
+    p = head.shares(public_features(eng, 0, s))
+    assert p.shape == (2, 34) and (p > 0).all() and (p < 1).all()
+    worlds = eng.sample_worlds(0, s, 64, seed=5)
+    w = head.weights(eng, 0, s, worlds, np.arange(64))
+    assert w.max() == 1.0 and (w > 0).all() and (head.weights(eng, 0, s, worlds, np.arange(64)) == w).all()
+    assert len(np.unique(w)) >= 2  # the worlds are told apart
+    with pytest.raises(ValueError, match="holdings"):
+        HoldingsBelief(other)
+    assert isinstance(SearchAgent("kawuxing3", belief_net=str(good)).belief_net, HoldingsBelief)

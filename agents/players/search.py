@@ -226,12 +226,12 @@ class SearchAgent:
             raise ValueError(f"keep: 'resample' or 'distinct', got {keep!r}")
         self.keep = keep
         if belief_net is not None:
-            from agents.players.searchbelief import LearnedBelief, ReadinessBelief
+            from agents.players.searchbelief import HoldingsBelief, LearnedBelief, ReadinessBelief
 
             path = _checkpoint_path(belief_net, "belief_net")
             with np.load(path) as f:
-                shanten_head = "kind" in f.files and str(f["kind"]) == "shanten"
-            self.belief_net = ReadinessBelief(path) if shanten_head else LearnedBelief(path)
+                kind = str(f["kind"]) if "kind" in f.files else "hands"
+            self.belief_net = {"shanten": ReadinessBelief, "holdings": HoldingsBelief}.get(kind, LearnedBelief)(path)
         self._scratch = None  # the belief's scratch engine, grown on demand
         self.rules = self.player.rules
         self.variant = variant = self.rules.variant

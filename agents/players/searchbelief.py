@@ -23,8 +23,8 @@ agent (:mod:`agents.players.search`, ``belief=EPS``) uses to weight worlds:
 The search samples more worlds than it rolls out and keeps ``worlds`` of them in proportion to their weights:
 :func:`resample` (systematic, with repeats) or :func:`distinct` (``keep=distinct``: weighted sampling without
 replacement, so no world is rolled out twice).  The learned beliefs (``belief_net``) are :class:`LearnedBelief`
-(a classifier of true against sampled hands) and :class:`ReadinessBelief` (a head predicting each opponent's
-shanten class).  docs/experiments/expert-iteration.md measures them all against hands-true records.
+(a classifier of true against sampled hands), :class:`ReadinessBelief` (a head predicting each opponent's
+shanten class) and :class:`HoldingsBelief` (a head predicting each opponent's share of each kind's unseen copies).  docs/experiments/expert-iteration.md measures them all against hands-true records.
 Reading only the acting seat's view: the opponents' hands used are the *world's* hands, never the true table's.
 """
 
@@ -368,5 +368,66 @@ class ReadinessBelief:
             c = shanten_class(worlds.state.hand[rows, o], worlds.state.n_melds[rows, o])
             share = (np.bincount(c, minlength=SHANTEN_CLASSES) + 1.0) / (len(rows) + SHANTEN_CLASSES)
             lw += np.log(p[i, c] / share[c])
+        lw *= temper
+        return np.exp(np.maximum(lw - lw.max(), -np.log(cap)))
+
+
+# ------------------------------------------------------------------------------------- the learned holdings belief
+# What the values turn on (docs/experiments/expert-iteration.md, session 15): how many copies of the kinds the seat
+# can use are in the opponents' hands (dead to it) rather than in the wall.  A head reads each opponent's public
+# row and predicts, per kind, the share ``p`` of its unseen copies that opponent holds; the sampler deals them with
+# the share ``p0`` = the opponent's hidden tiles over all unseen tiles.  A world's weight is the product over the
+# opponents not revealed and the kinds near the seat's own tiles of the binomial odds (p / p0)^h ((1 - p) /
+# (1 - p0))^(u - h) of the world's count ``h`` of the kind's ``u`` unseen copies.
+
+
+class HoldingsBelief:
+    """The fitted holdings head (``bench/belief_fit.py --target holdings``; ``kind`` "holdings" in the file):
+    :meth:`shares` of each kind's unseen copies per opponent, :meth:`weights` of worlds."""
+
+    def __init__(self, path):
+        z = np.load(path)
+        if "kind" not in z.files or str(z["kind"]) != "holdings":
+            raise ValueError(f"belief_net: {path} is not a holdings head (kind 'holdings')")
+        self.layers = [(z[f"w{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32)) for i in range(int(z["depth"]))]
+        if self.layers[-1][0].shape[1] != 34 or self.layers[0][0].shape[0] != BELIEF_FEATURES:
+            raise ValueError(f"belief_net: {path} has the wrong input or output size for a holdings head")
+        self.path = str(path)
+
+    def shares(self, public: np.ndarray) -> np.ndarray:
+        """float64 [n - 1, 34]: per opponent row of ``public`` (:func:`public_features`), the predicted share of each
+        kind's unseen copies it holds, in [0.001, 0.999]."""
+        h = np.asarray(public, np.float32)
+        for i, (w, b) in enumerate(self.layers):
+            h = h @ w + b
+            if i < len(self.layers) - 1:
+                np.maximum(h, 0, out=h)
+        return np.clip(1.0 / (1.0 + np.exp(-h.astype(np.float64))), 1e-3, 1 - 1e-3)
+
+    def weights(self, engine, table: int, seat: int, worlds, rows, cap: float = 50.0, temper: float = 1.0) -> np.ndarray:
+        """float64 [len(rows)]: per world, the binomial odds of the opponents' counts of the kinds near ``seat``'s
+        own tiles under the head against the sampler (module comment), to the power ``temper``, its largest 1 and
+        the ratio capped at ``cap``."""
+        from mjenv.encoding.shanten import _NEAR
+
+        rows = np.asarray(rows, dtype=np.int64)
+        st = engine.state
+        b, n = int(table), engine.n
+        pub = public_features(engine, b, seat)
+        p = self.shares(pub)
+        unseen = np.rint(pub[0, 136:170] * 4).astype(np.int64)
+        places = [int(st.hand[b, o].sum()) - (int((st.hand[b, o] - 3 * st.hidden[b, o]).sum()) if st.revealed[b, o]
+                                              else 0) for o in range(n)]
+        total = max(int(st.back[b]) - int(st.front[b]) + sum(places[o] for o in range(n) if o != seat), 1)
+        kinds = _NEAR[:, st.hand[b, seat] > 0].any(1) & (unseen > 0)
+        lw = np.zeros(len(rows))
+        for i in range(n - 1):
+            o = (seat + 1 + i) % n
+            if st.revealed[b, o]:
+                continue
+            p0 = min(max(places[o] / total, 1e-3), 1 - 1e-3)  # the sampler's share: its hidden places of all
+            h = np.minimum(worlds.state.hand[rows, o][:, kinds].astype(np.float64), unseen[kinds])
+            u = unseen[kinds].astype(np.float64)
+            lw += (h * np.log(p[i, kinds] / p0) + (u - h) * np.log((1 - p[i, kinds]) / (1 - p0))).sum(1)
         lw *= temper
         return np.exp(np.maximum(lw - lw.max(), -np.log(cap)))
