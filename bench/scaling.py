@@ -38,6 +38,7 @@ mjenv side by side (each in its own process, set up once; their passes alternate
     python bench/scaling.py --batches 4096 --loop classic            # reset + sample + step as three calls
     python bench/scaling.py --batches 4096 --steps 1                 # the fused loop one step a call
     python bench/scaling.py --batches 4096 --steps 1 8               # one and eight steps a call, side by side
+    python bench/scaling.py --batches 4096 --play-tables 1024        # chunks of up to 1024 tables (default 256)
 """
 
 from __future__ import annotations
@@ -223,12 +224,20 @@ def main(argv: list[str] | None = None) -> int:
                     help="fused: Engine.random_step; classic: reset + sampler + step (auto: fused where it exists)")
     ap.add_argument("--steps", type=int, nargs="+", default=[8],
                     help="steps per random_step call in the fused loop (default 8; 1: one a call; several: side by side)")
+    ap.add_argument("--play-tables", type=int, default=None, metavar="N",
+                    help="fused loop, several steps a call: most tables a chunk plays them on (autoplay.PLAY_TABLES)")
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)  # internal: one tree's process (--trees)
     args = ap.parse_args(argv)
     if args.loop == "fused" and args.obs != "none":
         ap.error("--loop fused encodes no observations (--obs needs the classic loop)")
     if min(args.steps) < 1:
         ap.error("--steps must be at least 1")
+    if args.play_tables is not None:
+        if args.play_tables < 1:
+            ap.error("--play-tables must be at least 1")
+        from mjenv.engine import autoplay
+
+        autoplay.PLAY_TABLES = args.play_tables
     if 1 not in args.threads:
         ap.error("--threads must include 1 (the speed-ups are measured against it)")
     import mjenv
