@@ -33,13 +33,17 @@ move) is then replayed offline on the records: the rule's choice at each decisio
 move in the sampled worlds (what the search believes) and in the true world (an unbiased estimate, over many
 decisions, of the gain of one search decision followed by the policy's play), per searched decision and per
 seat-hand.  Sampled worlds overrate the gain of the moves a search picks (the winner's curse, and worlds that
-ignore what opponents' play reveals); the true world does not.
+ignore what opponents' play reveals); the true world does not.  ``judge`` replays rules on a record with hands-true
+worlds, judged by their mean, for the record's own worlds and those of ``--only_belief`` records of the same
+decisions (paired against the sampled worlds); ``closeness`` measures, without rollouts, how near each belief's
+kept worlds come to the opponents' true hands.
 
     python bench/search_truth.py record --decisions 4000 --seed 60 --worlds 128 --out truth-60.npz
     python bench/search_truth.py rules --records truth-60.npz
-    python bench/search_truth.py judge --record truth-66b.npz --beliefs truth-66-or-waits.npz
     python bench/search_truth.py record --decisions 2000 --seed 66 --worlds 64 --hands_true 64 --belief 0.1 --out truth-66b.npz
     python bench/search_truth.py record --decisions 2000 --seed 66 --worlds 64 --pool 4 --keep distinct --oracle waits --only_belief --out truth-66-or-waits.npz
+    python bench/search_truth.py judge --record truth-66b.npz --beliefs truth-66-or-waits.npz
+    python bench/search_truth.py closeness --decisions 400 --seed 68 --beliefs "latest=belief:0.1" "depth4=belief:0.1;depth:4"
 """
 
 from __future__ import annotations
