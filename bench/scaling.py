@@ -38,7 +38,7 @@ mjenv side by side (each in its own process, set up once; their passes alternate
     python bench/scaling.py --batches 4096 --loop classic            # reset + sample + step as three calls
     python bench/scaling.py --batches 4096 --steps 1                 # the fused loop one step a call
     python bench/scaling.py --batches 4096 --steps 1 8               # one and eight steps a call, side by side
-    python bench/scaling.py --batches 4096 --play-tables 1024        # chunks of up to 1024 tables (default 256)
+    python bench/scaling.py --batches 4096 --play-tables 256         # chunks of up to 256 tables (default 1024)
 """
 
 from __future__ import annotations

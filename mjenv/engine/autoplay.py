@@ -18,8 +18,7 @@ other thread's compiled calls.
 
 ``random_step(..., steps=n)`` plays ``n`` such steps in one call, each chunk playing all ``n`` on its tables before
 the next chunk (tables share nothing, so no chunk waits for another between steps): one hand-over to the pool and
-one wait for the last chunk serve ``n`` steps, and a chunk's rows stay in its core's cache from one step to the next
-(chunks of at most :data:`PLAY_TABLES` tables, :func:`play_bounds`).  The same play as ``n`` calls of one step.
+one wait for the last chunk serve ``n`` steps (chunks of at most :data:`PLAY_TABLES` tables, :func:`play_bounds`).  The same play as ``n`` calls of one step.
 
 Every table's work depends only on its own rows, the seed and its stream, so the results are bit-identical for every
 thread count and every ``steps`` (tests/test_autoplay.py).  The rare pending a family leaves to Python (none does
@@ -159,9 +158,12 @@ def random_step(eng, sampler, seed: int, steps: int = 1) -> None:
             decided[i] = 0
 
 
-PLAY_TABLES = 256
-"""Most tables a chunk of a call of several steps (:func:`play_bounds`) plays them on: their rows (≈ 2 KB a table:
-the packed state, the mask, the deal's buffers) stay in one core's L2 cache (1 MB here) from one step to the next."""
+PLAY_TABLES = 1024
+"""Most tables a chunk of a call of several steps (:func:`play_bounds`) plays them on.  Each chunk-step passes the
+GIL 4–6 times between its compiled calls, and on two free cores a thread waits for it ≈ 3–6 µs a chunk-step, so
+fewer chunks pay less: with chunks of at most 256 tables (≈ 0.6 MB of rows, which stay in a core's 1 MB L2 cache
+from one step to the next) two threads made 2.88 M decisions/s against 3.08 M with 1024, and one thread's CPU per
+decision was the same with either (docs/benchmarks.md, "Several steps a call")."""
 
 PLAY_TAIL = 16
 """Fewest tables a chunk of a call of several steps is given (the last ones, :func:`play_bounds`): the thread that
@@ -172,8 +174,8 @@ finishes first waits for at most one such chunk's ``steps`` steps (16 × 8 table
 def play_bounds(k: int, threads: int, steps: int) -> list[int]:
     """The chunk boundaries of :func:`random_step` over ``k`` tables.  One step: :func:`mjenv.engine.threads.bounds`
     (each chunk's rows are touched once, so only the hand-over and the last chunk count).  Several steps: guided
-    chunks (each ``1 / threads`` of the tables not yet given out), of at most :data:`PLAY_TABLES` tables (for the cache,
-    on one thread too) and at least :data:`PLAY_TAIL`; one thread's blocks when the call has fewer than ``2 ×``
+    chunks (each ``1 / threads`` of the tables not yet given out), of at most :data:`PLAY_TABLES` tables (on one thread
+    too) and at least :data:`PLAY_TAIL`; one thread's blocks when the call has fewer than ``2 ×``
     :data:`mjenv.engine.threads.MIN_TABLES` table-steps."""
     if steps == 1:
         return TH.bounds(k, threads)

@@ -522,8 +522,8 @@ class Engine:
         ``b + j × B`` of ``seed``, dealt by seat ``id mod n``; ``results[b]`` is None again), then every table's acting
         seat plays a uniformly random legal action drawn by ``sampler`` (a :class:`mjenv.engine.sampling.TableSampler`
         of this batch size; the actions are left in ``sampler.actions``).  ``steps=n`` plays ``n`` such steps in one
-        call, the same play as ``n`` calls, with one hand-over to the threads for all of them and each chunk of tables
-        kept in its core's cache across them (the faster loop on several threads: docs/benchmarks.md, "Threads").  The
+        call, the same play as ``n`` calls, with one hand-over to the threads for all of them (the faster loop on several
+        threads: docs/benchmarks.md, "Several steps a call").  The
         same results for every thread count."""
         autoplay.random_step(self, sampler, seed, steps)
 
