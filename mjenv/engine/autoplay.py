@@ -162,7 +162,7 @@ PLAY_TABLES = 1024
 """Most tables a chunk of a call of several steps (:func:`play_bounds`) plays them on.  Each chunk-step passes the
 GIL 4–6 times between its compiled calls, and on two free cores a thread waits for it ≈ 3–6 µs a chunk-step, so
 fewer chunks pay less: with chunks of at most 256 tables (≈ 0.6 MB of rows, which stay in a core's 1 MB L2 cache
-from one step to the next) two threads made 2.88 M decisions/s against 3.08 M with 1024, and one thread's CPU per
+from one step to the next) two threads made 2.87 M decisions/s against 3.03 M with 1024 (193 rounds), and one thread's CPU per
 decision was the same with either (docs/benchmarks.md, "Several steps a call")."""
 
 PLAY_TAIL = 16
