@@ -18,7 +18,8 @@ other thread's compiled calls.
 
 ``random_step(..., steps=n)`` plays ``n`` such steps in one call, each chunk playing all ``n`` on its tables before
 the next chunk (tables share nothing, so no chunk waits for another between steps): one hand-over to the pool and
-one wait for the last chunk serve ``n`` steps (chunks of at most :data:`PLAY_TABLES` tables, :func:`play_bounds`).  The same play as ``n`` calls of one step.
+one wait for the last chunk serve ``n`` steps (chunks of at most :data:`PLAY_TABLES` tables, :func:`play_bounds`).
+The same play as ``n`` calls of one step.
 
 Every table's work depends only on its own rows, the seed and its stream, so the results are bit-identical for every
 thread count and every ``steps`` (tests/test_autoplay.py).  The rare pending a family leaves to Python (none does
@@ -162,8 +163,8 @@ PLAY_TABLES = 1024
 """Most tables a chunk of a call of several steps (:func:`play_bounds`) plays them on.  Each chunk-step passes the
 GIL 4–6 times between its compiled calls, and on two free cores a thread waits for it ≈ 3–6 µs a chunk-step, so
 fewer chunks pay less: with chunks of at most 256 tables (≈ 0.6 MB of rows, which stay in a core's 1 MB L2 cache
-from one step to the next) two threads made 2.87 M decisions/s against 3.03 M with 1024 (193 rounds), and one thread's CPU per
-decision was the same with either (docs/benchmarks.md, "Several steps a call")."""
+from one step to the next) two threads made 2.87 M decisions/s against 3.03 M with 1024 (193 rounds), and one
+thread's CPU per decision was the same with either (docs/benchmarks.md, "Several steps a call")."""
 
 PLAY_TAIL = 16
 """Fewest tables a chunk of a call of several steps is given (the last ones, :func:`play_bounds`): the thread that
