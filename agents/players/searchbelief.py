@@ -41,6 +41,14 @@ TSUMO = 64.0
 __all__ = ["last_discards", "history_discards", "past_hands", "discard_weights", "distinct", "resample"]
 
 
+def _river_times(st, b: int, n: int) -> set[int]:
+    """The times of table ``b``'s discards still lying in a river (a claimed discard's time is missing)."""
+    present: set[int] = set()
+    for o in range(n):
+        present.update(int(x) for x in st.river_time[b, o, : int(st.river_len[b, o])])
+    return present
+
+
 def last_discards(engine, table: int, seat: int) -> list[tuple[int, int, int]]:
     """``[(opponent, tile, time)]``: the opponents of ``seat`` at ``table`` whose hand now is their hand before their
     latest discard less that tile (module docstring); public facts, the same in every world of the table."""
@@ -50,11 +58,7 @@ def last_discards(engine, table: int, seat: int) -> list[tuple[int, int, int]]:
     latest = int(st.n_discards[b]) - 1
     if latest < 0:
         return []
-    times = []
-    for o in range(n):
-        k = int(st.river_len[b, o])
-        times.extend(int(x) for x in st.river_time[b, o, :k])
-    present = set(times)
+    present = _river_times(st, b, n)
     out = []
     for o in range(n):
         if o == seat or bool(st.revealed[b, o]):
@@ -142,9 +146,7 @@ def history_discards(engine, table: int, seat: int, depth: int) -> list[tuple[in
     latest = int(st.n_discards[b]) - 1
     if latest < 0 or int(st.phase[b]) not in (S.TURN, S.CLAIMED, S.CLAIM):
         return []
-    present = set()
-    for a in range(n):
-        present.update(int(x) for x in st.river_time[b, a, : int(st.river_len[b, a])])
+    present = _river_times(st, b, n)
     gaps = [x for x in range(latest + 1) if x not in present]
     first = gaps[-1] + 2 if gaps else 0  # discards after the latest claim (and not the claimer's first after it)
     out = []
