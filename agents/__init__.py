@@ -25,7 +25,8 @@ Rooms, by role (each package's docstring lists its modules):
   :mod:`~agents.players.plans` (烂牌, flush and all-triplets plans, over :mod:`mjenv.encoding.shanten`),
   :mod:`~agents.players.heuristic`, :mod:`~agents.players.fastplay` and :mod:`~agents.players.fastkernels` (the
   compiled rollout player), :mod:`~agents.players.fasthead` (that player with a checkpoint's departure head, the
-  improved player expert iteration rolls out with), :mod:`~agents.players.search` with :mod:`~agents.players.searchbelief` (its world weights), :mod:`~agents.players.external` (outside bots),
+  improved player expert iteration rolls out with), :mod:`~agents.players.search` with :mod:`~agents.players.searchbelief` (its world weights) and
+  :mod:`~agents.players.searchplans` (its plan-committed rollouts), :mod:`~agents.players.external` (outside bots),
   :mod:`~agents.players.policy` (network and checkpoint format; imports torch on use only),
   :mod:`~agents.players.resnet` (the residual network a checkpoint may name), :mod:`~agents.players.advice` and :mod:`~agents.players.departures` (the advisor rows and the departure head a
   checkpoint reads);

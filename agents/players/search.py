@@ -36,6 +36,14 @@ the decisions where the head's best predicted gain lies within ``near`` of its t
 candidate for that much money beyond ``z`` standard errors (docs/experiments/expert-iteration.md measures them).
 A decision at which the sampler finds no consistent world is not searched: the player's move is played and
 ``stats["unsampled"]`` counts it.
+
+**Plan candidates** (``plans=dama+flush4``, :mod:`agents.players.searchplans`): at the decisions ``plan_at`` names
+(``searched``: those searched anyway; ``reveal``: those with a 亮倒 candidate; ``all``: every decision of a searched
+kind with two or more legal moves, the player's move then facing the plans alone), each plan whose move now
+differs from the player's is a further candidate, rolled out with the seat playing that plan to the end of the hand
+(the other seats the player); it must beat the player's move by ``plan_z`` standard errors (default: the
+decision's own ``z``); ``stats["planned"]`` counts the plans played.  The agent stays stateless: a plan chosen now
+is searched again at the next decision where its move differs.
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ import numpy as np
 from agents.players.fastplay import FastPlayer
 from agents.players.keyrng import mix, salt_of
 from agents.players.searchbelief import discard_weights, distinct, history_discards, last_discards, resample
+from agents.players.searchplans import parse_plans, plan_configs, plan_moves, rollout_plans
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 
@@ -55,7 +64,8 @@ __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
             "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4, "belief_net": None, "temper": 1.0,
-            "liang_z": None, "belief_moves": "legal", "belief_depth": 1, "keep": "resample"}
+            "liang_z": None, "belief_moves": "legal", "belief_depth": 1, "keep": "resample", "plans": (),
+            "plan_z": None, "plan_at": "searched"}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -121,8 +131,12 @@ def parse_spec(spec: str) -> dict:
             out[key] = tuple(v for v in value.split("+") if v)
         elif key == "budget_ms":
             out[key] = None if value in ("", "none", "None") else float(value)
-        elif key in ("belief_moves", "keep"):
+        elif key in ("belief_moves", "keep", "plan_at"):
             out[key] = value
+        elif key == "plans":
+            out[key] = tuple(v for v in value.split("+") if v)
+        elif key == "plan_z":
+            out[key] = None if value in ("", "none", "None") else _number(key, value)
         elif key in ("policy", "belief_net"):
             out[key] = value or None
         elif key in ("near", "liang_z"):
@@ -173,7 +187,8 @@ class SearchAgent:
                  belief: float | None = DEFAULTS["belief"], pool: int = DEFAULTS["pool"], belief_net=DEFAULTS["belief_net"],
                  temper: float = DEFAULTS["temper"], liang_z: float | None = DEFAULTS["liang_z"],
                  belief_moves: str = DEFAULTS["belief_moves"], belief_depth: int = DEFAULTS["belief_depth"],
-                 keep: str = DEFAULTS["keep"], **player_settings):
+                 keep: str = DEFAULTS["keep"], plans=DEFAULTS["plans"], plan_z: float | None = DEFAULTS["plan_z"],
+                 plan_at: str = DEFAULTS["plan_at"], **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
         if int(worlds) < 1:
@@ -225,6 +240,14 @@ class SearchAgent:
         if keep not in ("resample", "distinct"):
             raise ValueError(f"keep: 'resample' or 'distinct', got {keep!r}")
         self.keep = keep
+        self.plans = parse_plans(plans)
+        if plan_z is not None and not float(plan_z) >= 0:
+            raise ValueError(f"plan_z: a number of standard errors >= 0 or None, got {plan_z}")
+        self.plan_z = None if plan_z is None else float(plan_z)
+        if plan_at not in ("reveal", "searched", "all"):
+            raise ValueError(f"plan_at: 'reveal', 'searched' or 'all', got {plan_at!r}")
+        self.plan_at = plan_at
+        self._plan_cfgs = plan_configs(getattr(self.player, "fast", self.player).cfg, self.plans)
         if belief_net is not None:
             from agents.players.searchbelief import HoldingsBelief, LearnedBelief, ReadinessBelief
 
@@ -251,7 +274,7 @@ class SearchAgent:
         self._cost_per_table = None  # CPU seconds per rollout table, measured (for budget_ms)
         # statistics: decisions seen, searched, CPU seconds spent searching
         self.stats = {"decisions": 0, "searched": 0, "changed": 0, "cpu_s": 0.0, "rollout_tables": 0, "unsampled": 0,
-                      "weighted": 0}
+                      "weighted": 0, "planned": 0}
         self.last_unsampled = ""
 
     # ------------------------------------------------------------------ engines
@@ -302,18 +325,58 @@ class SearchAgent:
                 if ncand[j] >= 2 and (near[j] or reveal[j]) and self._kind_ok(int(st.phase[tables[j]]))
                 and wall_left[j] >= self.min_wall]
         self.stats["decisions"] += R
+        zs = [self.liang_z if reveal[j] else self.z for j in todo]
+        plan_of = None
+        if self.plans:
+            cand, ncand, plan_of, todo, zs = self._add_plans(engine, tables, cand, ncand, todo, zs, reveal, wall_left)
         if todo:
             n = self.worlds
             if self.budget_ms is not None and self._cost_per_table:
                 mean_k = float(np.mean([ncand[j] for j in todo]))
                 n = int(max(1, min(n, self.budget_ms / 1e3 / (self._cost_per_table * mean_k))))
-            zs = [self.liang_z if reveal[j] else self.z for j in todo]
-            out_t = self._search(engine, tables, cand, ncand, todo, keys, n, zs)
+            out_t = self._search(engine, tables, cand, ncand, todo, keys, n, zs, plan_of)
             for j, a in zip(todo, out_t):
                 out[j] = a
             self.stats["searched"] += len(todo)
         self.stats["cpu_s"] += time.process_time() - t0
         return out
+
+    def _add_plans(self, engine, tables, cand, ncand, todo, zs, reveal, wall_left):
+        """The plan candidates (``plans``) appended to each decision's candidates where the plan's move now differs
+        from the player's (at the decisions ``plan_at`` names); returns the extended ``cand``, ``ncand``, the plan
+        of each candidate (``plan_of``, -1: the player's continuation), ``todo`` and the per-candidate ``zs``."""
+        st = engine.state
+        R, C = cand.shape
+        P = len(self.plans)
+        if self.plan_at == "all":
+            at = [j for j in range(R) if self._kind_ok(int(st.phase[tables[j]])) and wall_left[j] >= self.min_wall
+                  and engine.mask[tables[j]].sum() >= 2]
+        elif self.plan_at == "reveal":
+            at = [j for j in todo if reveal[j]]
+        else:
+            at = list(todo)
+        cand2 = np.concatenate([cand, np.full((R, P), -1, np.int64)], 1)
+        plan_of = np.full((R, C + P), -1, np.int64)
+        ncand2 = ncand.copy()
+        zmap = dict(zip(todo, zs))
+        zvec = {j: np.full(C + P - 1, zmap[j], np.float64) for j in todo}
+        if at:
+            moves = plan_moves(self.player, engine, tables[at], self._plan_cfgs)  # [len(at), P]
+            for i, j in enumerate(at):
+                if j not in zvec:  # a decision searched for its plans only: the player's move against them
+                    ncand2[j] = 1
+                    zvec[j] = np.full(C + P - 1, self.z, np.float64)
+                k = int(ncand2[j])
+                for p in range(P):
+                    if moves[i, p] != cand2[j, 0]:
+                        cand2[j, k] = moves[i, p]
+                        plan_of[j, k] = p
+                        if self.plan_z is not None:
+                            zvec[j][k - 1] = self.plan_z
+                        k += 1
+                ncand2[j] = k
+        todo2 = sorted(j for j in zvec if ncand2[j] >= 2)
+        return cand2, ncand2, plan_of, todo2, [zvec[j][: ncand2[j] - 1] for j in todo2]
 
     def _policy_order(self, engine, tables) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """With ``policy``: the compiled shortlist of each table reordered for the search, the improved player's own
@@ -350,15 +413,20 @@ class SearchAgent:
         cand[lost, 0] = base[lost]
         return cand, ncand, near
 
-    def _fill(self, engine, tables, cand, ncand, todo, seeds, n):
+    def _fill(self, engine, tables, cand, ncand, todo, seeds, n, plan_of=None):
         """The rollout engine with, for decision ``todo[i]`` (an index into ``tables``), ``n`` worlds sampled with
         ``seeds[i]`` copied once per candidate, and the candidate actions to play on those tables; returns
         ``(roll, acts, seats, blocks)`` with ``blocks[i] = (first table, candidates)``: candidate c's worlds are the
         tables ``first + c * n ... first + c * n + n - 1``; None where the sampler found no world consistent with
-        what the seat sees (``stats["unsampled"]`` counts them, ``last_unsampled`` keeps the sampler's message)."""
+        what the seat sees (``stats["unsampled"]`` counts them, ``last_unsampled`` keeps the sampler's message).
+        With ``plan_of`` (:meth:`_add_plans`), ``self._rplan`` / ``self._rseat`` hold each rollout table's plan and
+        committed seat."""
         total = int(sum(int(ncand[j]) * n for j in todo))
         roll = self._engine("_roll", engine, total)
         acts = np.zeros(roll.batch_size, np.int64)
+        if plan_of is not None:
+            self._rplan = np.full(roll.batch_size, -1, np.int64)
+            self._rseat = np.zeros(roll.batch_size, np.int64)
         seats, blocks = [], []
         base = 0
         src = np.arange(n)
@@ -393,6 +461,9 @@ class SearchAgent:
                 rows = np.arange(base + c * n, base + (c + 1) * n)
                 copy_tables(w, pick, roll, rows)  # the same worlds for every candidate
                 acts[rows] = cand[j, c]
+                if plan_of is not None:
+                    self._rplan[rows] = plan_of[j, c]
+                    self._rseat[rows] = s
             blocks.append((base, k))
             base += k * n
         if base < roll.batch_size:  # tables of an earlier, larger call, or of a decision without worlds: out of play
@@ -421,14 +492,18 @@ class SearchAgent:
         policy's own shortlist choice; a third of the improved player's cost per decision)."""
         return getattr(self.player, "fast", self.player)
 
-    def _values(self, engine, tables, cand, ncand, todo, seeds, n) -> list[np.ndarray]:
+    def _values(self, engine, tables, cand, ncand, todo, seeds, n, plan_of=None) -> list[np.ndarray]:
         """Per decision ``todo[i]``, float64 [candidates, n]: the seat's hand money after each candidate in each
-        world, rolled out to the end of the hand by the fast player; None for a decision without worlds
-        (:meth:`_fill`)."""
+        world, rolled out to the end of the hand by the fast player (a plan candidate, ``plan_of`` >= 0: the seat
+        then plays that plan to the end, :func:`agents.players.searchplans.rollout_plans`); None for a decision
+        without worlds (:meth:`_fill`)."""
         t0 = time.process_time()
-        roll, acts, seats, blocks = self._fill(engine, tables, cand, ncand, todo, seeds, n)
+        roll, acts, seats, blocks = self._fill(engine, tables, cand, ncand, todo, seeds, n, plan_of)
         roll.step(acts)
-        self.player.rollout(roll)
+        if plan_of is not None and (self._rplan >= 0).any():
+            rollout_plans(roll, self.player, self._rseat, self._rplan, self._plan_cfgs)
+        else:
+            self.player.rollout(roll)
         money = roll.state.money
         out = [None if blk is None else money[blk[0] : blk[0] + blk[1] * n, s].reshape(blk[1], n).copy()
                for blk, s in zip(blocks, seats)]
@@ -437,26 +512,29 @@ class SearchAgent:
         self._cost_per_table = (time.process_time() - t0) / max(total, 1)
         return out
 
-    def _search(self, engine, tables, cand, ncand, todo, keys, n, zs=None) -> list[int]:
+    def _search(self, engine, tables, cand, ncand, todo, keys, n, zs=None, plan_of=None) -> list[int]:
         """The best candidate of each decision ``todo`` (indices into ``tables``) over ``n`` worlds each (``zs``: the
-        standard errors each must beat the player's move by; default ``z``)."""
+        standard errors each must beat the player's move by, one number per decision or per candidate after the
+        first; default ``z``)."""
         seeds = [int(mix(np.asarray([keys[j] ^ self._salt], dtype=np.uint64))[0]) for j in todo]
-        values = self._values(engine, tables, cand, ncand, todo, seeds, n)
+        values = self._values(engine, tables, cand, ncand, todo, seeds, n, plan_of)
         out = []
         for i, (j, v) in enumerate(zip(todo, values)):
             c = 0 if v is None else self._pick(v, None if zs is None else zs[i])
             self.stats["changed"] += c != 0
+            if plan_of is not None and plan_of[j, c] >= 0:
+                self.stats["planned"] += 1
             out.append(int(cand[j, c]))
         return out
 
-    def _pick(self, v: np.ndarray, z: float | None = None) -> int:
+    def _pick(self, v: np.ndarray, z=None) -> int:
         """The candidate to play from its values ``v [k, n]``: the best mean, but a candidate other than the player's
-        choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` (default the agent's)
-        standard errors plus ``margin``."""
-        z = self.z if z is None else z
+        choice (row 0) only when its mean gain over it, paired by world, exceeds ``z`` (default the agent's; a number,
+        or one per candidate after the first) standard errors plus ``margin``."""
+        z = self.z if z is None else np.asarray(z, np.float64)
         d = v[1:] - v[0]
         gain = d.mean(1)
-        if (z > 0 or self.margin > 0) and v.shape[1] > 1:
+        if (np.any(z > 0) or self.margin > 0) and v.shape[1] > 1:
             se = d.std(1, ddof=1) / np.sqrt(v.shape[1])
             gain = np.where(gain > z * se + self.margin, gain, 0.0)
         best = int(np.argmax(gain))
