@@ -33,7 +33,8 @@ SECTIONS = {
                 "distill_min_gain", "distill_epochs", "distill_lr", "distill_departure_weight", "distill_soft"),
     "departures": ("departure_decisions", "departure_labels", "departure_policy", "departure_seed", "departure_worlds",
                    "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs",
-                   "departure_features", "departure_scope", "departure_label_prob", "departure_label_scope"),
+                   "departure_features", "departure_scope", "departure_label_prob", "departure_label_scope",
+                   "departure_world_source"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
@@ -249,6 +250,10 @@ class Args:
     departure_label_scope: str = "all"
     """which decisions the labelling may pick: all, or ready (Gejiu: the choice and another candidate are discards that
     leave a ready hand, agents/training/distill.py ready_pair_decisions; the decisions a head of scope ready learns from)"""
+    departure_world_source: str = "sampled"
+    """where the labelled candidates are valued: sampled (worlds redrawn uniformly given what the seat sees) or hands_true
+    (the real hands, only the live wall reshuffled: unbiased labels of the true gain; agents/training/distill.py
+    hands_true_worlds)"""
 
     # [ppo] stage 3: PPO (agents/training/ppo.py; --trainer sb3: agents/training/sb3.py)
     total_timesteps: int = 320_000
@@ -421,6 +426,13 @@ def check_args(args: Args):
         if not args.advice or args.advice_features not in ADVISORS:
             raise ArgsError(f"--departure_decisions: needs --advice with --advice_features {' or '.join(ADVISORS)} (the "
                             "head departs from the choice of that set's advisor, heuristic-flush, which the network plays)")
+    from agents.training.distill import WORLD_SOURCES
+
+    if args.departure_world_source not in WORLD_SOURCES:
+        raise ArgsError(f"--departure_world_source: {args.departure_world_source!r} is not one of "
+                        f"{', '.join(WORLD_SOURCES)}")
+    if args.departure_world_source != "sampled" and args.departure_scope == "win":
+        raise ArgsError("--departure_world_source: a win head's labels are true-state rollouts already (keep sampled)")
     if args.departure_policy and not Path(args.departure_policy).is_file():
         raise ArgsError(f"--departure_policy: {args.departure_policy!r} not found")
     if args.departure_policy and args.departure_labels:

@@ -158,7 +158,8 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
               tau: float = DEFAULTS["tau"], members: int = DEFAULTS["members"], hidden: int = DEFAULTS["hidden"],
               epochs: int = DEFAULTS["epochs"], fit_seed: int = 0, folder: Path | None = None, policy=None,
               log: Callable[[str], None] | None = None, features: str = FEATURES,
-              scope: str = "all", label_scope: str = "all", advisor: str = ADVISOR) -> tuple[dict, dict]:
+              scope: str = "all", label_scope: str = "all", advisor: str = ADVISOR,
+              world_source: str | None = "sampled") -> tuple[dict, dict]:
     """Label ``decisions`` decisions (:func:`agents.training.distill.chunked_labels`: chunks of 5,000, chunk ``i`` with seed
     ``seed + i``; saved to ``folder/departure_labels.npz``; ``policy``, an agent or None, plays the tables: expert
     iteration, :mod:`agents.training.exit`) or read ``label_files``; fit the head on all but the last
@@ -167,7 +168,10 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
     (:func:`agents.players.departures.in_scope`); ``label_scope`` picks the decisions labelled
     (:func:`agents.training.distill.label_states`'s ``scope``: ``ready`` labels only those a ``ready`` head learns from).
     ``advisor`` (:data:`agents.players.departures.ADVISORS`) is the advice set whose advisor's shortlist the head
-    re-ranks.  A ``win`` head is labelled by :func:`win_labels` (``decisions`` of them, seed ``seed``; true-state
+    re-ranks.  ``world_source`` (:data:`agents.training.distill.WORLD_SOURCES`) values the labelled candidates in
+    sampled worlds (the default) or hands-true worlds (the real hands, the live wall reshuffled: unbiased labels);
+    the head's payload records a non-default source in its ``meta``; label files valued otherwise are refused
+    (``world_source`` None: the files' own source).  A ``win`` head is labelled by :func:`win_labels` (``decisions`` of them, seed ``seed``; true-state
     rollouts of that advisor).  The other labels are the compiled player's (``heuristic-flush``, which has no 七星 wait) whichever it is: it
     plays the tables and the rollouts, so a ``heuristic-advice-v3`` head in Gejiu learns gains under v2's
     continuation; v3's shortlist differs from v2's only where a win is legal, where no head departs.
@@ -176,6 +180,11 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
 
     cpu0 = time.process_time()
     save_to = None if folder is None else Path(folder) / "departure_labels.npz"
+    if world_source is None and not label_files:
+        world_source = "sampled"
+    if scope == "win" and world_source not in ("sampled", None):
+        raise ValueError(f"world_source: {world_source!r} is for sampled-world labels; a win head's labels are "
+                         "true-state rollouts already")
     if scope == "win" and not label_files:  # true-state rollouts at every win decision (win_labels)
         labels = win_labels(variant, options, decisions=decisions, seed=seed, advisor=advisor, log=log)
         if save_to is not None:
@@ -184,7 +193,10 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
         labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed,
                                 tables=tables, label_prob=label_prob, worlds=worlds, candidates=CANDIDATES,
                                 verify_worlds=0, policy=policy, scope=label_scope, save_to=save_to,
-                                name="departure labels", log=log)
+                                name="departure labels", log=log, world_source=world_source)
+        got = labels["meta"].get("world_source", "sampled")
+        if label_files and world_source is not None and got != world_source:
+            raise ValueError(f"departure labels: the files were valued in {got} worlds, not {world_source}")
     label_cpu = time.process_time() - cpu0
     meta = labels["meta"]
     n = len(labels["cand"])
@@ -210,7 +222,11 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
                     f"{r['gain_per_decision']:+.4f} ± {r['ci95']:.4f} per decision, {r['gain_per_seat_hand']:+.3f} ± "
                     f"{r['ci95_per_seat_hand']:.3f} per seat-hand")
     report["cpu_seconds"] = round(time.process_time() - cpu0, 1)
-    return (head_payload(head, tau=tau, variant=variant, options=options, meta={"seed": seed, **report["settings"]},
+    report["world_source"] = labels["meta"].get("world_source", "sampled")
+    head_meta = {"seed": seed, **report["settings"]}
+    if report["world_source"] != "sampled":  # (a sampled head's payload is as it always was)
+        head_meta["world_source"] = report["world_source"]
+    return (head_payload(head, tau=tau, variant=variant, options=options, meta=head_meta,
                          features=features, scope=scope, advisor=advisor), report)
 
 
@@ -231,6 +247,6 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
         members=args.departure_members, hidden=args.departure_hidden, epochs=args.departure_epochs, fit_seed=args.seed,
         folder=folder, policy=policy, log=lambda m: print(m, flush=True), features=args.departure_features,
         scope=args.departure_scope, label_prob=args.departure_label_prob, label_scope=args.departure_label_scope,
-        advisor=args.advice_features)
+        advisor=args.advice_features, world_source=args.departure_world_source)
     (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
     return part

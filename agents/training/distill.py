@@ -84,10 +84,64 @@ def ready_pair_decisions(hand: np.ndarray, n_melds: np.ndarray, cand: np.ndarray
     return ready[:, 0] & ready[:, 1:].any(1)
 
 
+WORLD_SOURCES = ("sampled", "hands_true")
+"""Where :func:`label_states` values the candidates: ``sampled`` worlds (the opponents' hidden tiles and the wall
+redrawn uniformly given what the seat sees, :meth:`~mjenv.engine.core.Engine.sample_worlds`) or ``hands_true``
+worlds (:func:`hands_true_worlds`: the real table, only the live wall's order reshuffled)."""
+
+
+def hands_true_worlds(engine, b: int, roll, rows, seed: int) -> None:
+    """Copy table ``b`` of ``engine`` onto tables ``rows`` of ``roll`` as *hands-true worlds*: every hand (the
+    opponents' concealed tiles, face-down melds, locks) exactly as it truly is, and only the live wall's order
+    (``front .. back``, replacement tiles included) shuffled afresh for each row by a generator seeded with
+    ``seed`` — so the same ``seed`` and row count give the same shuffles (common random numbers across candidates).
+    The mean over such worlds of a candidate's money is its value given everything but the wall's order: for the
+    real hands an unbiased, low-variance truth (what ``bench/search_truth.py`` judges searches by)."""
+    from agents.players.search import copy_tables
+
+    rows = np.asarray(rows, np.int64)
+    copy_tables(engine, np.full(len(rows), int(b)), roll, rows)
+    f, bk = int(engine.state.front[b]), int(engine.state.back[b])
+    live = engine.state.wall[b, f:bk].copy()
+    rng = np.random.default_rng(int(seed))
+    roll.state.wall[rows, f:bk] = np.stack([rng.permutation(live) for _ in range(len(rows))]) if len(rows) else live
+
+
+def hands_true_values(search, engine, tables, cand, ncand, todo, seeds, n) -> list[np.ndarray]:
+    """Per decision ``todo[i]`` (an index into ``tables``), float64 [candidates, n]: the acting seat's hand money
+    after each candidate in the same ``n`` hands-true worlds (:func:`hands_true_worlds` with ``seeds[i]``), rolled
+    out to the end of the hand by ``search.player`` — the hands-true counterpart of the search agent's sampled-world
+    values (:meth:`agents.players.search.SearchAgent._values`), on its rollout engine."""
+    from mjenv.engine import state as S
+
+    total = int(sum(int(ncand[j]) * n for j in todo))
+    roll = search._engine("_roll", engine, total)
+    acts = np.zeros(roll.batch_size, np.int64)
+    blocks, seats, base = [], [], 0
+    for j, seed in zip(todo, seeds):
+        b, k = int(tables[j]), int(ncand[j])
+        seats.append(int(engine.state.actor[b]))
+        for c in range(k):
+            rows = np.arange(base + c * n, base + (c + 1) * n)
+            hands_true_worlds(engine, b, roll, rows, int(seed))  # the same shuffles for every candidate
+            acts[rows] = cand[j, c]
+        blocks.append(base)
+        base += k * n
+    if base < roll.batch_size:  # tables of an earlier, larger call: out of play
+        roll._b8[base:, S.O8_PHASE] = S.DONE
+        roll.mask[base:] = False
+    roll.step(acts)
+    search.player.rollout(roll)
+    money = roll.state.money
+    return [money[b0 : b0 + int(ncand[j]) * n, s].reshape(int(ncand[j]), n).astype(np.float64)
+            for b0, j, s in zip(blocks, todo, seats)]
+
+
 def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: int = 1000, tables: int = 64,
                  label_prob: float = 0.25, worlds: int = 32, candidates: int = 3, seed: int = 0,
                  verify_worlds: int = 0, screen_z: float = 0.5, kinds=None, policy=None, rollout_player=None,
-                 log: Callable[[str], None] | None = None, scope: str = "all") -> dict:
+                 log: Callable[[str], None] | None = None, scope: str = "all",
+                 world_source: str = "sampled") -> dict:
     """Play self-play hands until ``decisions`` decisions are labelled (see the module docstring).
 
     ``policy``: the player whose moves the tables play in every seat (an agent with ``act(obs, mask)`` on
@@ -118,7 +172,14 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     (:func:`ready_pair_decisions`), the only alternatives a departure head of scope ``ready`` is fitted on.
     A decision at which the world sampler finds no world consistent with what the seat sees (``RuntimeError`` of
     :meth:`~mjenv.engine.core.Engine.sample_worlds`) is skipped: ``meta["skipped"]`` counts them, ``log`` names
-    the sampler's message."""
+    the sampler's message.
+
+    ``world_source`` (:data:`WORLD_SOURCES`): ``sampled`` (the default, as above) or ``hands_true``: each candidate
+    is valued in ``worlds`` hands-true worlds (:func:`hands_true_values`: the real hands, only the live wall
+    reshuffled; the shuffles of decision ``i`` drawn from ``mix(seed, i)``), so a label is an unbiased estimate of the
+    candidate's gain for the hands the table really holds, and a head regressed on such labels from public features
+    estimates E[true gain | features] with no belief model.  Not with verification.  ``meta["world_source"]``
+    records it."""
     from agents.players.keyrng import mix
     from agents.players.search import SearchAgent
     from mjenv.encoding.observation import encoder_for
@@ -141,6 +202,11 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
         raise ValueError(f"scope: {scope!r} is not all or ready")
     if scope == "ready" and variant != "gejiu":
         raise ValueError(f"scope: ready reads Gejiu's wait sets; {variant!r} is not gejiu")
+    if world_source not in WORLD_SOURCES:
+        raise ValueError(f"world_source: {world_source!r} is not one of {', '.join(WORLD_SOURCES)}")
+    if world_source != "sampled" and int(verify_worlds) > 0:
+        raise ValueError("world_source: verification (verify_worlds > 0) re-values in sampled worlds; "
+                         "hands_true labels take verify_worlds 0")
     cpu0 = time.process_time()
     search = SearchAgent(variant, options, candidates=candidates, worlds=worlds, seed=seed)
     player = search.player  # the shortlist (and the tables' moves without a policy)
@@ -184,7 +250,10 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
             seats = st.actor[b].astype(np.int64)
             seeds = [int(x) for x in mix(base ^ np.arange(count, count + len(b), dtype=np.uint64))]
             money0 = st.money[b, seats].astype(np.float64)
-            vals = search._values(eng, live, cand, ncand, list(pick), seeds, worlds)
+            if world_source == "sampled":
+                vals = search._values(eng, live, cand, ncand, list(pick), seeds, worlds)
+            else:  # the real hands, the live wall reshuffled: never unsampled
+                vals = hands_true_values(search, eng, live, cand, ncand, list(pick), seeds, worlds)
             keep = [i for i, v in enumerate(vals) if v is not None]
             if len(keep) < len(vals):  # no world found for a decision (a sampler limit): skipped, counted, logged
                 skipped += len(vals) - len(keep)
@@ -255,6 +324,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
                    "rollout_player": None if rollout_player is None else str(getattr(rollout_player, "name",
                                                                                        type(rollout_player).__name__)),
                    "cpu_seconds": round(time.process_time() - cpu0, 1)}
+    out["meta"]["world_source"] = world_source
     return out
 
 
@@ -420,7 +490,11 @@ def load_labels(path) -> dict:
 
 
 def concat_labels(parts: list[dict]) -> dict:
-    """Several label sets as one (their ``meta`` summed where it counts)."""
+    """Several label sets as one (their ``meta`` summed where it counts); labels valued in different worlds
+    (``meta["world_source"]``, files without it are ``sampled``) are refused."""
+    sources = sorted({p["meta"].get("world_source", "sampled") for p in parts})
+    if len(sources) > 1:
+        raise ValueError(f"labels: valued in different worlds ({', '.join(sources)}); join labels of one source")
     keys = (*_ARRAYS, "obs") + (("played",) if all("played" in p for p in parts) else ())
     out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     meta = dict(parts[0]["meta"])
@@ -523,18 +597,20 @@ CHUNK = 5000
 def chunked_labels(variant: str, options: Any, *, decisions: int = 0, label_files=(), seed: int = 2000,
                    tables: int = 64, label_prob: float = 0.25, worlds: int = 32, candidates: int = 3,
                    verify_worlds: int = 128, screen_z: float = 0.5, save_to: Path | None = None, name: str = "labels",
-                   policy=None, log: Callable[[str], None] | None = None, scope: str = "all") -> dict:
+                   policy=None, log: Callable[[str], None] | None = None, scope: str = "all",
+                   world_source: str = "sampled") -> dict:
     """The labels of a training stage: ``label_files`` read and joined, or ``decisions`` decisions labelled by
     :func:`label_states` in chunks of :data:`CHUNK` (chunk ``i`` with seed ``seed + i``, so any prefix of chunks is
-    the same whatever the total; ``policy`` plays the tables and ``scope`` picks the decisions, as there), joined and
-    saved to ``save_to``."""
+    the same whatever the total; ``policy`` plays the tables, ``scope`` picks the decisions and ``world_source``
+    values them, as there), joined and saved to ``save_to``."""
     if label_files:
         return concat_labels([load_labels(f) for f in label_files])
     parts = []
     for i in range(-(-int(decisions) // CHUNK)):
         parts.append(label_states(variant, options, decisions=min(CHUNK, int(decisions) - i * CHUNK), tables=tables,
                                   label_prob=label_prob, worlds=worlds, candidates=candidates, seed=seed + i,
-                                  verify_worlds=verify_worlds, screen_z=screen_z, policy=policy, log=log, scope=scope))
+                                  verify_worlds=verify_worlds, screen_z=screen_z, policy=policy, log=log, scope=scope,
+                                  world_source=world_source))
         if log:
             log(f"[{name}] chunk {i + 1}: {parts[-1]['meta']['decisions']:,} decisions, "
                 f"{parts[-1]['meta']['cpu_seconds']:.0f} CPU s")

@@ -68,19 +68,23 @@ def chunk_path(folder, seed: int) -> Path:
 
 def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, seed: int, chunks: int, folder,
                  chunk: int = CHUNK, tables: int = 64, label_prob: float = 0.25, worlds: int = 32,
-                 rollout_policy=None, compiled_states: bool = False,
+                 rollout_policy=None, compiled_states: bool = False, world_source: str = "sampled",
                  log: Callable[[str], None] | None = None) -> list[Path]:
     """Label ``chunks`` chunks of ``chunk`` decisions on the states ``policy`` (a checkpoint path or agent) reaches in
     every seat, chunk ``i`` with seed ``seed + i``, each saved to :func:`chunk_path`; a chunk whose file exists is
     kept as it is (resume).  ``rollout_policy``: a checkpoint whose compiled improved player
     (:class:`agents.players.fasthead.FastHeadPlayer`) plays the rollouts after each candidate (round 2), or such a
     player; None: the compiled ``heuristic-flush`` player.  ``compiled_states``: the tables are played by the
-    compiled improved player of ``policy`` (a checkpoint path) instead of its :class:`PolicyAgent`.  Returns the
-    chunk files."""
+    compiled improved player of ``policy`` (a checkpoint path) instead of its :class:`PolicyAgent`.  ``policy`` None:
+    the compiled ``heuristic-flush`` player plays the tables (the states of ``train.py --config long``'s labels).
+    ``world_source``: the candidates are valued in ``sampled`` or ``hands_true`` worlds
+    (:func:`agents.training.distill.label_states`).  Returns the chunk files."""
     from agents.training.distill import label_states, save_labels
 
     if int(chunks) < 1 or int(chunk) < 1:
         raise ValueError(f"chunks and chunk: need at least 1 each, got {chunks} and {chunk}")
+    if compiled_states and policy is None:
+        raise ValueError("compiled_states: give the policy whose compiled player plays the tables (a checkpoint path)")
     if compiled_states or (rollout_policy is not None and not hasattr(rollout_policy, "rollout")):
         from agents.players.fasthead import FastHeadPlayer
     if compiled_states:
@@ -98,7 +102,7 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
         if not path.is_file():
             labels = label_states(variant, options, decisions=int(chunk), tables=tables, label_prob=label_prob,
                                   worlds=worlds, candidates=CANDIDATES, seed=seed + i, verify_worlds=0, policy=agent,
-                                  rollout_player=roller, log=log)
+                                  rollout_player=roller, log=log, world_source=world_source)
             save_labels(path, labels)
             if log:
                 meta = labels["meta"]
@@ -148,7 +152,8 @@ def fit(label_files, base, *, variant: str | None = None, holdout: float = 0.1, 
                          f"{ck.get('features')!r}), which a departure head departs from")
     rules = resolve_rules(variant or ck["variant"], ck["options"])
     part, report = run_stage(rules.variant, rules.options, label_files=[str(f) for f in label_files], holdout=holdout,
-                             tau=tau, members=members, hidden=hidden, epochs=epochs, fit_seed=fit_seed, log=log)
+                             tau=tau, members=members, hidden=hidden, epochs=epochs, fit_seed=fit_seed, log=log,
+                             world_source=None)
     report["label_files"] = [str(f) for f in label_files]
     report["base"] = str(base)
     part["meta"] = {**part.get("meta", {}), "exit": {"label_seeds": sorted({int(Path(f).stem.split("-")[-1])
@@ -250,7 +255,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m agents.training.exit", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     lab = sub.add_parser("label", help="label the states a policy reaches (chunk files)")
-    lab.add_argument("--policy", required=True, help="checkpoint whose player plays every seat")
+    lab.add_argument("--policy", default=None,
+                     help="checkpoint whose player plays every seat (default: the compiled heuristic-flush player, "
+                          "the states of train.py --config long)")
     lab.add_argument("--variant", default="kawuxing3")
     lab.add_argument("--seed", type=int, required=True, help="chunk i plays the walls of seed SEED + i")
     lab.add_argument("--chunks", type=int, required=True)
@@ -263,6 +270,9 @@ def main(argv=None) -> int:
                           "(round 2); default: the compiled heuristic-flush player")
     lab.add_argument("--compiled_states", action="store_true",
                      help="the tables are played by the policy's compiled improved player, not its PolicyAgent")
+    lab.add_argument("--world_source", default="sampled", choices=("sampled", "hands_true"),
+                     help="value the candidates in sampled worlds or in hands-true worlds (the real hands, the live "
+                          "wall reshuffled)")
     lab.add_argument("--threads", type=int, default=1, help="torch threads")
     f = sub.add_parser("fit", help="fit a departure head on label files and put it on a base checkpoint")
     f.add_argument("--labels", nargs="+", required=True)
@@ -295,7 +305,7 @@ def main(argv=None) -> int:
     if args.cmd == "label":
         label_chunks(args.policy, args.variant, seed=args.seed, chunks=args.chunks, folder=args.out, chunk=args.chunk,
                      worlds=args.worlds, label_prob=args.label_prob, rollout_policy=args.rollout_policy,
-                     compiled_states=args.compiled_states, log=log)
+                     compiled_states=args.compiled_states, world_source=args.world_source, log=log)
         log(f"[exit] labelled in {time.process_time() - cpu0:.0f} CPU s")
         return 0
     from agents.players.policy import load_checkpoint, save_checkpoint, stamp
