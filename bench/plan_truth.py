@@ -9,12 +9,19 @@ sees; the same worlds for every candidate) and in ``--hands_true`` hands-true wo
 reshuffled: :func:`bench.search_truth.hands_true`'s worlds, an unbiased truth for a rule that does not look at
 them).  The first divergent decision of each seat-hand is always taken, later ones with probability ``--prob``.
 
-``judge``: the gain per decision and per seat-hand over the policy of (a) an oracle selector (half the hands-true
-worlds choose, the other half judge), (b) a search over the sampled worlds (best mean, a change only when it beats
-the policy by ``z`` standard errors), judged by the hands-true mean; for every candidate set given.
+``judge``: at the first divergent decision of each seat-hand (one commitment per seat-hand: a clean per seat-hand
+figure), the gain over the policy of (a) an oracle selector (half the hands-true worlds choose, the other half
+judge), (b) a search over the sampled worlds (best mean, a change only when it beats the policy by ``z`` standard
+errors), judged by the hands-true mean; for each plan alone and all together.
 
-    python bench/plan_truth.py record --decisions 600 --seed 70 --out plans-70.npz
-    python bench/plan_truth.py judge --records plans-70.npz
+``record --liang_rule``: instead, every decision ``policy-search`` searches for its 亮倒 (its two candidates include
+a 亮倒), with its runner-up as the last candidate; ``judge`` then compares ``policy-search``'s own rule there (the
+runner-up at z 0) with the same plus the plans at several z, paired.  ``--by fast``: a plan is played by the
+compiled player alone instead of the policy's decider under the plan's settings.
+
+    python bench/plan_truth.py record --decisions 2000 --seed 70 --worlds 64 --hands_true 48 --by fast --out plans-70.npz
+    python bench/plan_truth.py record --decisions 1500 --seed 70 --worlds 64 --hands_true 48 --plans dama --prob 1 --liang_rule --out lrule-70.npz
+    python bench/plan_truth.py judge --records plans-70.npz lrule-70.npz
 """
 
 from __future__ import annotations
@@ -185,20 +192,20 @@ def record(a) -> None:
           f"{time.process_time() - t0:.0f} CPU s")
 
 
-def _rule_gain(vs, vh, allowed, z, oracle, rng=None):
-    """Per decision: the hands-true gain over the policy of the candidate a rule picks among ``allowed`` ones."""
+def _rule_gain(vs, vh, allowed, z, oracle):
+    """Per decision: the hands-true gain over the policy of the candidate a rule picks among ``allowed`` plans (a
+    change only when its paired gain beats the policy by ``z`` standard errors), and whether it changed.  The
+    search reads the sampled worlds ``vs`` and is judged by the hands-true mean; the oracle reads half the
+    hands-true worlds and is judged by the other half."""
     N, K, m = vh.shape
     if oracle:
-        half = m // 2
-        choose, judge = vh[:, :, :half].mean(2), vh[:, :, half:].mean(2)
-        d = choose[:, 1:] - choose[:, :1]
-    else:
-        judge = vh.mean(2)
-        d_w = vs[:, 1:] - vs[:, :1]
-        d = d_w.mean(2)
-        if z > 0:
-            se = d_w.std(2, ddof=1) / np.sqrt(vs.shape[2])
-            d = np.where(d > z * se, d, 0.0)
+        vs, vh = vh[:, :, : m // 2], vh[:, :, m // 2 :]
+    judge = vh.mean(2)
+    d_w = vs[:, 1:] - vs[:, :1]
+    d = d_w.mean(2)
+    if z > 0:
+        se = d_w.std(2, ddof=1) / np.sqrt(vs.shape[2])
+        d = np.where(d > z * se, d, 0.0)
     d = np.where(allowed, d, -np.inf)
     best = d.argmax(1)
     take = d[np.arange(N), best] > 0
@@ -272,27 +279,27 @@ def judge(a) -> None:
         n_first, n_div = int(r["n_first"]), int(r["n_div"])
         print(f"{path}: {len(vs)} decisions ({int(first.sum())} first of a seat-hand), {int(r['hands'])} hands, "
               f"{n_div} divergent decisions met ({n_first} first), plans {plans}")
-        w = np.where(first, 1.0, 1.0 / prob)  # inverse-probability weight: per seat-hand sums
         true_gain = vh.mean(2)[:, 1:] - vh.mean(2)[:, :1]
         for p, name in enumerate(plans):
             sel = differ[:, p]
             print(f"  plan {name}: moves differ at {sel.mean():.0%}; true gain of committing where it differs "
-                  f"{true_gain[sel, p].mean():+.3f} ± {ci95(true_gain[sel, p]):.3f} per decision "
-                  f"(first decisions: {true_gain[sel & first, p].mean():+.3f}); sampled believes "
+                  f"{true_gain[sel, p].mean():+.3f} ± {ci95(true_gain[sel, p]):.3f} per decision; sampled believes "
                   f"{(vs.mean(2)[:, 1:] - vs.mean(2)[:, :1])[sel, p].mean():+.3f}")
+        d = true_gain
+        se = (vh[:, 1:] - vh[:, :1]).std(2, ddof=1) / np.sqrt(vh.shape[2])
+        print(f"  decisions where some plan beats the policy by 2 standard errors of the hands-true worlds: "
+              f"{((d > 2 * se) & differ).any(1).mean():.1%}")
         sets = [(name, [p]) for p, name in enumerate(plans)] + [("all", list(range(len(plans))))]
         for label, ps in sets:
             allowed = np.zeros_like(differ)
             allowed[:, ps] = differ[:, ps]
-            for rule, z, oracle in (("oracle", 0, True), ("sampled z0", 0, False), ("sampled z1", 1, False),
-                                    ("sampled z2", 2, False)):
-                g, take = _rule_gain(vs, vh, allowed, z, oracle)
-                gf = g[first]
-                per_sh_first = gf.sum() / seat_hands
-                per_sh_all = (g * w).sum() / seat_hands
-                print(f"  {label:10s} {rule:11s}: changed {take.mean():.0%}; first decisions only "
-                      f"{per_sh_first:+.3f} per seat-hand ({gf.mean():+.3f} ± {ci95(gf):.3f} per decision); "
-                      f"every divergent decision (sum) {per_sh_all:+.3f} per seat-hand")
+            for rule, oracle in (("oracle", True), ("sampled", False)):
+                row = []
+                for z in (0, 1, 2):
+                    g, take = _rule_gain(vs, vh, allowed, z, oracle)
+                    row.append(f"z {z}: changed {take[first].mean():.0%}, {g[first].sum() / seat_hands:+.3f} "
+                               f"({g[first].mean():+.3f} ± {ci95(g[first]):.3f} per decision)")
+                print(f"  {label:10s} {rule:8s} at the first divergent decision, per seat-hand: " + "; ".join(row))
         vd = (vs.mean(2)[:, 1:] - vs.mean(2)[:, :1])[differ]
         td = true_gain[differ]
         print(f"  correlation of sampled with hands-true gains: {np.corrcoef(vd, td)[0, 1]:.3f}")
