@@ -16,7 +16,9 @@ errors), judged by the hands-true mean; for each plan alone and all together.
 
 ``record --liang_rule``: instead, every decision ``policy-search`` searches for its 亮倒 (its two candidates include
 a 亮倒), with its runner-up as the last candidate; ``judge`` then compares ``policy-search``'s own rule there (the
-runner-up at z 0) with the same plus the plans at several z, paired.  ``--by fast``: a plan is played by the
+runner-up at z 0) with the same plus the plans at several z, paired; with ``--ready_all N`` up to N further
+candidates are recorded, the other discards that leave the hand ready, with 亮倒 and without (``valid`` marks them),
+and judged the same way.  ``--by fast``: a plan is played by the
 compiled player alone instead of the policy's decider under the plan's settings.
 
     python bench/plan_truth.py record --decisions 2000 --seed 70 --worlds 64 --hands_true 48 --by fast --out plans-70.npz
@@ -91,8 +93,9 @@ def record(a) -> None:
     head = FastHeadPlayer(_checkpoint_path(a.policy), a.variant)
     f = head.fast
     cfgs = plan_configs(f.cfg, plans)
-    P, K = len(plans), len(plans) + 1 + bool(a.liang_rule)
-    plan_of = np.array([-1] + list(range(P)) + ([-1] if a.liang_rule else []), np.int64)
+    X = a.ready_all if a.liang_rule else 0  # further candidates: the other ready discards, revealed or not
+    P, K = len(plans), len(plans) + 1 + bool(a.liang_rule) + X
+    plan_of = np.array([-1] + list(range(P)) + ([-1] if a.liang_rule else []) + [-1] * X, np.int64)
     if a.liang_rule:
         from agents import POLICY_SEARCH
         from agents.players.search import SearchAgent
@@ -109,7 +112,7 @@ def record(a) -> None:
     eng.reset(seed=a.seed, table_ids=np.arange(tables), dealer=np.arange(tables) % eng.n)
     next_wall, count, hands = tables, 0, 0
     seen = np.zeros((tables, eng.n), bool)  # a divergent decision met in this seat-hand
-    out = {k: [] for k in ("moves", "sampled", "htrue", "differ", "first", "phase", "hand", "seat", "wall_left")}
+    out = {k: [] for k in ("valid", "moves", "sampled", "htrue", "differ", "first", "phase", "hand", "seat", "wall_left")}
     n_div = n_first = 0
     hand_id = np.arange(tables)
     t0 = time.process_time()
@@ -141,7 +144,18 @@ def record(a) -> None:
             dv = differ.any(1)
             runner = pol[multi]
         cand_b, cand_d = multi[dv], differ[dv]
-        cand_m = np.concatenate([pol[multi][:, None], pmove] + ([runner[:, None]] if a.liang_rule else []), 1)[dv]
+        extra = np.repeat(pol[multi][:, None], X, 1)  # padding: the policy's move again (``valid`` False)
+        evalid = np.zeros((len(multi), X), bool)
+        for i in np.flatnonzero(dv) if X else ():
+            m = eng.mask[multi[i]]
+            ready = np.flatnonzero(m[A.LIANG : A.LIANG + 34])
+            alts = [A.LIANG + t for t in ready] + [t for t in ready if m[t]]
+            alts = [x for x in alts if x != pol[multi[i]] and x != runner[i]][:X]
+            extra[i, : len(alts)] = alts
+            evalid[i, : len(alts)] = True
+        cand_m = np.concatenate([pol[multi][:, None], pmove] + ([runner[:, None]] if a.liang_rule else []) + [extra],
+                                1)[dv]
+        cand_valid = evalid[dv]
         seats_all = st.actor[cand_b].astype(np.int64)
         first = ~seen[cand_b, seats_all]
         seen[cand_b, seats_all] = True
@@ -171,6 +185,7 @@ def record(a) -> None:
             out["htrue"].append(vh)
             out["differ"].append(cand_d[pick])
             out["moves"].append(moves)
+            out["valid"].append(cand_valid[pick])
             out["first"].append(first[pick])
             out["phase"].append(st.phase[b].astype(np.int64))
             out["hand"].append(hand_id[b])
@@ -228,40 +243,52 @@ def _pick_z(vs, allowed, zs):
 
 def _judge_liang(r, plans) -> None:
     """Rules at ``policy-search``'s 亮倒 decisions (a ``--liang_rule`` record): its own (the runner-up at z 0) against
-    the same with the plans as further candidates, judged by the hands-true mean, paired."""
+    the same with the plans, and (``--ready_all``) the other ready discards, as further candidates, judged by the
+    hands-true mean, paired."""
     vs, vh, differ = r["sampled"], r["htrue"], r["differ"]
     N, K, _ = vs.shape
     P = len(plans)
+    R = 1 + P  # the runner-up's column; the other ready discards follow it
+    valid = r["valid"] if "valid" in r.files and r["valid"].shape[1] else np.zeros((N, 0), bool)
     seat_hands = (float(r["hands"]) + 64) * int(r["seats"])
     truth = vh.mean(2)
     allowed = np.zeros((N, K), bool)
-    allowed[:, K - 1] = True
+    allowed[:, R] = True
     base = _pick_z(vs, allowed, [0] * K)
     g0 = truth[np.arange(N), base] - truth[:, 0]
     print(f"  policy-search's rule (runner-up at z 0): changed {np.mean(base > 0):.0%}, gain over the policy "
           f"{g0.sum() / seat_hands:+.4f} per seat-hand ({g0.mean():+.3f} ± {ci95(g0):.3f} per decision)")
-    h = vh.shape[2] // 2
+
+    def show(label, al, zs):
+        c = _pick_z(vs, al, zs)
+        g = truth[np.arange(N), c] - truth[:, 0]
+        d = g - g0
+        print(f"  {label}: changed {np.mean(c > 0):.0%} (to a further candidate {np.mean((c > 0) & (c != R)):.0%}); "
+              f"gain over the policy {g.sum() / seat_hands:+.4f} per seat-hand; paired − policy-search's rule "
+              f"{d.sum() / seat_hands:+.4f} per seat-hand ({d.mean():+.4f} ± {ci95(d):.4f} per decision)")
+
     for zp in (0, 0.5, 1, 2):
-        for zr in (0, 1):
+        al = allowed.copy()
+        al[:, 1:R] = differ
+        show(f"+ plans at z {zp}", al, [0] + [zp] * P + [0] * (K - R))
+    if valid.shape[1]:
+        print(f"  other ready discards: {valid.sum(1).mean():.2f} per decision")
+        for zx in (0, 0.5, 1, 2):
             al = allowed.copy()
-            al[:, 1 : 1 + P] = differ
-            zs = [0] + [zp] * P + [zr]
-            c = _pick_z(vs, al, zs)
-            g = truth[np.arange(N), c] - truth[:, 0]
-            d = g - g0
-            print(f"  + plans at z {zp}, runner-up at z {zr}: changed {np.mean(c > 0):.0%} (to a plan "
-                  f"{np.mean((c > 0) & (c < K - 1)):.0%}); gain over the policy {g.sum() / seat_hands:+.4f} per "
-                  f"seat-hand; paired − policy-search's rule {d.sum() / seat_hands:+.4f} per seat-hand "
-                  f"({d.mean():+.4f} ± {ci95(d):.4f} per decision)")
-    al = allowed.copy()
-    al[:, 1 : 1 + P] = differ
-    c = _pick_z(vh[:, :, :h], al, [0] * K)  # exact belief: half the hands-true worlds choose, the other half judge
+            al[:, R + 1 :] = valid
+            show(f"+ the other ready discards at z {zx}", al, [0] * (R + 1) + [zx] * (K - R - 1))
+    h = vh.shape[2] // 2
     tj = vh[:, :, h:].mean(2)
-    g = tj[np.arange(N), c] - tj[:, 0]
+    al = allowed.copy()
+    al[:, 1:R] = differ
+    if valid.shape[1]:
+        al[:, R + 1 :] = valid
+    c = _pick_z(vh[:, :, :h], al, [0] * K)  # exact belief: half the hands-true worlds choose, the other half judge
     c1 = _pick_z(vh[:, :, :h], allowed, [0] * K)
+    g = tj[np.arange(N), c] - tj[:, 0]
     g1 = tj[np.arange(N), c1] - tj[:, 0]
-    print(f"  exact belief (half the hands-true worlds choose): runner-up only {g1.sum() / seat_hands:+.4f}, with the "
-          f"plans {g.sum() / seat_hands:+.4f} per seat-hand")
+    print(f"  exact belief (half the hands-true worlds choose): runner-up only {g1.sum() / seat_hands:+.4f}, with every "
+          f"further candidate {g.sum() / seat_hands:+.4f} per seat-hand")
 
 
 def judge(a) -> None:
@@ -319,6 +346,9 @@ def main(argv=None) -> None:
     r.add_argument("--liang_rule", action="store_true",
                    help="record policy-search's 亮倒 decisions (its two candidates include a 亮倒), its runner-up "
                         "as the last candidate")
+    r.add_argument("--ready_all", type=int, default=0,
+                   help="with --liang_rule: up to this many further candidates, the other discards that leave the "
+                        "hand ready, with 亮倒 and without")
     r.add_argument("--by", default="player", choices=("player", "fast"),
                    help="a plan's moves: the policy's decider under the plan's settings, or the compiled player's")
     r.add_argument("--variant", default="kawuxing3")
