@@ -140,3 +140,31 @@ def test_sampled_label_files_keep_their_meaning(tmp_path):
     path = save_labels(tmp_path / "old.npz", old)
     joined = concat_labels([load_labels(path), got])
     assert len(joined["cand"]) == 12 and "world_source" not in joined["meta"]
+
+
+def test_train_merges_the_fitted_head_with_a_checkpoints_head(tmp_path):
+    """``--departure_merge CKPT``: the run's head is ``exit merge`` of that checkpoint's head and the fitted one, at
+    ``departure_tau`` (what ``configs/train/truehead.toml`` ships)."""
+    import train
+    from agents.players.policy import PolicyAgent, load_checkpoint
+    from agents.script_args import ArgsError
+
+    default = "agents/checkpoints/kawuxing3-default.pt"
+    common = dict(total_timesteps=0, bc_rounds=0, advice=True, advice_features="heuristic-advice-v2", advice_weight=5.0,
+                  channels=4, hidden=8, value_hidden=4, departure_decisions=16, departure_world_source="hands_true",
+                  departure_members=2, departure_hidden=64, departure_epochs=1, departure_holdout=0.25,
+                  departure_tau=0.0, eval_every=0, final_eval_walls=1, eval_opponents=["random"], out=str(tmp_path),
+                  progress=False, tensorboard=False, curve=False, threads=1)
+    train.train(train.Args(run_name="alone", **common))
+    train.train(train.Args(run_name="merged", departure_merge=default, **common))
+    alone = load_checkpoint(tmp_path / "alone" / "final.pt")["departures"]
+    merged = load_checkpoint(tmp_path / "merged" / "final.pt")
+    want = X.merge_heads([load_checkpoint(default)["departures"], alone], tau=0.0)
+    assert merged["departures"]["arch"] == {"members": 7, "hidden": 64} and merged["departures"]["tau"] == 0.0
+    assert all(torch.equal(merged["departures"]["state"][k], v) for k, v in want["state"].items())
+    report = json.loads((tmp_path / "merged" / "departures.json").read_text())
+    assert report["merged_with"] == {"checkpoint": default, "members": 7}
+    assert PolicyAgent(str(tmp_path / "merged" / "final.pt"), "kawuxing3").departures.tau == 0.0
+    with pytest.raises(ArgsError, match="--departure_merge: 'nope.pt' not found"):
+        train.check_args(train.Args(departure_decisions=10, advice=True, advice_features="heuristic-advice-v2",
+                                    departure_merge="nope.pt"))

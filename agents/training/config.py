@@ -34,7 +34,7 @@ SECTIONS = {
     "departures": ("departure_decisions", "departure_labels", "departure_policy", "departure_seed", "departure_worlds",
                    "departure_holdout", "departure_tau", "departure_members", "departure_hidden", "departure_epochs",
                    "departure_features", "departure_scope", "departure_label_prob", "departure_label_scope",
-                   "departure_world_source"),
+                   "departure_world_source", "departure_merge"),
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
@@ -254,6 +254,9 @@ class Args:
     """where the labelled candidates are valued: sampled (worlds redrawn uniformly given what the seat sees) or hands_true
     (the real hands, only the live wall reshuffled: unbiased labels of the true gain; agents/training/distill.py
     hands_true_worlds)"""
+    departure_merge: str = ""
+    """a checkpoint whose departure head is averaged with the one fitted here (agents/training/exit.py merge_heads: its
+    members first, then the new ones; the merged head departs at departure_tau); empty: the fitted head alone"""
 
     # [ppo] stage 3: PPO (agents/training/ppo.py; --trainer sb3: agents/training/sb3.py)
     total_timesteps: int = 320_000
@@ -433,6 +436,8 @@ def check_args(args: Args):
                         f"{', '.join(WORLD_SOURCES)}")
     if args.departure_world_source != "sampled" and args.departure_scope == "win":
         raise ArgsError("--departure_world_source: a win head's labels are true-state rollouts already (keep sampled)")
+    if args.departure_merge and not Path(args.departure_merge).is_file():
+        raise ArgsError(f"--departure_merge: {args.departure_merge!r} not found")
     if args.departure_policy and not Path(args.departure_policy).is_file():
         raise ArgsError(f"--departure_policy: {args.departure_policy!r} not found")
     if args.departure_policy and args.departure_labels:

@@ -6,7 +6,9 @@ this module owns what only training needs: :func:`fit_head` (least squares over 
 labels of a head of scope ``win``: true-state rollouts at every win decision), :func:`realized_gains`
 (held-out gains per threshold) and :func:`run_stage`; :func:`departure_stage` is that stage with ``train.py``'s ``departure_*`` arguments
 (``train.py --departure_decisions N``, the ``long`` config; ``departures.json`` in the run folder;
-``--departure_policy CKPT`` labels the states that checkpoint's player reaches, the ``exit`` config).
+``--departure_policy CKPT`` labels the states that checkpoint's player reaches, the ``exit`` config;
+``--departure_world_source hands_true`` values the labels in hands-true worlds and ``--departure_merge CKPT`` averages
+the fitted head with that checkpoint's, the ``truehead`` config).
 """
 
 from __future__ import annotations
@@ -248,5 +250,14 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
         folder=folder, policy=policy, log=lambda m: print(m, flush=True), features=args.departure_features,
         scope=args.departure_scope, label_prob=args.departure_label_prob, label_scope=args.departure_label_scope,
         advisor=args.advice_features, world_source=args.departure_world_source)
+    if args.departure_merge:  # averaged with another checkpoint's head (theirs first), at departure_tau
+        from agents.players.policy import load_checkpoint
+        from agents.training.exit import merge_heads
+
+        other = load_checkpoint(args.departure_merge).get("departures")
+        if other is None:
+            raise ValueError(f"--departure_merge: {args.departure_merge} has no departure head")
+        part = merge_heads([other, part], tau=args.departure_tau)
+        report["merged_with"] = {"checkpoint": str(args.departure_merge), "members": int(part["arch"]["members"])}
     (folder / "departures.json").write_text(json_text(report), encoding="utf-8")
     return part
