@@ -255,7 +255,7 @@ class Args:
     (the real hands, only the live wall reshuffled: unbiased labels of the true gain; agents/training/distill.py
     hands_true_worlds)"""
     departure_merge: str = ""
-    """a checkpoint whose departure head is averaged with the one fitted here (agents/training/exit.py merge_heads: its
+    """a checkpoint whose departure head is averaged with the one fitted here (agents/training/departures.py merge_heads: its
     members first, then the new ones; the merged head departs at departure_tau); empty: the fitted head alone"""
 
     # [ppo] stage 3: PPO (agents/training/ppo.py; --trainer sb3: agents/training/sb3.py)

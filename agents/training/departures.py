@@ -4,7 +4,7 @@ The head, its features and its checkpoint entry are :mod:`agents.players.departu
 this module owns what only training needs: :func:`fit_head` (least squares over an ensemble), :func:`label_gains`
 (the head's inputs and targets from :func:`agents.training.distill.label_states` labels), :func:`win_labels` (the
 labels of a head of scope ``win``: true-state rollouts at every win decision), :func:`realized_gains`
-(held-out gains per threshold) and :func:`run_stage`; :func:`departure_stage` is that stage with ``train.py``'s ``departure_*`` arguments
+(held-out gains per threshold), :func:`merge_heads` (one head averaging several) and :func:`run_stage`; :func:`departure_stage` is that stage with ``train.py``'s ``departure_*`` arguments
 (``train.py --departure_decisions N``, the ``long`` config; ``departures.json`` in the run folder;
 ``--departure_policy CKPT`` labels the states that checkpoint's player reaches, the ``exit`` config;
 ``--departure_world_source hands_true`` values the labels in hands-true worlds and ``--departure_merge CKPT`` averages
@@ -65,6 +65,48 @@ def fit_head(x: np.ndarray, gain: np.ndarray, valid: np.ndarray, *, members: int
                 log(f"[departures] member {i + 1}/{members}: mean squared error {total / len(z):.3f} after {epochs} epochs")
     head.eval()
     return head
+
+
+def merge_heads(parts: list[dict], *, tau: float | None = None) -> dict:
+    """A ``"departures"`` entry whose prediction is the mean over all members of ``parts`` (entries of equal
+    ``hidden``; heads of equal member counts weigh equally): each member's first layer absorbs its own head's input
+    standardisation and takes the last part's, so the merged head reads the same inputs.  ``tau``: the merged head's
+    threshold (default: the last part's).  Every part must carry the same fingerprint."""
+    from agents.players.departures import FEATURES, _torch, make_head
+
+    torch = _torch()
+    if not parts:
+        raise ValueError("merge_heads: no heads given")
+    hidden = {int(p["arch"]["hidden"]) for p in parts}
+    prints = {p.get("fingerprint") for p in parts}
+    if len(hidden) != 1 or len(prints) != 1 or any(p.get("features") != FEATURES for p in parts):
+        raise ValueError("merge_heads: the heads differ in hidden units, fingerprint or feature set")
+    heads = []
+    for p in parts:
+        h = make_head(int(p["arch"]["members"]), int(p["arch"]["hidden"]))
+        h.load_state_dict(p["state"])
+        heads.append(h)
+    out = make_head(sum(len(h.members) for h in heads), hidden.pop())
+    mean, scale = heads[-1].mean.clone(), heads[-1].scale.clone()
+    out.mean.copy_(mean)
+    out.scale.copy_(scale)
+    i = 0
+    with torch.no_grad():
+        for h in heads:
+            for member in h.members:
+                target = out.members[i]
+                target.load_state_dict(member.state_dict())
+                w, b = member[0].weight, member[0].bias  # W (x - m) / s + b, with x = z * scale + mean
+                target[0].weight.copy_(w * (scale / h.scale)[None, :])
+                target[0].bias.copy_(b + w @ ((mean - h.mean) / h.scale))
+                i += 1
+    out.eval()
+    last = parts[-1]
+    meta = {"merged": [p.get("meta", {}) for p in parts]}
+    return {**{k: v for k, v in last.items() if k not in ("arch", "state", "meta", "tau")},
+            "tau": float(last["tau"] if tau is None else tau),
+            "arch": {"members": len(out.members), "hidden": int(out.members[0][0].out_features)},
+            "state": {k: v.detach().cpu().clone() for k, v in out.state_dict().items()}, "meta": meta}
 
 
 def realized_gains(pred: np.ndarray, gain: np.ndarray, ncand: np.ndarray, taus, per_seat_hand: float) -> list[dict]:
@@ -252,7 +294,6 @@ def departure_stage(args: Any, rules, folder: Path) -> dict:
         advisor=args.advice_features, world_source=args.departure_world_source)
     if args.departure_merge:  # averaged with another checkpoint's head (theirs first), at departure_tau
         from agents.players.policy import load_checkpoint
-        from agents.training.exit import merge_heads
 
         other = load_checkpoint(args.departure_merge).get("departures")
         if other is None:

@@ -47,6 +47,7 @@ from typing import Any, Callable
 import numpy as np
 
 from agents.players.departures import CANDIDATES, DEFAULTS
+from agents.training.departures import merge_heads  # noqa: F401  (exit's ``merge``; it lives with the stage)
 
 CHUNK = 5000
 """Labelled decisions per chunk file (as the departure stage's chunks)."""
@@ -165,48 +166,6 @@ def fit(label_files, base, *, variant: str | None = None, holdout: float = 0.1, 
     ck["meta"] = {**ck.get("meta", {}), "exit_base": Path(str(base)).name,
                   "exit_decisions": int(report["decisions"])}
     return stamp(ck), report
-
-
-def merge_heads(parts: list[dict], *, tau: float | None = None) -> dict:
-    """A ``"departures"`` entry whose prediction is the mean over all members of ``parts`` (entries of equal
-    ``hidden``; heads of equal member counts weigh equally): each member's first layer absorbs its own head's input
-    standardisation and takes the last part's, so the merged head reads the same inputs.  ``tau``: the merged head's
-    threshold (default: the last part's).  Every part must carry the same fingerprint."""
-    from agents.players.departures import FEATURES, _torch, make_head
-
-    torch = _torch()
-    if not parts:
-        raise ValueError("merge_heads: no heads given")
-    hidden = {int(p["arch"]["hidden"]) for p in parts}
-    prints = {p.get("fingerprint") for p in parts}
-    if len(hidden) != 1 or len(prints) != 1 or any(p.get("features") != FEATURES for p in parts):
-        raise ValueError("merge_heads: the heads differ in hidden units, fingerprint or feature set")
-    heads = []
-    for p in parts:
-        h = make_head(int(p["arch"]["members"]), int(p["arch"]["hidden"]))
-        h.load_state_dict(p["state"])
-        heads.append(h)
-    out = make_head(sum(len(h.members) for h in heads), hidden.pop())
-    mean, scale = heads[-1].mean.clone(), heads[-1].scale.clone()
-    out.mean.copy_(mean)
-    out.scale.copy_(scale)
-    i = 0
-    with torch.no_grad():
-        for h in heads:
-            for member in h.members:
-                target = out.members[i]
-                target.load_state_dict(member.state_dict())
-                w, b = member[0].weight, member[0].bias  # W (x - m) / s + b, with x = z * scale + mean
-                target[0].weight.copy_(w * (scale / h.scale)[None, :])
-                target[0].bias.copy_(b + w @ ((mean - h.mean) / h.scale))
-                i += 1
-    out.eval()
-    last = parts[-1]
-    meta = {"merged": [p.get("meta", {}) for p in parts]}
-    return {**{k: v for k, v in last.items() if k not in ("arch", "state", "meta", "tau")},
-            "tau": float(last["tau"] if tau is None else tau),
-            "arch": {"members": len(out.members), "hidden": int(out.members[0][0].out_features)},
-            "state": {k: v.detach().cpu().clone() for k, v in out.state_dict().items()}, "meta": meta}
 
 
 def held_out(label_files, heads: dict, *, variant: str = "kawuxing3", options: Any = None,
