@@ -130,7 +130,16 @@ def test_train_and_the_standalone_labeller_make_the_same_hands_true_head(tmp_pat
     with pytest.raises(ValueError, match="compiled_states: give the policy"):
         X.label_chunks(None, seed=1, chunks=1, folder=tmp_path / "d", compiled_states=True)
     parsed, _ = parse_args(train.Args, ["--config", "long"], config_dir=train.CONFIG_DIR)
-    assert parsed.departure_world_source == "sampled"
+    assert parsed.departure_world_source == "sampled" and parsed.departure_merge == ""
+    true, _ = parse_args(train.Args, ["--config", "truehead"], config_dir=train.CONFIG_DIR)
+    assert (true.departure_world_source, true.departure_seed, true.departure_decisions, true.departure_tau) == \
+        ("hands_true", 7450, 200_000, 0.0)
+    assert true.departure_merge == "agents/checkpoints/kawuxing3-default.pt" and true.seed == parsed.seed
+    # the truehead config is long's with only the departure labels' source, seeds, merge and threshold changed
+    same = {k for k in vars(parsed) if k not in ("departure_world_source", "departure_seed", "departure_merge",
+                                                  "departure_tau", "exp_name")}
+    assert all(getattr(true, k) == getattr(parsed, k) for k in same)
+    train.check_args(true)
 
 
 def test_sampled_label_files_keep_their_meaning(tmp_path):
