@@ -177,3 +177,21 @@ def test_train_merges_the_fitted_head_with_a_checkpoints_head(tmp_path):
     with pytest.raises(ArgsError, match="--departure_merge: 'nope.pt' not found"):
         train.check_args(train.Args(departure_decisions=10, advice=True, advice_features="heuristic-advice-v2",
                                     departure_merge="nope.pt"))
+
+
+def test_the_shipped_truehead_checkpoint_is_the_default_network_with_the_averaged_head():
+    from agents.players.fasthead import FastHeadPlayer
+    from agents.players.policy import PolicyAgent, load_checkpoint
+
+    path = "agents/checkpoints/kawuxing3-truehead.pt"
+    ck, default = load_checkpoint(path), load_checkpoint("agents/checkpoints/kawuxing3-default.pt")
+    assert ck["checksum"] == "sha256:33a046e71cf718bf593b59a0a2527186cd1f2a39579fb3b55b10f782c6109377"
+    assert all(torch.equal(ck["trunk"][k], v) for k, v in default["trunk"].items())
+    dep = ck["departures"]
+    assert dep["arch"] == {"members": 10, "hidden": 64} and dep["tau"] == 0.0
+    assert [m.get("world_source", "sampled") for m in dep["meta"]["merged"]] == ["sampled", "hands_true"]
+    for key in default["departures"]["state"]:  # the default's members come first, unchanged but for the input scale
+        if key.startswith("members.0.") and not key.startswith("members.0.0."):
+            assert torch.equal(dep["state"][key], default["departures"]["state"][key]), key
+    assert PolicyAgent(path, "kawuxing3").departures.tau == 0.0
+    assert FastHeadPlayer(path, "kawuxing3").variant == "kawuxing3"
