@@ -227,18 +227,12 @@ def hands_true(eng, b: int, seat: int, cand, m: int, roll, player, seed) -> np.n
     shuffles for every candidate (common random numbers).  Their mean is the candidate's value given everything
     but the wall's order: the ground truth of a search whose belief about the opponents' hands is exact, and a
     low-variance estimate of the truth for a rule that does not look at it."""
-    from agents.players.search import copy_tables
+    from agents.training.distill import hands_true_worlds
 
     k = len(cand)
     n = k * m
-    rows = np.arange(n)
-    copy_tables(eng, np.full(n, b), roll, rows)
-    f, bk = int(eng.state.front[b]), int(eng.state.back[b])
-    rng = np.random.default_rng(seed)
-    live = eng.state.wall[b, f:bk].copy()
-    perms = np.stack([rng.permutation(live) for _ in range(m)])
-    for c in range(k):
-        roll.state.wall[c * m : (c + 1) * m, f:bk] = perms
+    for c in range(k):  # the same seed: the same m shuffles for every candidate
+        hands_true_worlds(eng, b, roll, np.arange(c * m, (c + 1) * m), seed)
     acts = np.zeros(roll.batch_size, np.int64)
     acts[:n] = np.repeat(np.asarray(cand, np.int64), m)
     roll._b8[n:, S_DONE_COL] = S_DONE

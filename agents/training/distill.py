@@ -90,11 +90,12 @@ redrawn uniformly given what the seat sees, :meth:`~mjenv.engine.core.Engine.sam
 worlds (:func:`hands_true_worlds`: the real table, only the live wall's order reshuffled)."""
 
 
-def hands_true_worlds(engine, b: int, roll, rows, seed: int) -> None:
+def hands_true_worlds(engine, b: int, roll, rows, seed) -> None:
     """Copy table ``b`` of ``engine`` onto tables ``rows`` of ``roll`` as *hands-true worlds*: every hand (the
     opponents' concealed tiles, face-down melds, locks) exactly as it truly is, and only the live wall's order
     (``front .. back``, replacement tiles included) shuffled afresh for each row by a generator seeded with
-    ``seed`` — so the same ``seed`` and row count give the same shuffles (common random numbers across candidates).
+    ``seed`` (an int, or a sequence of ints as numpy's seed entropy) — so the same ``seed`` and row count give the
+    same shuffles (common random numbers across candidates).
     The mean over such worlds of a candidate's money is its value given everything but the wall's order: for the
     real hands an unbiased, low-variance truth (what ``bench/search_truth.py`` judges searches by)."""
     from agents.players.search import copy_tables
@@ -103,7 +104,7 @@ def hands_true_worlds(engine, b: int, roll, rows, seed: int) -> None:
     copy_tables(engine, np.full(len(rows), int(b)), roll, rows)
     f, bk = int(engine.state.front[b]), int(engine.state.back[b])
     live = engine.state.wall[b, f:bk].copy()
-    rng = np.random.default_rng(int(seed))
+    rng = np.random.default_rng([int(x) for x in seed] if np.ndim(seed) else int(seed))
     roll.state.wall[rows, f:bk] = np.stack([rng.permutation(live) for _ in range(len(rows))]) if len(rows) else live
 
 
