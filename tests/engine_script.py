@@ -1,4 +1,5 @@
-"""Helpers for scripted engine games in tests: explicit walls from hands, and named action scripts."""
+"""Helpers for scripted engine games in tests: explicit walls from hands, named action scripts, and tables played
+part-way by the compiled player."""
 
 from __future__ import annotations
 
@@ -58,3 +59,18 @@ def transfers(engine: Engine, table: int = 0) -> list[tuple[str, str, float, str
         for tr in res["transfers"]:
             out.append((SEAT_LETTERS[tr["payer"]], SEAT_LETTERS[tr["payee"]], tr["amount"], tr["reason"]))
     return out
+
+
+def fast_midgame(tables: int, steps: int, seed: int, variant: str = "kawuxing3") -> Engine:
+    """``tables`` tables of ``variant`` dealt with ``seed`` after ``steps`` moves of the compiled player
+    (:class:`agents.players.fastplay.FastPlayer`, the agent ``fast``) in every seat."""
+    from agents import make_agent
+
+    eng = Engine(variant, tables, record_events=False)
+    eng.reset(seed=seed)
+    fast = make_agent("fast", variant).player
+    acts = np.zeros(tables, np.int64)
+    for _ in range(steps):
+        fast.decide(eng, out=acts)
+        eng.step(acts)
+    return eng

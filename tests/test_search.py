@@ -12,17 +12,12 @@ from agents.players.search import SearchAgent, parse_spec
 from mjenv.encoding import actions as A
 from mjenv.engine.core import Engine
 from mjenv.tiles import parse_tiles
+from tests.engine_script import fast_midgame
 
 
 def _midgame(seed: int = 4, B: int = 6, steps: int = 14) -> Engine:
-    eng = Engine("kawuxing3", B, record_events=False)
-    eng.reset(seed=seed)
-    fast = make_agent("fast").player
-    acts = np.zeros(B, np.int64)
-    for _ in range(steps):
-        fast.decide(eng, out=acts)
-        eng.step(acts)
-    return eng
+    """``B`` Kawuxing tables after ``steps`` moves of the compiled player."""
+    return fast_midgame(B, steps, seed)
 
 
 def test_search_is_deterministic_for_a_seed():

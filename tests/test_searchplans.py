@@ -14,20 +14,14 @@ from agents.tournament.arena import play_duplicate
 from mjenv.encoding import actions as A
 from mjenv.engine import state as S
 from mjenv.engine.core import Engine
+from tests.engine_script import fast_midgame
 
 CK = "kawuxing3-default.pt"
 
 
 def _states(B: int = 48, steps: int = 20, seed: int = 5) -> Engine:
     """``B`` Kawuxing tables after ``steps`` moves of the compiled player."""
-    eng = Engine("kawuxing3", B, record_events=False)
-    eng.reset(seed=seed)
-    fast = make_agent("fast").player
-    acts = np.zeros(B, np.int64)
-    for _ in range(steps):
-        fast.decide(eng, out=acts)
-        eng.step(acts)
-    return eng
+    return fast_midgame(B, steps, seed)
 
 
 def _copy(eng: Engine, reps: int = 1) -> Engine:
