@@ -81,6 +81,21 @@ def test_fit_puts_a_new_head_on_the_base_checkpoint(tmp_path):
         X.fit([], DEFAULT)
 
 
+def test_file_gains_are_the_joined_labels_features_without_their_planes(tmp_path):
+    from agents.training.departures import file_gains, label_gains
+    from agents.training.distill import concat_labels
+
+    paths = X.label_chunks(FirstLegal(), seed=40, chunks=3, folder=tmp_path, chunk=20, tables=8, worlds=3)
+    joined = concat_labels([load_labels(p) for p in paths])
+    labels, x, gain, valid = file_gains(paths, "kawuxing3")
+    for got, want in zip((x, gain, valid), label_gains(joined, "kawuxing3", batch=7)):  # other batch bounds
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert "obs" not in labels and labels["meta"]["decisions"] == 60
+    assert all(np.array_equal(labels[k], joined[k]) for k in ("mask", "cand", "ncand", "gain", "played"))
+    with pytest.raises(ValueError, match="no label files"):
+        file_gains([], "kawuxing3")
+
+
 def test_train_labels_the_states_of_a_departure_policy(tmp_path):
     import train
     from agents.script_args import ArgsError, parse_args

@@ -140,6 +140,29 @@ def label_gains(labels: dict, variant: str, options: Any = None, batch: int = 40
     return x, np.asarray(labels["gain"])[:, 1:], valid
 
 
+def file_gains(label_files, variant: str, options: Any = None, features: str = FEATURES,
+               advisor: str = ADVISOR) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray]:
+    """``(labels, x, gain, valid)``: :func:`label_gains` of the label files joined, built one file at a time, and the
+    joined labels **without** their observation planes (the head reads only its features): the memory of N decisions
+    is their features, about 0.4 KB a decision, not the planes' 13.6 KB, so a million labels fit in a few GB.  The
+    same arrays as :func:`label_gains` of :func:`agents.training.distill.concat_labels` of the files (the features
+    are computed row by row)."""
+    from agents.training.distill import concat_labels, load_labels
+
+    parts, xs, gains, valids = [], [], [], []
+    for f in label_files:
+        part = load_labels(f)
+        x, gain, valid = label_gains(part, variant, options, features=features, advisor=advisor)
+        del part["obs"]
+        parts.append(part)
+        xs.append(x)
+        gains.append(gain)
+        valids.append(valid)
+    if not parts:
+        raise ValueError("file_gains: no label files given")
+    return concat_labels(parts), np.concatenate(xs), np.concatenate(gains), np.concatenate(valids)
+
+
 TAUS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0)
 """Thresholds the stage reports held-out gains for."""
 WIN_CHUNK = 12_500
@@ -233,20 +256,23 @@ def run_stage(variant: str, options: Any = None, *, decisions: int = 0, label_fi
         labels = win_labels(variant, options, decisions=decisions, seed=seed, advisor=advisor, log=log)
         if save_to is not None:
             save_labels(save_to, labels)
+    elif label_files:  # one file at a time, the planes dropped once the features are built (file_gains)
+        labels, x, gain, valid = file_gains(label_files, variant, options, features=features, advisor=advisor)
+        got = labels["meta"].get("world_source", "sampled")
+        if world_source is not None and got != world_source:
+            raise ValueError(f"departure labels: the files were valued in {got} worlds, not {world_source}")
     else:
-        labels = chunked_labels(variant, options, decisions=decisions, label_files=label_files, seed=seed,
+        labels = chunked_labels(variant, options, decisions=decisions, seed=seed,
                                 tables=tables, label_prob=label_prob, worlds=worlds, candidates=CANDIDATES,
                                 verify_worlds=0, policy=policy, scope=label_scope, save_to=save_to,
                                 name="departure labels", log=log, world_source=world_source)
-        got = labels["meta"].get("world_source", "sampled")
-        if label_files and world_source is not None and got != world_source:
-            raise ValueError(f"departure labels: the files were valued in {got} worlds, not {world_source}")
     label_cpu = time.process_time() - cpu0
     meta = labels["meta"]
     n = len(labels["cand"])
     seat_hands = meta.get("seat_hands") or float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1)
     per_seat_hand = n / seat_hands
-    x, gain, valid = label_gains(labels, variant, options, features=features, advisor=advisor)
+    if not label_files:
+        x, gain, valid = label_gains(labels, variant, options, features=features, advisor=advisor)
     at_win = np.asarray(labels["mask"])[:, A.WIN, None]  # a win head departs only there, the others never
     valid = valid & in_scope(x, features, scope) & (at_win if scope == "win" else ~at_win)
     cut = n - int(round(holdout * n)) if holdout > 0 else n

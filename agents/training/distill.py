@@ -492,11 +492,13 @@ def load_labels(path) -> dict:
 
 def concat_labels(parts: list[dict]) -> dict:
     """Several label sets as one (their ``meta`` summed where it counts); labels valued in different worlds
-    (``meta["world_source"]``, files without it are ``sampled``) are refused."""
+    (``meta["world_source"]``, files without it are ``sampled``) are refused.  The observation planes are joined
+    only where every part has them."""
     sources = sorted({p["meta"].get("world_source", "sampled") for p in parts})
     if len(sources) > 1:
         raise ValueError(f"labels: valued in different worlds ({', '.join(sources)}); join labels of one source")
-    keys = (*_ARRAYS, "obs") + (("played",) if all("played" in p for p in parts) else ())
+    keys = ((*_ARRAYS,) + (("obs",) if all("obs" in p for p in parts) else ())  # (lean parts: no planes)
+            + (("played",) if all("played" in p for p in parts) else ()))
     out = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     meta = dict(parts[0]["meta"])
     for key in ("decisions", "hands", "steps", "cpu_seconds", "skipped"):

@@ -176,17 +176,16 @@ def held_out(label_files, heads: dict, *, variant: str = "kawuxing3", options: A
     ``"decisions"`` the number of held-out decisions, and under ``"paired"`` each later head's gain per seat-hand over
     the first's at their own thresholds (the difference per decision, with its 95 % CI over decisions)."""
     from agents.players.departures import choose, make_head, predict
-    from agents.training.departures import TAUS, label_gains, realized_gains
-    from agents.training.distill import concat_labels, load_labels
+    from agents.training.departures import TAUS, file_gains, realized_gains
     from mjenv.rules.options import n_players
 
-    labels = concat_labels([load_labels(f) for f in label_files])
+    labels, x, gain, _ = file_gains(label_files, variant, options)  # one file at a time (no planes kept)
     n = len(labels["cand"])
     cut = n - int(round(holdout * n))
     meta = labels["meta"]
     per_seat_hand = n / (float(meta["label_prob"]) * n_players(variant) * max(int(meta["hands"]), 1))
     tail = {k: v[cut:] for k, v in labels.items() if k != "meta"}
-    x, gain, _ = label_gains(tail, variant, options)
+    x, gain = x[cut:], gain[cut:]
     out: dict[str, Any] = {"decisions": n - cut}
     rows = np.arange(len(gain))
     first = None
