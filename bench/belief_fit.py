@@ -231,7 +231,7 @@ def fit(a, pos, neg):
 def main(argv=None) -> int:
     """Command line (module docstring)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--policy", default="agents/checkpoints/kawuxing3-default.pt")
+    p.add_argument("--policy", default="agents/checkpoints/kawuxing3-long.pt")
     p.add_argument("--decisions", type=int, default=60000)
     p.add_argument("--seed", type=int, default=7200)
     p.add_argument("--prob", type=float, default=0.2)

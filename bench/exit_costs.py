@@ -31,7 +31,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--decisions", type=int, default=1000)
     ap.add_argument("--decisions_rolled", type=int, default=8)
-    ap.add_argument("--policies", nargs="+", default=["agents/checkpoints/kawuxing3-default.pt"])
+    ap.add_argument("--policies", nargs="+", default=["agents/checkpoints/kawuxing3-long.pt"])
     ap.add_argument("--fasthead", nargs="*", default=[], help="checkpoints whose compiled improved player rolls out")
     args = ap.parse_args(argv)
     import torch

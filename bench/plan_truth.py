@@ -342,7 +342,7 @@ def main(argv=None) -> None:
     r.add_argument("--hands_true", type=int, default=32)
     r.add_argument("--prob", type=float, default=0.15)
     r.add_argument("--plans", default="plain+flush+flush4+triplets+triplets2")
-    r.add_argument("--policy", default="kawuxing3-default.pt")
+    r.add_argument("--policy", default="kawuxing3-long.pt")
     r.add_argument("--liang_rule", action="store_true",
                    help="record policy-search's 亮倒 decisions (its two candidates include a 亮倒), its runner-up "
                         "as the last candidate")

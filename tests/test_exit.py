@@ -122,7 +122,7 @@ def test_train_labels_the_states_of_a_departure_policy(tmp_path):
         train.check_args(train.Args(departure_decisions=10, advice=True, advice_features="heuristic-advice-v2",
                                     departure_policy="nope.pt"))
     exit_cfg, _ = parse_args(train.Args, ["--config", "exit"], config_dir=train.CONFIG_DIR)
-    assert exit_cfg.departure_policy == DEFAULT and exit_cfg.departure_decisions > 0
+    assert exit_cfg.departure_policy == "agents/checkpoints/kawuxing3-long.pt" and exit_cfg.departure_decisions > 0
 
 
 def test_merged_heads_predict_the_mean_of_their_heads():

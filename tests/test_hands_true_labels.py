@@ -134,7 +134,7 @@ def test_train_and_the_standalone_labeller_make_the_same_hands_true_head(tmp_pat
     true, _ = parse_args(train.Args, ["--config", "truehead"], config_dir=train.CONFIG_DIR)
     assert (true.departure_world_source, true.departure_seed, true.departure_decisions, true.departure_tau) == \
         ("hands_true", 7450, 200_000, 0.0)
-    assert true.departure_merge == "agents/checkpoints/kawuxing3-default.pt" and true.seed == parsed.seed
+    assert true.departure_merge == "agents/checkpoints/kawuxing3-long.pt" and true.seed == parsed.seed
     # the truehead config is long's with only the departure labels' source, seeds, merge and threshold changed
     same = {k for k in vars(parsed) if k not in ("departure_world_source", "departure_seed", "departure_merge",
                                                   "departure_tau", "exp_name")}
@@ -158,7 +158,7 @@ def test_train_merges_the_fitted_head_with_a_checkpoints_head(tmp_path):
     from agents.players.policy import PolicyAgent, load_checkpoint
     from agents.script_args import ArgsError
 
-    default = "agents/checkpoints/kawuxing3-default.pt"
+    default = "agents/checkpoints/kawuxing3-long.pt"  # (a 5-member head: the default until session 17)
     common = dict(total_timesteps=0, bc_rounds=0, advice=True, advice_features="heuristic-advice-v2", advice_weight=5.0,
                   channels=4, hidden=8, value_hidden=4, departure_decisions=16, departure_world_source="hands_true",
                   departure_members=2, departure_hidden=64, departure_epochs=1, departure_holdout=0.25,
@@ -184,7 +184,7 @@ def test_the_shipped_truehead_checkpoint_is_the_default_network_with_the_average
     from agents.players.policy import PolicyAgent, load_checkpoint
 
     path = "agents/checkpoints/kawuxing3-truehead.pt"
-    ck, default = load_checkpoint(path), load_checkpoint("agents/checkpoints/kawuxing3-default.pt")
+    ck, default = load_checkpoint(path), load_checkpoint("agents/checkpoints/kawuxing3-long.pt")
     assert ck["checksum"] == "sha256:33a046e71cf718bf593b59a0a2527186cd1f2a39579fb3b55b10f782c6109377"
     assert all(torch.equal(ck["trunk"][k], v) for k, v in default["trunk"].items())
     dep = ck["departures"]

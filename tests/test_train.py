@@ -31,7 +31,7 @@ def test_configs_load_and_the_command_line_overrides_them():
     # python train.py (no --config): the network-only recipe of kawuxing3-network-dh.pt
     default, config = parse_args(train.Args, [], config_dir=train.CONFIG_DIR, default_config="default")
     assert config == "default" and not default.advice and default.net == "resnet1d" and default.derived == "mjenv-hand-v1"
-    assert default.netclone_sets == 2 and default.netclone_teacher.endswith("kawuxing3-default.pt")
+    assert default.netclone_sets == 2 and default.netclone_teacher.endswith("kawuxing3-long.pt")
     assert default.init_checkpoint.endswith("kawuxing3-network-hand.pt")
     assert (train.CONFIG_DIR.parents[1] / default.init_checkpoint).is_file()
     assert default.total_timesteps == 0 and default.bc_rounds == 0
