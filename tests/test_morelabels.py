@@ -19,8 +19,10 @@ def test_the_morelabels_config_is_longs_with_more_labels_merged_at_tau_0():
     assert (more.departure_seed, more.departure_decisions, more.departure_holdout, more.departure_tau) == \
         (7500, 455_000, 0.0, 0.0)
     assert more.departure_merge == LONG and more.seed == long.seed
+    # the network is long's as it ships, not rebuilt by a clone stage (whose torch arithmetic is machine-dependent)
+    assert (more.init_checkpoint, more.bc_rounds) == (LONG, 0)
     changed = ("departure_seed", "departure_decisions", "departure_holdout", "departure_tau", "departure_merge",
-               "exp_name")
+               "exp_name", "init_checkpoint", "bc_rounds")
     assert all(getattr(more, k) == getattr(long, k) for k in vars(long) if k not in changed)
     train.check_args(more)
 
