@@ -7,6 +7,7 @@ import hashlib
 import importlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import warnings
@@ -173,6 +174,9 @@ def test_cache_dir_choice(tmp_path):
 
 def _module(tmp_path: Path, name: str, text: str):
     (tmp_path / f"{name}.py").write_text(text)
+    # Python's own bytecode cache keys a module on its source's mtime in whole seconds and its size: an edit of the
+    # same size within the second would import the stale bytecode, so drop it
+    shutil.rmtree(tmp_path / "__pycache__", ignore_errors=True)
     sys.modules.pop(name, None)
     importlib.invalidate_caches()
     return importlib.import_module(name)
