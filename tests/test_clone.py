@@ -89,7 +89,7 @@ def test_train_with_cloning_writes_clone_report_curve_and_schedules(tmp_path, ca
                       value_hidden=8, opponents=["random", "heuristic"], opponent_weights=[0.5, 0.5],
                       snapshot_every=128, eval_every=256, eval_walls=1, final_eval_walls=1, eval_opponents=["random"],
                       save_every=256, out=str(tmp_path), run_name="bc", progress=False, tensorboard=False,
-                      bc_rounds=1, bc_tables=8, bc_steps=8, bc_epochs=1, ent_coef=0.02, ent_coef_final=0.0,
+                      bc_rounds=1, bc_tables=8, bc_steps=8, bc_epochs=1, bc_holdout=64, ent_coef=0.02, ent_coef_final=0.0,
                       learning_rate=1e-3, lr_final=1e-4, threads=1)
     train.train(args)
     text = capsys.readouterr().out

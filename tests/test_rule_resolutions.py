@@ -53,7 +53,7 @@ def test_train_resolves_the_rules_once(tmp_path):
     pytest.importorskip("torch")
     import train
 
-    argv = ["--config", "advised", "--bc_rounds", "1", "--bc_tables", "4", "--bc_steps", "4", "--total_timesteps", "64", "--num_envs", "4",
+    argv = ["--config", "advised", "--bc_rounds", "1", "--bc_tables", "4", "--bc_steps", "4", "--bc_holdout", "16", "--total_timesteps", "64", "--num_envs", "4",
             "--n_steps", "16", "--batch_size", "32", "--final_eval_walls", "1", "--eval_every", "0", "--out",
             str(tmp_path), "--run_name", "tiny", "--no-progress", "--no-tensorboard", "--no-curve", "--threads", "1"]
     assert _resolutions(lambda: train.main(argv)) == 1

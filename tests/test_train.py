@@ -196,7 +196,7 @@ def test_advised_run_with_an_oracle_critic(tmp_path):
                       value_hidden=8, opponents=["heuristic", "self"], opponent_weights=[0.5, 0.5], snapshot_every=128,
                       eval_every=0, final_eval_walls=2, eval_opponents=["heuristic"], out=str(tmp_path), run_name="adv",
                       progress=False, tensorboard=False, curve=False, advice=True, advice_weight=50.0, oracle_critic=True,
-                      bc_rounds=1, bc_tables=8, bc_steps=4, bc_policy_weight=0.0, threads=1)
+                      bc_rounds=1, bc_tables=8, bc_steps=4, bc_policy_weight=0.0, bc_holdout=64, threads=1)
     summary = train.train(args)
     final = summary["final_eval"]["heuristic"]
     assert final["score"] == 0.0 and final["hands"] == 12

@@ -205,7 +205,8 @@ def clone_stage(net, args: Any, rules, features, folder: Path) -> CloneReport:
         net, net.parameters(), rules.variant, rules.options, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
         steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
         reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
-        log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)
+        log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight,
+        holdout=args.bc_holdout)
     net.eval()
     (folder / "clone.json").write_text(json.dumps(asdict(report), indent=2), encoding="utf-8")
     return report

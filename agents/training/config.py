@@ -27,7 +27,7 @@ SECTIONS = {
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
                  "netclone_lr", "netclone_lr_final", "netclone_eval_every", "netclone_split_by", "netclone_depart_weight"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
-              "bc_policy_weight"),
+              "bc_policy_weight", "bc_holdout"),
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
                 "distill_worlds", "distill_candidates", "distill_verify_worlds", "distill_screen_z", "distill_z",
                 "distill_min_gain", "distill_epochs", "distill_lr", "distill_departure_weight", "distill_soft"),
@@ -143,6 +143,8 @@ class Args:
     """DAgger: the teacher's share of the learner's moves falls from 1 to 0 over this fraction of the rounds"""
     bc_policy_weight: float = 1.0
     """weight of the cloning cross-entropy (0: the warm start fits the value head only, e.g. with --advice)"""
+    bc_holdout: int = 4096
+    """teacher-played states of another seed on which the clone's held-out agreement is measured (the report only)"""
 
     # [netclone] stage 1b: network-only cloning from recorded decisions (agents/training/netclone.py)
     netclone_sets: int = 0
@@ -347,7 +349,7 @@ BOUNDS = {
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
-    "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "advice_weight": (0, None),
+    "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "bc_holdout": (1, None), "advice_weight": (0, None),
     "frozen_share": (0, 1), "paired_rate": (0, 1), "paired_min": (0, 1), "ray_workers": (1, None), "distill_decisions": (0, None), "distill_seed": (0, None),
     "distill_tables": (1, None), "distill_label_prob": (0, 1), "distill_worlds": (2, None),
     "distill_candidates": (2, None), "distill_verify_worlds": (0, None), "distill_screen_z": (0, None),

@@ -183,7 +183,8 @@ def warm_start(model, args: Any, rules, folder: Path, features=None):
         forward, pol.parameters(), rules.variant, rules.options, teacher=teacher, rounds=args.bc_rounds, tables=args.bc_tables,
         steps_per_round=args.bc_steps, epochs=args.bc_epochs, lr=args.bc_lr, vf_coef=args.vf_coef, gamma=args.gamma,
         reward_scale=args.reward_scale, teacher_fraction=args.bc_teacher_fraction, seed=args.seed + 100,
-        log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight)
+        log=lambda m: print(m, flush=True), features=features, policy_weight=args.bc_policy_weight,
+        holdout=args.bc_holdout)
     pol.set_training_mode(False)
     with torch.no_grad():  # PPO's own optimiser starts fresh on the cloned weights
         pol.optimizer = pol.optimizer_class(pol.parameters(), lr=model.lr_schedule(1), **pol.optimizer_kwargs)
