@@ -131,7 +131,7 @@ def flush_play(tmp_path_factory):
     write_from_play(folder, ["heuristic-flush"], "kawuxing3", walls=24, seed=5)
     r = DatasetReader(folder)
     d = r.raw(0)
-    return unpack(d, np.arange(min(r.sizes[0], 350)))
+    return unpack(d, np.arange(min(r.sizes[0], 700)))
 
 
 def test_features_equal_the_reference_facing_revealed_hands(flush_play):

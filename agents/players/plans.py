@@ -13,7 +13,7 @@ This module owns the family-specific measures :class:`agents.players.heuristic.H
   off-plan tiles still to throw minus one (each needs a draw to replace it).
 * **all-triplets plans** (对对胡 / 碰碰胡 / 大对子): :func:`triplets_shanten` is the shanten of a hand made of
   triplets or kongs and a pair only (no sequences, no seven pairs; any chi meld rules it out) and
-  :func:`triplets_ukeire` counts the live tiles that lower it; :func:`triplets_shanten_slow` is the enumerating
+  :func:`triplets_ukeire` counts the live tiles that lower it; :func:`triplets_shanten_slow` is the pair-enumerating
   reference the tests check them against.
 """
 
@@ -129,9 +129,8 @@ def triplets_shanten(h, n_melds, n_chi=0) -> np.ndarray:
 
 
 def triplets_shanten_slow(counts, n_melds: int, n_chi: int = 0) -> int:
-    """Reference for one hand: tries every pair kind and every set of ``4 - melds`` triplet kinds."""
-    import itertools
-
+    """Reference for one hand: tries every pair kind, and for each the ``4 - melds`` other kinds that need the fewest
+    tiles to become triplets (the cheapest set of that many kinds: no combination of kinds costs less)."""
     c = [int(x) for x in np.asarray(counts).reshape(-1)]
     if n_chi:
         return 99
@@ -139,11 +138,7 @@ def triplets_shanten_slow(counts, n_melds: int, n_chi: int = 0) -> int:
     missing = [max(0, 3 - x) for x in c]  # tiles a triplet of each kind still needs
     best = 99
     for pair in range(34):
-        rest = [k for k in range(34) if k != pair]
-        # only held kinds or, failing those, any empty kind matter: keep the held ones and s empty ones
-        held = [k for k in rest if c[k] > 0]
-        empty = [k for k in rest if c[k] == 0][:s]
-        trips = min(map(sum, itertools.combinations([missing[k] for k in held + empty], s)))
+        trips = sum(sorted(missing[k] for k in range(34) if k != pair)[:s])
         best = min(best, max(0, 2 - c[pair]) + trips - 1)
     return best
 
