@@ -48,11 +48,12 @@ def validate(engine) -> None:
 
     live = st.phase != S.DONE
     size = st.hand.sum(2, dtype=np.int64) + 3 * st.n_melds
-    holder = (np.arange(n)[None, :] == st.cur[:, None]) & np.isin(st.phase, (S.TURN, S.CLAIMED, S.ROB))[:, None]
+    phase = st.phase
+    holder = (np.arange(n)[None, :] == st.cur[:, None]) & ((phase == S.TURN) | (phase == S.CLAIMED) | (phase == S.ROB))[:, None]
     fail(live & (size != np.where(holder, 14, 13)).any(1), "a seat holds the wrong number of tiles for the phase")
     fail(live & ~engine.mask.any(1), "empty legal mask in a live state")
     fail(~live & engine.mask.any(1), "finished table has legal actions")
-    window = live & np.isin(st.phase, (S.CLAIM, S.ROB))
+    window = live & ((phase == S.CLAIM) | (phase == S.ROB))
     actor = st.actor.astype(np.int64)
     bad_window = (actor == st.claim_from) | (st.claim_opts[rows, actor] == 0) | (st.claim_reply[rows, actor] != -1)
     fail(window & bad_window, "claim window asks a seat that cannot claim")
@@ -88,14 +89,14 @@ def _check_melds(st, B: int) -> None:
     if ((slot < k) != (st.meld_kind != 0)).any():
         b = int(np.flatnonzero(((slot < k) != (st.meld_kind != 0)).any((1, 2)))[0])
         raise InvariantError(f"table {b}: meld slots disagree with n_melds")
-    melded = np.zeros(st.melded.shape, np.int64)
     bi, si, ji = np.nonzero(st.meld_kind)
     kinds = st.meld_kind[bi, si, ji]
     tiles = st.meld_tile[bi, si, ji].astype(np.int64)
     chi = kinds == S.CHI_MELD
-    for off in range(3):
-        np.add.at(melded, (bi[chi], si[chi], tiles[chi] + off), 1)
-    np.add.at(melded, (bi[~chi], si[~chi], tiles[~chi]), np.where(kinds[~chi] >= S.DIRECT_KONG, 4, 3))
+    cell = (bi * st.melded.shape[1] + si) * 34  # each (table, seat)'s 34 counts, flattened
+    where = np.concatenate([cell[chi] + tiles[chi] + off for off in range(3)] + [cell[~chi] + tiles[~chi]])
+    weight = np.concatenate([np.ones(3 * int(chi.sum()), np.int64), np.where(kinds[~chi] >= S.DIRECT_KONG, 4, 3)])
+    melded = np.bincount(where, weights=weight, minlength=st.melded.size).reshape(st.melded.shape)
     bad = (melded != st.melded).any((1, 2))
     if bad.any():
         raise InvariantError(f"table {int(np.flatnonzero(bad)[0])}: melded counts disagree with the declared melds")
