@@ -259,3 +259,15 @@ def test_njit_with_a_signature_compiles_it_through_the_cache(tmp_path, monkeypat
 
 def _double(x):
     return 2 * x
+
+
+def test_the_direct_tests_the_store_serves_exist():
+    """Every test the build runs for its direct calls (build_cache.DIRECT_TESTS) is still there: a renamed one would
+    stop the next build."""
+    import re
+
+    assert build_cache.direct_tests(str(REPO)) == build_cache.DIRECT_TESTS
+    for node in build_cache.DIRECT_TESTS:
+        path, name = node.split("::")
+        func = name.split("[")[0]
+        assert re.search(rf"^def {func}\(", (REPO / path).read_text(encoding="utf-8"), re.M), node

@@ -278,6 +278,8 @@ class _Session:
         self.subject = "mjenv's compiled code"
         self.pruned = False
         self.used: dict[str, CompiledCache] = {}  # local entries loaded or written: {file name: its cache}
+        self.shipped_hits: set[str] = set()  # the shipped entries loaded (file names)
+        self.misses: list[str] = []  # "function signature" of every lookup that found nothing (it compiles)
 
     def local(self) -> Path | None:
         if not self.chosen:
@@ -422,10 +424,12 @@ class CompiledCache:
             name = self.filename(key)
             cres = self._load(SHIPPED_DIR / name, key, target_context, local=False)
             if cres is not None:
+                SESSION.shipped_hits.add(name)
                 if os.environ.get(LOG_ENV):
                     print(f"mjenv: compiled-code cache hit: shipped {name}", file=sys.stderr, flush=True)
                 return cres
         SESSION.announce()
+        SESSION.misses.append(f"{self.funcid} {sig!r}")
         if os.environ.get(LOG_ENV):
             print(f"mjenv: compiled-code cache miss: {self.funcid} {sig!r}", file=sys.stderr, flush=True)
         return None

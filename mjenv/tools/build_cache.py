@@ -16,6 +16,12 @@ with an empty local cache runs the exercise again: it must compile nothing, and 
 (the entry points: each holds the machine code of every function it calls, so the callees' own entries are only
 needed to compile something new, which then compiles them too).
 
+The store also serves the checkout's own tests (:data:`DIRECT_TESTS`): those that call the scorers' and the hand
+arithmetic's compiled functions directly, outside any entry point, with their own signatures.  Built alone, those
+entries would compile in every clean checkout's test run (about 100 CPU seconds in CI); the build runs the listed
+tests in the generic-CPU worker, keeps the entries of mjenv's and the agents' functions they used, and the fresh
+start runs them again: it must compile nothing there either.  A wheel install has no tests: this step is skipped.
+
 It lives among the top-floor tools, not in the engine, because its exercise plays every floor (envs, agents).
 Run it after changing any compiled code (tests/test_compiled_cache.py fails while the store is stale).  A
 compiled module added to the package is covered once :func:`exercise` reaches its functions.
@@ -42,6 +48,33 @@ CHEAP = {"search": "search:worlds=2,candidates=2"}
 
 GROUPS = (("kawuxing3", "kawuxing4"), ("gejiu",), ("diedaohu", "liuwei"), ("yangzhou", "yangzhou_new"))
 """Variants compiled in one worker (they share a family's entry point)."""
+
+
+DIRECT_TESTS = (
+    "tests/test_compiled_settlement.py::test_compiled_settlement_equals_the_scorer_on_random_wins[diedaohu-{}]",
+    "tests/test_compiled_settlement.py::test_compiled_settlement_of_the_worked_examples"
+    "[yangzhou-opts10-winners10-discard-1-None-deltas10]",
+    "tests/test_compiled_settlement.py::test_compiled_yangzhou_settlement_equals_the_scorer_on_random_wins[yangzhou-{}]",
+    "tests/test_compiled_settlement.py::test_hand_class_equals_best_class_reading",
+    "tests/test_dataset.py::test_packing_is_lossless_for_every_kind_of_row",
+    "tests/test_departures.py::test_train_fits_a_departure_head_from_labels",
+    "tests/test_gjscore.py::test_value_equals_the_scorer[multiply]",
+    "tests/test_handk.py::test_discard_ready_complete[kawuxing3-False]",
+    "tests/test_handk.py::test_gejiu_shapes[kawuxing3]",
+    "tests/test_handk.py::test_is_complete[kawuxing3-False]",
+    "tests/test_handk.py::test_is_complete_with[kawuxing3-False]",
+    "tests/test_handk.py::test_other_dtypes",
+    "tests/test_handk.py::test_ready_after_discards",
+    "tests/test_handk.py::test_wait_mask",
+    "tests/test_kwscore.py::test_reading_fans_equal_score_win[3-4]",
+    "tests/test_kwscore.py::test_verdict_equals_score_win[3-1]",
+    "tests/test_sampling.py::test_the_buffer_fast_path_draws_what_the_general_path_draws",
+    "tests/test_yzscore.py::test_reading_fans_equal_score_win[4]",
+    "tests/test_yzscore.py::test_verdict_equals_score_win[1]",
+)
+"""Test node ids (from the checkout's root) whose direct calls of compiled functions the store serves too: the tests in
+which a run of the whole suite with an empty local cache compiled something (one per set of signatures is enough).
+A test added later that compiles in a clean checkout belongs here; ``MJENV_CACHE_LOG=1`` shows what compiles."""
 
 
 def exercise(variant: str, folder: str | None = None) -> None:
@@ -161,6 +194,46 @@ def _worker(variants: tuple[str, ...], folder: str, root: str) -> float:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _tests_code(tests: tuple[str, ...]) -> str:
+    """Python code running ``tests`` with pytest in this process; exits with pytest's status when they fail."""
+    return (
+        "import sys, pytest; "
+        f"rc = int(pytest.main(['-q', '-s', '-p', 'no:cacheprovider', '-p', 'no:xdist', '-o', 'addopts=', '-x', *{list(tests)!r}])); "
+        "rc and sys.exit(rc); "
+    )
+
+
+def _direct_worker(folder: str, root: str) -> dict:
+    """Run :data:`DIRECT_TESTS` in a fresh generic-CPU process writing to ``folder``; the entries of mjenv's and the
+    agents' functions it used, described (``{}`` without a tests folder, e.g. from a wheel)."""
+    tests = direct_tests(root)
+    if not tests:
+        return {}
+    env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES="", **{J.BUILD_ENV: folder})
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop(J.PRECOMPILED_ENV, None)
+    code = (
+        _tests_code(tests) + "import json; from mjenv.engine import jitcache as J; "
+        "print(json.dumps({n: c.describe() for n, c in J.SESSION.used.items()}))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"build_cache: the direct tests failed:\n{(proc.stdout + proc.stderr)[-4000:]}")
+    used = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {n: d for n, d in used.items() if d["module"].split(".")[0] in ("mjenv", "agents")}
+
+
+def direct_tests(root: str) -> tuple[str, ...]:
+    """:data:`DIRECT_TESTS` when the checkout at ``root`` has them (every listed file must exist), else ``()``."""
+    files = {t.split("::")[0] for t in DIRECT_TESTS}
+    if not (Path(root) / "tests").is_dir():
+        return ()
+    missing = sorted(f for f in files if not (Path(root) / f).is_file())
+    if missing:
+        raise SystemExit(f"build_cache: DIRECT_TESTS names files that do not exist: {missing}")
+    return DIRECT_TESTS
+
+
 def _magic(root: str) -> list:
     """numba's codegen magic tuple of a generic-CPU process (what the entries are keyed by)."""
     env = dict(os.environ, NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES="")
@@ -179,8 +252,10 @@ def build(out: Path = J.SHIPPED_DIR, jobs: int = 2, work: str | None = None) -> 
         Path(folder).mkdir(parents=True, exist_ok=True)
         with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
             results = list(pool.map(lambda g: _worker(g, folder, root), GROUPS))
+            direct = _direct_worker(folder, root)  # after the exercise: what it compiled is loaded, not rebuilt
         cpu = sum(r[0] for r in results)
         described = {name: d for r in results for name, d in r[1].items()}  # every entry the workers used
+        described.update(direct)
         entries = sorted(described)
         out.mkdir(parents=True, exist_ok=True)
         for old in out.glob(f"*{J.SUFFIX}"):
@@ -189,7 +264,8 @@ def build(out: Path = J.SHIPPED_DIR, jobs: int = 2, work: str | None = None) -> 
             J.write_atomic(out / name, (Path(folder) / name).read_bytes())
     magic = _magic(root)
     _write_manifest(out, magic, entries, described, cpu)
-    used = _verify(root)  # what a fresh start loads: the entry points; the functions they call are inside them
+    used = _verify(root)  # what a fresh start loads: the entry points (the functions they call are inside them)
+    # and what the direct tests call
     for p in out.glob(f"*{J.SUFFIX}"):
         if p.name not in used:
             p.unlink()
@@ -229,16 +305,21 @@ def _verify(root: str) -> set[str]:
     """A fresh process with an empty local cache runs the exercise of every variant: it must compile nothing.
     Returns the names of the shipped entries it loaded."""
     with tempfile.TemporaryDirectory(prefix="mjenv-verify-cache-") as empty:
-        env = dict(os.environ, NUMBA_CACHE_DIR=empty, **{J.LOG_ENV: "1"})
+        env = dict(os.environ, NUMBA_CACHE_DIR=empty)
         env.pop(J.PRECOMPILED_ENV, None)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         variants = [v for g in GROUPS for v in g]
-        code = f"from mjenv.tools import build_cache as b; [b.exercise(v) for v in {variants!r}]"
-        proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    misses = [line for line in proc.stderr.splitlines() if "cache miss" in line]
-    if proc.returncode != 0 or misses:
-        raise SystemExit("build_cache: the store does not serve a fresh start:\n" + "\n".join(misses or [proc.stderr[-3000:]]))
-    return {line.rsplit(" ", 1)[-1] for line in proc.stderr.splitlines() if "cache hit: shipped" in line}
+        code = f"from mjenv.tools import build_cache as b; [b.exercise(v) for v in {variants!r}]; "
+        code += _tests_code(direct_tests(root)) if direct_tests(root) else ""
+        # what loaded and what compiled, from the session itself (a test capturing stderr would hide a log line)
+        code += "import json; from mjenv.engine import jitcache as J; print(json.dumps([sorted(J.SESSION.shipped_hits), J.SESSION.misses]))"
+        proc = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"build_cache: the fresh start failed:\n{(proc.stdout + proc.stderr)[-3000:]}")
+    hits, misses = json.loads(proc.stdout.strip().splitlines()[-1])
+    if misses:
+        raise SystemExit("build_cache: the store does not serve a fresh start; these compiled:\n" + "\n".join(misses))
+    return set(hits)
 
 
 def stale(out: Path = J.SHIPPED_DIR) -> list[str]:
