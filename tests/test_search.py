@@ -188,6 +188,35 @@ def test_search_over_a_policy_puts_its_move_first_and_searches_the_near_decision
         make_agent("search:policy=nowhere.pt")
 
 
+def test_a_rollout_policy_plays_the_rollouts_and_near_tau_centres_the_window():
+    """``rollout_policy=CKPT``: the root's move and shortlist are ``policy``'s, the rollouts another checkpoint's
+    improved player's (the same values as a search over that checkpoint alone); ``near_tau`` moves the centre of the
+    ``near`` window off the head's own threshold; bad values are refused, naming the option."""
+    eng = _midgame(steps=20)
+    live = np.flatnonzero(~eng.done)
+    root, roll = "kawuxing3-default.pt", "kawuxing3-long.pt"
+    agent = make_agent(f"search:policy={root},rollout_policy={roll},worlds=3,candidates=2,near=0.1")
+    alone = make_agent(f"search:policy={roll},worlds=3,candidates=2")
+    assert agent.roller is not agent.player and agent.roller.weights["w1"].shape == alone.player.weights["w1"].shape
+    b = int(live[0])
+    acts = np.flatnonzero(eng.mask[b])[:2]
+    assert np.array_equal(agent.evaluate(eng, b, acts, seed=5), alone.evaluate(eng, b, acts, seed=5))
+    cand, _, near = agent._policy_order(eng, live)
+    assert (cand[:, 0] == agent.player.decide(eng, live)[live]).all()
+    same = make_agent(f"search:policy={root},near=0.1,near_tau={agent.player.tau}")
+    assert np.array_equal(same._policy_order(eng, live)[2], near)
+    far = make_agent(f"search:policy={root},near=0.1,near_tau=100")
+    assert not far._policy_order(eng, live)[2][agent.player.candidates(eng, live, 3)[1] >= 2].any()
+    with pytest.raises(ValueError, match="rollout_policy"):
+        SearchAgent("kawuxing3", rollout_policy=roll)
+    with pytest.raises(ValueError, match="rollout_policy: checkpoint 'nowhere.pt' not found"):
+        make_agent(f"search:policy={root},rollout_policy=nowhere.pt")
+    with pytest.raises(ValueError, match="near_tau"):
+        make_agent(f"search:policy={root},near_tau=0.1")
+    with pytest.raises(ValueError, match="near_tau"):
+        make_agent(f"search:policy={root},near=0.1,near_tau=nan")
+
+
 def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
     """``policy-search``: the search over ``kawuxing3-long.pt`` (the default until session 17) with the declared settings, through the registry
     and the arena; a default checkpoint whose departure head the compiled player cannot read (Gejiu's, of scope win)

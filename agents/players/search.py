@@ -34,6 +34,9 @@ compiled improved player (:class:`agents.players.fasthead.FastHeadPlayer`) plays
 own move is the one to beat (candidate 0; the others follow by its head's predicted gain); ``near`` searches only
 the decisions where the head's best predicted gain lies within ``near`` of its threshold, and ``margin`` asks a
 candidate for that much money beyond ``z`` standard errors (docs/experiments/expert-iteration.md measures them).
+``rollout_policy=CHECKPOINT`` rolls out with another checkpoint's compiled improved player (a cheaper head: the root's
+candidates, move and ``near`` stay ``policy``'s), and ``near_tau`` centres the ``near`` window on that predicted gain
+in place of the head's ``tau``.
 A decision at which the sampler finds no consistent world is not searched: the player's move is played and
 ``stats["unsampled"]`` counts it.
 
@@ -65,7 +68,7 @@ __all__ = ["SearchAgent", "DEFAULTS", "copy_tables", "parse_spec"]
 DEFAULTS = {"candidates": 3, "worlds": 32, "search": ("discard", "claim", "pick"), "min_wall": 0, "z": 1.0,
             "budget_ms": None, "policy": None, "near": None, "margin": 0.0, "belief": None, "pool": 4, "belief_net": None, "temper": 1.0,
             "liang_z": None, "belief_moves": "legal", "belief_depth": 1, "keep": "resample", "plans": (),
-            "plan_z": None, "plan_at": "searched"}
+            "plan_z": None, "plan_at": "searched", "rollout_policy": None, "near_tau": None}
 _KINDS = ("discard", "claim", "pick")
 
 
@@ -137,9 +140,9 @@ def parse_spec(spec: str) -> dict:
             out[key] = tuple(v for v in value.split("+") if v)
         elif key == "plan_z":
             out[key] = None if value in ("", "none", "None") else _number(key, value)
-        elif key in ("policy", "belief_net"):
+        elif key in ("policy", "belief_net", "rollout_policy"):
             out[key] = value or None
-        elif key in ("near", "liang_z"):
+        elif key in ("near", "liang_z", "near_tau"):
             out[key] = None if value in ("", "none", "None") else _number(key, value)
         elif key == "belief":
             out[key] = None if value in ("", "none", "None") else _number(key, value)
@@ -188,7 +191,8 @@ class SearchAgent:
                  temper: float = DEFAULTS["temper"], liang_z: float | None = DEFAULTS["liang_z"],
                  belief_moves: str = DEFAULTS["belief_moves"], belief_depth: int = DEFAULTS["belief_depth"],
                  keep: str = DEFAULTS["keep"], plans=DEFAULTS["plans"], plan_z: float | None = DEFAULTS["plan_z"],
-                 plan_at: str = DEFAULTS["plan_at"], **player_settings):
+                 plan_at: str = DEFAULTS["plan_at"], rollout_policy=DEFAULTS["rollout_policy"],
+                 near_tau: float | None = DEFAULTS["near_tau"], **player_settings):
         if int(candidates) < 2:
             raise ValueError(f"candidates: need at least 2 to choose between, got {candidates}")
         if int(worlds) < 1:
@@ -209,6 +213,10 @@ class SearchAgent:
             raise ValueError(f"pool: worlds sampled per world rolled out, at least 1, got {pool}")
         if near is not None and policy is None:
             raise ValueError("near: reads a departure head's predicted gains; give policy=CHECKPOINT too")
+        if rollout_policy is not None and policy is None:
+            raise ValueError("rollout_policy: a second head for the rollouts; give policy=CHECKPOINT (the root's) too")
+        if near_tau is not None and (near is None or not np.isfinite(float(near_tau))):
+            raise ValueError(f"near_tau: the centre of the near window, a finite number with near=DISTANCE, got {near_tau}")
         self.name = name
         if policy is None:
             self.player = FastPlayer(variant, options, **player_settings)  # variant: a name or a mjenv.rules.Rules
@@ -220,6 +228,13 @@ class SearchAgent:
             self.player = FastHeadPlayer(_checkpoint_path(policy), variant if options is None else
                                          _rules_of(variant, options))
         self.policy = None if policy is None else str(policy)
+        self.roller = self.player  # the rollouts' player (``rollout_policy``: another checkpoint's improved player)
+        if rollout_policy is not None:
+            from agents.players.fasthead import FastHeadPlayer
+
+            self.roller = FastHeadPlayer(_checkpoint_path(rollout_policy, "rollout_policy"), self.player.rules)
+        self.rollout_policy = None if rollout_policy is None else str(rollout_policy)
+        self.near_tau = None if near_tau is None else float(near_tau)
         self.near = None if near is None else float(near)
         self.margin = float(margin)
         self.belief = None if belief is None else float(belief)
@@ -403,7 +418,8 @@ class SearchAgent:
             pred = head.predict(per, dec, nshort[many]).astype(np.float64)
             score[many, 1:] = pred
             if self.near is not None:
-                near[many] = np.abs(pred.max(1) - head.tau) <= self.near
+                centre = head.tau if self.near_tau is None else self.near_tau
+                near[many] = np.abs(pred.max(1) - centre) <= self.near
         score[short < 0] = -np.inf
         score[short == base[:, None]] = np.inf  # the player's own move first
         order = np.argsort(-score, axis=1, kind="stable")[:, : self.candidates]
@@ -501,9 +517,9 @@ class SearchAgent:
         roll, acts, seats, blocks = self._fill(engine, tables, cand, ncand, todo, seeds, n, plan_of)
         roll.step(acts)
         if plan_of is not None and (self._rplan >= 0).any():
-            rollout_plans(roll, self.player, self._rseat, self._rplan, self._plan_cfgs)
+            rollout_plans(roll, self.roller, self._rseat, self._rplan, self._plan_cfgs)
         else:
-            self.player.rollout(roll)
+            self.roller.rollout(roll)
         money = roll.state.money
         out = [None if blk is None else money[blk[0] : blk[0] + blk[1] * n, s].reshape(blk[1], n).copy()
                for blk, s in zip(blocks, seats)]
