@@ -207,14 +207,12 @@ def test_a_rollout_policy_plays_the_rollouts_and_near_tau_centres_the_window():
     assert np.array_equal(same._policy_order(eng, live)[2], near)
     far = make_agent(f"search:policy={root},near=0.1,near_tau=100")
     assert not far._policy_order(eng, live)[2][agent.player.candidates(eng, live, 3)[1] >= 2].any()
-    with pytest.raises(ValueError, match="rollout_policy"):
-        SearchAgent("kawuxing3", rollout_policy=roll)
-    with pytest.raises(ValueError, match="rollout_policy: checkpoint 'nowhere.pt' not found"):
-        make_agent(f"search:policy={root},rollout_policy=nowhere.pt")
-    with pytest.raises(ValueError, match="near_tau"):
-        make_agent(f"search:policy={root},near_tau=0.1")
-    with pytest.raises(ValueError, match="near_tau"):
-        make_agent(f"search:policy={root},near=0.1,near_tau=nan")
+    for spec, match in ((f"search:rollout_policy={roll}", "rollout_policy: a second head"),
+                        (f"search:policy={root},rollout_policy=nowhere.pt", "rollout_policy: checkpoint 'nowhere.pt'"),
+                        (f"search:policy={root},near_tau=0.1", "near_tau"),
+                        (f"search:policy={root},near=0.1,near_tau=nan", "near_tau")):
+        with pytest.raises(ValueError, match=match):
+            make_agent(spec)
 
 
 def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
