@@ -13,7 +13,7 @@ Built-in names for :func:`make_agent`:
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``); in Yangzhou it credits the flush plan 5 steps and all triplets 4 (the heuristic: 3 and 3); elsewhere identical to ``heuristic``; docs/experiments/heuristic.md measures it |
 | ``fast`` | :class:`agents.players.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.players.fastplay` |
 | ``search`` | :class:`agents.players.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
-| ``policy-search`` | the same search over the variant's shipped ``<variant>-default.pt`` (in Kawuxing ``kawuxing3-long.pt``, the default until session 17: :data:`POLICY_SEARCH_CHECKPOINTS`; its compiled improved player rolls out and its move is the one to beat), only at the decisions its departure head is unsure of and at every decision with a 亮倒 candidate: :data:`POLICY_SEARCH` (``near=0.1,worlds=64,candidates=2,z=1,liang_z=0``); ``policy-search:worlds=128`` overrides; the strongest Kawuxing bot (docs/experiments/expert-iteration.md) |
+| ``policy-search`` | the same search over the variant's shipped ``<variant>-default.pt`` (its compiled improved player's move is the one to beat and its departure head picks the candidates), only at the decisions that head is unsure of and at every decision with a 亮倒 candidate: :data:`POLICY_SEARCH` (``near=0.1,worlds=64,candidates=2,z=1,liang_z=0``); in Kawuxing the rollouts are played by the cheaper ``kawuxing3-long.pt`` (the default until session 17, a 5-member head; :data:`POLICY_SEARCH_CHECKPOINTS`); ``policy-search:worlds=128`` overrides; the strongest Kawuxing bot (docs/experiments/expert-iteration.md) |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.players.policy.PolicyAgent` on a ``train.py`` checkpoint |
 | ``network:PATH`` | the same, refusing a checkpoint not recorded as network-only (one that reads advice or has a departure head) |
 | ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.players.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
@@ -63,11 +63,12 @@ __all__ = ["Agent", "ObsView", "BUILTIN", "POLICY_SEARCH", "POLICY_SEARCH_CHECKP
 
 BUILTIN = ("random", "heuristic", "heuristic-flush", "fast", "search", "policy-search")
 POLICY_SEARCH = {"near": 0.1, "worlds": 64, "candidates": 2, "z": 1.0, "liang_z": 0.0}
-"""``policy-search``'s settings over :func:`policy_search_checkpoint` (declared test: docs/experiments/expert-iteration.md)."""
-POLICY_SEARCH_CHECKPOINTS = {"kawuxing3": "kawuxing3-long.pt"}
-"""The checkpoint ``policy-search`` searches over where it is not ``<variant>-default.pt``: in Kawuxing the 5-member head
-its declared tests measured (the default until session 17); a search over today's default, a 10-member head at tau 0,
-costs 1.6× as much per searched decision, above 50 CPU ms (docs/experiments/departure-head.md, "More labels")."""
+"""``policy-search``'s settings over its checkpoints (:data:`POLICY_SEARCH_CHECKPOINTS`; declared test: docs/experiments/expert-iteration.md)."""
+POLICY_SEARCH_CHECKPOINTS = {"kawuxing3": {"rollout_policy": "kawuxing3-long.pt"}}
+"""Shipped checkpoints ``policy-search`` reads beyond ``policy=<variant>-default.pt``: in Kawuxing the rollouts' player,
+``kawuxing3-long.pt`` (a 5-member head at tau 0.1, the default until session 17), because today's default, a
+10-member head, costs 1.6x as much per rollout move (68 CPU ms per searched decision, above 50; with these rollouts
+45: docs/experiments/expert-iteration.md, "Search over the new default")."""
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
 
 
@@ -115,10 +116,12 @@ def make_agent(name_or_path: str, variant: str | Rules = "kawuxing3", options: A
     if spec == "policy-search" or spec.startswith("policy-search:"):
         from agents.players.search import SearchAgent, parse_spec
 
-        default = CHECKPOINT_DIR / POLICY_SEARCH_CHECKPOINTS.get(rules.variant, f"{rules.variant}-default.pt")
-        settings = {"policy": str(default), **POLICY_SEARCH, **parse_spec(spec), **kwargs}
-        if not Path(settings["policy"]).exists():
-            raise ValueError(f"policy-search: {rules.variant} has no shipped {default.name} to search over")
+        shipped = {"policy": f"{rules.variant}-default.pt", **POLICY_SEARCH_CHECKPOINTS.get(rules.variant, {})}
+        settings = {**{k: str(CHECKPOINT_DIR / v) for k, v in shipped.items()}, **POLICY_SEARCH, **parse_spec(spec),
+                    **kwargs}
+        for key, file in shipped.items():
+            if settings[key] == str(CHECKPOINT_DIR / file) and not (CHECKPOINT_DIR / file).exists():
+                raise ValueError(f"policy-search: {rules.variant} has no shipped {file} to search over")
         return SearchAgent(rules, seed=seed, name=spec, **settings)
     network_only = spec.startswith("network:")
     path_text = spec.split(":", 1)[1] if spec.startswith(("policy:", "network:")) else spec

@@ -216,14 +216,14 @@ def test_a_rollout_policy_plays_the_rollouts_and_near_tau_centres_the_window():
 
 
 def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
-    """``policy-search``: the search over ``kawuxing3-long.pt`` (the default until session 17) with the declared settings, through the registry
+    """``policy-search``: the search over ``kawuxing3-default.pt`` with ``kawuxing3-long.pt``'s rollouts and the declared settings, through the registry
     and the arena; a default checkpoint whose departure head the compiled player cannot read (Gejiu's, of scope win)
     and a variant without a shipped default checkpoint are refused."""
     import agents
     from agents import POLICY_SEARCH
 
     agent = make_agent("policy-search")
-    assert agent.policy.endswith("kawuxing3-long.pt") and (agent.near, agent.worlds, agent.candidates, agent.z) == (
+    assert agent.policy.endswith("kawuxing3-default.pt") and agent.rollout_policy.endswith("kawuxing3-long.pt") and (agent.near, agent.worlds, agent.candidates, agent.z) == (
         POLICY_SEARCH["near"], POLICY_SEARCH["worlds"], POLICY_SEARCH["candidates"], POLICY_SEARCH["z"])
     assert agent.liang_z == POLICY_SEARCH["liang_z"] == 0.0
     quick = make_agent("policy-search:worlds=4", seed=2)
@@ -232,7 +232,7 @@ def test_policy_search_is_a_named_agent_that_plays(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="its departure head reads 'candidate-features-v2' \\(scope 'win'\\)"):
         make_agent("policy-search", "gejiu")
     monkeypatch.setattr(agents, "CHECKPOINT_DIR", tmp_path)
-    with pytest.raises(ValueError, match="no shipped kawuxing3-long.pt"):
+    with pytest.raises(ValueError, match="no shipped kawuxing3-default.pt"):
         make_agent("policy-search")
 
 

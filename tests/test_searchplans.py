@@ -16,7 +16,7 @@ from mjenv.engine import state as S
 from mjenv.engine.core import Engine
 from tests.engine_script import fast_midgame
 
-CK = "kawuxing3-long.pt"  # the head policy-search searches over (POLICY_SEARCH_CHECKPOINTS)
+CK = "kawuxing3-long.pt"  # the head policy-search rolls out with (POLICY_SEARCH_CHECKPOINTS)
 
 
 def _states(B: int = 48, steps: int = 20, seed: int = 5) -> Engine:
