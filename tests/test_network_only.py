@@ -189,6 +189,13 @@ def test_the_shipped_network_only_checkpoint_loads_and_plays():
     assert dh["meta"]["teacher"] == "agents/checkpoints/kawuxing3-default.pt" and dh["meta"]["holdout_agreement"] > 0.9
     assert dh["meta"]["args"]["init"] == "agents/checkpoints/kawuxing3-network-hand.pt" and dh["checksum"] != hand["checksum"]
     assert _play(make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-dh.pt'}", "kawuxing3"))
+    # the clone of the session-17 default (python train.py --config network-dh2), warm-started from the dh clone
+    dh2 = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-dh2.pt")
+    assert dh2["network_only"] is True and not dh2.get("features") and dh2.get("departures") is None
+    assert dh2["derived"] == "mjenv-hand-v1" and dh2["arch"] == ck["arch"] and dh2["obs_shape"] == hand["obs_shape"]
+    assert dh2["meta"]["config"] == "network-dh2" and dh2["meta"]["netclone"]["train_seed"] == 921
+    assert dh2["meta"]["netclone"]["holdout_agreement"] > 0.85 and dh2["checksum"] != dh["checksum"]
+    assert make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-dh2.pt'}", "kawuxing3") is not None
 
 
 def _tiny_train_args(tmp_path, **kw):

@@ -35,6 +35,9 @@ def test_configs_load_and_the_command_line_overrides_them():
     assert default.init_checkpoint.endswith("kawuxing3-network-hand.pt")
     assert (train.CONFIG_DIR.parents[1] / default.init_checkpoint).is_file()
     assert default.total_timesteps == 0 and default.bc_rounds == 0
+    dh2, _ = parse_args(train.Args, ["--config", "network-dh2"], config_dir=train.CONFIG_DIR)  # kawuxing3-network-dh2.pt
+    assert dh2.netclone_teacher.endswith("kawuxing3-default.pt") and dh2.init_checkpoint.endswith("kawuxing3-network-dh.pt")
+    assert (dh2.netclone_sets, dh2.netclone_seed, dh2.netclone_holdout_seed, dh2.netclone_depart_weight) == (3, 921, 924, 3.0)
     selfplay, _ = parse_args(train.Args, ["--config", "selfplay"], config_dir=train.CONFIG_DIR)
     assert selfplay.total_timesteps >= 10 * 131_072 and selfplay.hidden >= args.hidden
 
