@@ -214,7 +214,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     if rollout_player is not None:
         if getattr(rollout_player, "variant", search.player.variant) != search.player.variant:
             raise ValueError(f"rollout_player plays {rollout_player.variant!r}, the labels are of {search.player.variant!r}")
-        search.player = rollout_player  # SearchAgent._values rolls the worlds out with its .player
+        search.player = search.roller = rollout_player  # SearchAgent._values rolls the worlds out with its .roller
     eng = Engine(variant, tables, options=search.opts, record_events=False)
     encoder = encoder_for(eng)
     st = eng.state
