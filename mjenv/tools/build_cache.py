@@ -59,6 +59,7 @@ DIRECT_TESTS = (
     "tests/test_dataset.py::test_packing_is_lossless_for_every_kind_of_row",
     "tests/test_departures.py::test_train_fits_a_departure_head_from_labels",
     "tests/test_gjscore.py::test_value_equals_the_scorer[multiply]",
+    "tests/test_handk.py::test_bit_forms_match_array_forms",
     "tests/test_handk.py::test_discard_ready_complete[kawuxing3-False]",
     "tests/test_handk.py::test_gejiu_shapes[kawuxing3]",
     "tests/test_handk.py::test_is_complete[kawuxing3-False]",
