@@ -30,6 +30,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--rate", type=float, default=0.5)
     ap.add_argument("--min", type=float, default=0.02)
     ap.add_argument("--greedy", action="store_true", help="the twins play their most likely actions after a branch")
+    ap.add_argument("--branches", type=int, default=2, help="paired_branches: the tables of a group (2: twins)")
     ap.add_argument("--seed", type=int, default=77)
     a = ap.parse_args(argv)
     import torch
@@ -47,7 +48,8 @@ def main(argv=None) -> dict:
             "blocks": arch.get("blocks", 4), "advice": None, "derived": ck.get("derived"), "num_tables": a.tables,
             "n_steps": a.steps, "seed": a.seed, "gamma": 0.995, "gae_lambda": 0.95, "reward_scale": 0.1,
             "opponents": ["random"], "opponent_weights": [1.0], "frozen_share": 0.0, "threads": 1, "precision": "fp32",
-            "paired": True, "paired_rate": a.rate, "paired_min": a.min, "paired_greedy": a.greedy}
+            "paired": True, "paired_rate": a.rate, "paired_min": a.min, "paired_greedy": a.greedy,
+            "paired_branches": a.branches}
     r = SeatRollouts(spec, 0)
     r.net.trunk.load_state_dict(ck["trunk"])
     r.net.head.load_state_dict(ck["head"])
@@ -57,16 +59,25 @@ def main(argv=None) -> dict:
     pi = np.exp(np.concatenate([o["logp"] for o in outs]).astype(np.float64))
     diff = adv / (1.0 - pi)
     cpu = sum(o["stats"]["cpu"] for o in outs)
+    g = np.concatenate([o["stats"]["paired"]["branch_money"] for o in outs]) * 0.1
+    drawn = np.concatenate([o["stats"]["paired"]["branch_action"] for o in outs]) >= 0
+    twin = (1.0 - pi) * (g[:, 0] - g[:, 1])  # the first two tables alone: the twins' estimator on the same samples
     res = {"checkpoint": a.checkpoint, "greedy": a.greedy, "samples": len(adv),
            "pair_hands": sum(o["stats"]["hands"] for o in outs), "cpu_ms_per_sample": round(1000 * cpu / max(1, len(adv)), 2),
            "mean_pi_a": round(float(pi.mean()), 3), "alike_share": round(float(np.mean(diff == 0)), 3),
            "std_paired": round(float(adv.std()), 4), "std_diff": round(float(diff.std()), 4),
-           "std_mc": round(float(ret.std()), 4), "variance_ratio": round(float(adv.var() / ret.var()), 3)}
+           "std_mc": round(float(ret.std()), 4), "variance_ratio": round(float(adv.var() / ret.var()), 3),
+           "branches": a.branches, "mean_branches": round(float(drawn.sum(1).mean()), 3),
+           "std_twins_same_samples": round(float(twin.std()), 4),
+           "noise_var_removed": round(float(twin.var() - adv.var()), 5)}
     print(f"{a.checkpoint}{' (greedy after the branch)' if a.greedy else ''}: {res['samples']} branch samples from "
           f"{res['pair_hands']} pair-hands, {res['cpu_ms_per_sample']} CPU ms a sample; mean pi(a) {res['mean_pi_a']}, "
           f"twins ended alike in {100 * res['alike_share']:.1f} %")
     print(f"  std (money x 0.1): paired advantage {res['std_paired']}, G_A - G_B {res['std_diff']}, Monte-Carlo G_A "
           f"{res['std_mc']}; variance ratio paired / Monte-Carlo {res['variance_ratio']}")
+    if a.branches > 2:
+        print(f"  {a.branches} branches ({res['mean_branches']} played on average): the twins' estimator on the same samples "
+              f"{res['std_twins_same_samples']}, variance removed {res['noise_var_removed']}")
     print(json.dumps(res))
     return res
 

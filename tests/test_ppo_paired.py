@@ -22,14 +22,15 @@ RULES = load_rules("kawuxing3")
 SHAPE = ObservationEncoder(rules=RULES).shape
 
 
-def _rollouts(rate: float, tables: int = 8, steps: int = 24, greedy: bool = False, floor: float = 0.02) -> SeatRollouts:
+def _rollouts(rate: float, tables: int = 8, steps: int = 24, greedy: bool = False, floor: float = 0.02,
+              branches: int = 2) -> SeatRollouts:
     torch.manual_seed(0)
     spec = {"variant": "kawuxing3", "options": RULES.options_dict(), "obs_shape": list(SHAPE), "channels": 4,
             "hidden": 8, "value_hidden": 4, "net": None, "blocks": 1, "advice": None, "num_tables": tables,
             "n_steps": steps, "seed": 3, "gamma": 0.995, "gae_lambda": 0.95, "reward_scale": 0.1,
             "opponents": ["random"], "opponent_weights": [1.0], "frozen_share": 0.0, "threads": 1,
             "precision": "fp32", "paired": True, "paired_rate": rate, "paired_min": floor,
-            "paired_greedy": greedy}
+            "paired_greedy": greedy, **({"paired_branches": branches} if branches != 2 else {})}
     return SeatRollouts(spec, 0)
 
 
@@ -88,15 +89,68 @@ def test_greedy_continuations_change_only_what_follows_a_branch():
     assert not (np.array_equal(a["ret"][:k], b["ret"][:k]) and np.array_equal(a["advantage"][:k], b["advantage"][:k]))
 
 
+def test_groups_of_four_branch_into_distinct_legal_actions_and_deal_again_alike():
+    """``paired_branches`` 4: each sample's tables played distinct legal actions, the first the sample's own; a group
+    with fewer legal actions than tables plays them all (its other tables copy table 1); every group ends its hand in
+    the rollout and all of its tables are dealt the next wall together."""
+    r = _rollouts(rate=1.0, tables=12, branches=4)
+    out = r.collect()
+    k = out["stats"]["samples"]
+    drawn = out["stats"]["paired"]["branch_action"]
+    pis = out["stats"]["paired"]["branch_pi"]
+    assert k > 0 and drawn.shape == (k, 4) and np.array_equal(drawn[:, 0], out["action"])
+    m = (drawn >= 0).sum(1)
+    assert np.array_equal(m, np.minimum(4, out["mask"].sum(1)))
+    for row, mask, n in zip(drawn, out["mask"], m):
+        assert (row[n:] == -1).all() and len(set(row[:n])) == n and mask[row[:n]].all()
+    assert np.allclose(pis[:, 0], np.exp(out["logp"]), rtol=1e-5) and (pis[m < 4, 3] == 0).all()
+    assert np.isfinite(out["advantage"]).all() and (out["advantage"] != 0).any()
+    st = r.engine.state
+    assert (r.diverged == -1).all()
+    for j in range(1, 4):
+        assert np.array_equal(st.money[j::4], st.money[0::4]) and np.array_equal(r._episode[j::4], r._episode[0::4])
+
+
+@pytest.mark.parametrize("pi", [(0.5, 0.3, 0.15, 0.05), (0.6, 0.4), (0.25, 0.25, 0.2, 0.2, 0.1)])
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_the_several_branch_advantage_is_unbiased(pi, k):
+    """Exactly, over every ordered draw without replacement: E[(1 − π(a)) (Q(a) − W) | a] = Q(a) − V for every a
+    (``branch_difference``, the estimator of :func:`agents.training.paired.collect_paired`)."""
+    import itertools
+
+    from agents.training.paired import branch_difference
+
+    pi = np.array(pi)
+    q = np.array([1.0, -2.0, 3.0, 0.5, -1.0])[: len(pi)]
+    m = min(k, len(pi))
+    expect = np.zeros(len(pi))
+    for seq in itertools.permutations(range(len(pi)), m):
+        prob = np.prod([pi[x] / (1.0 - pi[list(seq[:j])].sum()) for j, x in enumerate(seq)])
+        ends = np.zeros((1, k))
+        ends[0, :m] = q[list(seq)]
+        ends[0, m:] = q[seq[0]]
+        pis = np.zeros((1, k))
+        pis[0, :m] = pi[list(seq)]
+        drawn = np.arange(k)[None] < m
+        expect[seq[0]] += prob / pi[seq[0]] * (1.0 - pi[seq[0]]) * branch_difference(ends, pis, drawn)[0]
+    assert np.allclose(expect, q - pi @ q)
+
+
 def test_paired_is_refused_with_frozen_seats_or_an_odd_table_count():
     for kw in ({"frozen_share": 0.25}, {"num_envs": 7}):
         with pytest.raises(ArgsError, match="--paired"):
             check_args(train.Args(paired=True, opponents=["random"], opponent_weights=[1.0], **kw))
     with pytest.raises(ArgsError, match="paired_rate"):
         check_args(train.Args(paired=True, paired_rate=1.5))
+    for kw, match in (({"paired_branches": 1}, ">= 2"), ({"paired_branches": 9}, "<= 8"),
+                      ({"paired_branches": 3, "num_envs": 8}, "not a multiple"),
+                      ({"paired_branches": 3, "num_envs": 6, "paired": False}, "only with --paired")):
+        with pytest.raises(ArgsError, match=f"--paired_branches.*{match}"):
+            check_args(train.Args(**{"paired": True, "opponents": ["random"], "opponent_weights": [1.0], **kw}))
 
 
-def test_a_short_paired_run_changes_the_policy(tmp_path):
+@pytest.mark.parametrize("branches", [2, 4])
+def test_a_short_paired_run_changes_the_policy(tmp_path, branches):
     common = dict(channels=8, hidden=16, value_hidden=8, num_envs=8, n_steps=24, batch_size=32, n_epochs=2,
                   learning_rate=0.003, opponents=["random"], opponent_weights=[1.0], eval_every=0, final_eval_walls=1,
                   eval_opponents=["random"], out=str(tmp_path), progress=False, tensorboard=False, curve=False,
@@ -104,7 +158,7 @@ def test_a_short_paired_run_changes_the_policy(tmp_path):
     train.train(train.Args(total_timesteps=0, run_name="start", **common))
     start = tmp_path / "start" / "final.pt"
     summary = train.train(train.Args(total_timesteps=40, run_name="paired", paired=True, paired_rate=1.0, vf_coef=0.0,
-                                     init_checkpoint=str(start), kl_coef=0.1, **common))
+                                     init_checkpoint=str(start), kl_coef=0.1, paired_branches=branches, **common))
     assert summary["steps"] >= 40
     with open(tmp_path / "paired" / "progress.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

@@ -38,7 +38,7 @@ SECTIONS = {
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
-            "paired", "paired_rate", "paired_min", "paired_greedy",
+            "paired", "paired_rate", "paired_min", "paired_greedy", "paired_branches",
             "pool_size", "save_every"),
     "eval": ("eval_every", "eval_walls", "final_eval_walls", "eval_opponents"),
 }
@@ -319,6 +319,10 @@ class Args:
     paired_greedy: bool = False
     """with paired: after a branch every seat of both twins plays its most likely action (no sampling noise after the
     branch; the advantage of the branch's action when the greedy policy plays on)"""
+    paired_branches: int = 2
+    """with paired: the tables of a group dealt the same wall (2: twins); at a branch they play the sampled action and
+    up to K - 1 others drawn from the policy without replacement, and the sample's advantage compares the first with
+    an unbiased estimate of the others' mean (agents.training.paired.collect_paired); num_envs must be a multiple"""
     snapshot_every: int = 80_000
     """steps between snapshots of the learner added to the 'self' pool"""
     pool_size: int = 5
@@ -350,7 +354,7 @@ BOUNDS = {
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
     "bc_steps": (1, None), "bc_epochs": (1, None), "bc_lr": (0, None), "bc_teacher_fraction": (0, 1), "bc_policy_weight": (0, None), "bc_holdout": (1, None), "advice_weight": (0, None),
-    "frozen_share": (0, 1), "paired_rate": (0, 1), "paired_min": (0, 1), "ray_workers": (1, None), "distill_decisions": (0, None), "distill_seed": (0, None),
+    "frozen_share": (0, 1), "paired_rate": (0, 1), "paired_min": (0, 1), "paired_branches": (2, 8), "ray_workers": (1, None), "distill_decisions": (0, None), "distill_seed": (0, None),
     "distill_tables": (1, None), "distill_label_prob": (0, 1), "distill_worlds": (2, None),
     "distill_candidates": (2, None), "distill_verify_worlds": (0, None), "distill_screen_z": (0, None),
     "distill_z": (0, None), "distill_min_gain": (0, None), "distill_epochs": (1, None), "distill_lr": (0, None),
@@ -459,6 +463,11 @@ def check_args(args: Args):
             raise ArgsError('--ray: Ray is not installed; pip install -e ".[ray]"')
     if args.paired and (args.trainer != "allseat" or args.frozen_share > 0 or args.num_envs % 2):
         raise ArgsError("--paired: only with --trainer allseat, in pure self-play (--frozen_share 0) and an even --num_envs")
+    if args.paired_branches != 2 and not args.paired:
+        raise ArgsError(f"--paired_branches {args.paired_branches}: only with --paired (the tables of a paired group)")
+    if args.paired and args.num_envs % args.paired_branches:
+        raise ArgsError(f"--paired_branches {args.paired_branches}: --num_envs {args.num_envs} is not a multiple of it "
+                        "(each group of that many tables is dealt one wall)")
     rollout = args.n_steps * args.num_envs
     if args.batch_size > rollout and not args.paired:
         raise ArgsError(f"--batch_size {args.batch_size} exceeds the rollout of --n_steps × --num_envs = {rollout}")

@@ -70,7 +70,8 @@ def seat_spec(args: Any, rules, obs_shape, features) -> dict:
             "opponent_weights": list(args.opponent_weights), "frozen_share": args.frozen_share, "threads": args.threads,
             "precision": args.precision, "paired": bool(getattr(args, "paired", False)),
             "paired_rate": float(getattr(args, "paired_rate", 0.1)), "paired_min": float(getattr(args, "paired_min", 0.02)),
-            "paired_greedy": bool(getattr(args, "paired_greedy", False))}
+            "paired_greedy": bool(getattr(args, "paired_greedy", False)),
+            "paired_branches": int(getattr(args, "paired_branches", 2))}
 
 
 def critic_rows(rules) -> int:
@@ -289,12 +290,14 @@ class SeatRollouts:
         self._obs_buf: np.ndarray | None = None
         self.paired = bool(spec.get("paired", False))
         if self.paired:
-            if B % 2 or float(spec["frozen_share"]) > 0:
-                raise ValueError("paired rollouts need an even number of tables and no frozen seats")
-            from agents.training.paired import deal_pairs
+            from agents.training.paired import branches, deal_pairs
 
-            self.diverged = np.full(B // 2, -1, np.int64)  # per pair: its open paired sample, or -1
-            deal_pairs(self, np.arange(B // 2))
+            K = branches(spec)
+            if K < 2 or B % K or float(spec["frozen_share"]) > 0:
+                raise ValueError("paired rollouts need at least 2 branches, a number of tables divisible by them and "
+                                 "no frozen seats")
+            self.diverged = np.full(B // K, -1, np.int64)  # per group: its open paired sample, or -1
+            deal_pairs(self, np.arange(B // K))
         else:
             self._deal(np.arange(B))
 
@@ -441,7 +444,8 @@ class SeatRollouts:
         return out
 
     def collect_paired(self) -> dict:
-        """A paired rollout (``spec["paired"]``: twin tables on common random draws, one sample per branch):
+        """A paired rollout (``spec["paired"]``: twin tables, or groups of ``paired_branches`` tables, on common random
+        draws, one sample per branch decision):
         :func:`agents.training.paired.collect_paired`."""
         from agents.training.paired import collect_paired
 
