@@ -62,6 +62,9 @@ def main(argv=None) -> dict:
     g = np.concatenate([o["stats"]["paired"]["branch_money"] for o in outs]) * 0.1
     drawn = np.concatenate([o["stats"]["paired"]["branch_action"] for o in outs]) >= 0
     twin = (1.0 - pi) * (g[:, 0] - g[:, 1])  # the first two tables alone: the twins' estimator on the same samples
+    bpi = np.concatenate([o["stats"]["paired"]["branch_pi"] for o in outs])
+    sq = np.concatenate([o["stats"]["paired"]["pi_sq"] for o in outs])
+    grad = logit_gradients(pi, sq, g, bpi, drawn, adv, twin)
     res = {"checkpoint": a.checkpoint, "greedy": a.greedy, "samples": len(adv),
            "pair_hands": sum(o["stats"]["hands"] for o in outs), "cpu_ms_per_sample": round(1000 * cpu / max(1, len(adv)), 2),
            "mean_pi_a": round(float(pi.mean()), 3), "alike_share": round(float(np.mean(diff == 0)), 3),
@@ -69,7 +72,7 @@ def main(argv=None) -> dict:
            "std_mc": round(float(ret.std()), 4), "variance_ratio": round(float(adv.var() / ret.var()), 3),
            "branches": a.branches, "mean_branches": round(float(drawn.sum(1).mean()), 3),
            "std_twins_same_samples": round(float(twin.std()), 4),
-           "noise_var_removed": round(float(twin.var() - adv.var()), 5)}
+           "noise_var_removed": round(float(twin.var() - adv.var()), 5), **grad}
     print(f"{a.checkpoint}{' (greedy after the branch)' if a.greedy else ''}: {res['samples']} branch samples from "
           f"{res['pair_hands']} pair-hands, {res['cpu_ms_per_sample']} CPU ms a sample; mean pi(a) {res['mean_pi_a']}, "
           f"twins ended alike in {100 * res['alike_share']:.1f} %")
@@ -78,8 +81,34 @@ def main(argv=None) -> dict:
     if a.branches > 2:
         print(f"  {a.branches} branches ({res['mean_branches']} played on average): the twins' estimator on the same samples "
               f"{res['std_twins_same_samples']}, variance removed {res['noise_var_removed']}")
+    print("  mean squared policy gradient in logit space (same expectation; lower = less noise): "
+          + ", ".join(f"{k[5:]} {v}" for k, v in grad.items()))
     print(json.dumps(res))
     return res
+
+
+def logit_gradients(pi, sq, g, bpi, drawn, adv, twin) -> dict:
+    """The mean squared norm, over the branch samples, of the policy-gradient estimate in logit space
+    (``∇_z log π(x) = e_x − π`` for a softmax over logits ``z``) of three estimators computed on the same groups, all
+    unbiased for the same gradient ``Σ_a π(a) A(a) (e_a − π)``, so a lower value is less noise:
+
+    * ``twins``: the sampled action with ``(1 − π(x_1)) (G_1 − G_2)`` (the first two tables alone);
+    * ``first``: the sampled action with ``(1 − π(x_1)) (G_1 − W)`` (the trainer's estimate with every branch);
+    * ``all``: every branch ``x_i`` as a sample, weighted ``π(x_i)`` (``i < m``) and ``R_m`` (the last), each with
+      advantage ``G_i − c``, ``c`` the ``π``-weighted mean of ``G_1 … G_{m−1}`` (the sum-and-sample estimator of
+      the gradient with a baseline that does not depend on the last draw: ``paired_samples = "all"``,
+      :func:`agents.training.paired.all_branch_advantages`).
+
+    ``pi`` ``π(x_1)``, ``sq`` ``Σ π²``, ``g [N, K]`` the branches' money, ``bpi [N, K]`` their ``π(x_j)``,
+    ``drawn [N, K]`` which tables played their own branch; ``adv`` and ``twin`` the first two estimates (× 0.1)."""
+    first_sq = lambda a: a**2 * (1.0 - 2.0 * pi + sq)  # noqa: E731  ||a (e_x1 − π)||²
+    from agents.training.paired import all_branch_advantages
+
+    a = all_branch_advantages(g, bpi, drawn)  # the samples' advantages (0 past m)
+    S = a.sum(1)
+    all_sq = (a**2).sum(1) - 2.0 * S * (a * bpi).sum(1) + S**2 * sq
+    return {"grad_twins": round(float(first_sq(twin).mean()), 5), "grad_first": round(float(first_sq(adv).mean()), 5),
+            "grad_all": round(float(all_sq.mean()), 5)}
 
 
 if __name__ == "__main__":

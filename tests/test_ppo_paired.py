@@ -23,14 +23,15 @@ SHAPE = ObservationEncoder(rules=RULES).shape
 
 
 def _rollouts(rate: float, tables: int = 8, steps: int = 24, greedy: bool = False, floor: float = 0.02,
-              branches: int = 2) -> SeatRollouts:
+              branches: int = 2, samples: str = "first") -> SeatRollouts:
     torch.manual_seed(0)
     spec = {"variant": "kawuxing3", "options": RULES.options_dict(), "obs_shape": list(SHAPE), "channels": 4,
             "hidden": 8, "value_hidden": 4, "net": None, "blocks": 1, "advice": None, "num_tables": tables,
             "n_steps": steps, "seed": 3, "gamma": 0.995, "gae_lambda": 0.95, "reward_scale": 0.1,
             "opponents": ["random"], "opponent_weights": [1.0], "frozen_share": 0.0, "threads": 1,
             "precision": "fp32", "paired": True, "paired_rate": rate, "paired_min": floor,
-            "paired_greedy": greedy, **({"paired_branches": branches} if branches != 2 else {})}
+            "paired_greedy": greedy, **({"paired_branches": branches} if branches != 2 else {}),
+            **({"paired_samples": samples} if samples != "first" else {})}
     return SeatRollouts(spec, 0)
 
 
@@ -111,6 +112,43 @@ def test_groups_of_four_branch_into_distinct_legal_actions_and_deal_again_alike(
         assert np.array_equal(st.money[j::4], st.money[0::4]) and np.array_equal(r._episode[j::4], r._episode[0::4])
 
 
+def test_with_every_branch_a_sample_each_group_gives_one_row_per_branch():
+    """``paired_samples = "all"``: the same rollout as ``"first"`` (same draws), with a row per branch ``x_j`` (its
+    table, action and log-probability), the first rows the ``"first"`` samples' states and actions."""
+    one, every = _rollouts(rate=1.0, tables=12, branches=3).collect(), _rollouts(rate=1.0, tables=12, branches=3, samples="all").collect()
+    drawn = one["stats"]["paired"]["branch_action"]
+    assert np.array_equal(drawn, every["stats"]["paired"]["branch_action"])
+    m = (drawn >= 0).sum(1)
+    assert every["stats"]["samples"] == len(every["action"]) == m.sum() > one["stats"]["samples"]
+    first = np.concatenate([[0], np.cumsum(m)[:-1]])
+    assert np.array_equal(every["action"], drawn[drawn >= 0]) and np.array_equal(every["obs"][first], one["obs"])
+    assert np.array_equal(every["table"][first], one["table"]) and np.array_equal(every["ret"][first], one["ret"])
+    assert np.allclose(np.exp(every["logp"]), every["stats"]["paired"]["branch_pi"][drawn >= 0], rtol=1e-5)
+    assert every["mask"][np.arange(len(every["action"])), every["action"]].all() and np.isfinite(every["advantage"]).all()
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_every_branch_as_a_sample_gives_an_unbiased_gradient(k):
+    """Exactly, over every ordered draw without replacement, in logit space (``∇ log π(x) = e_x − π``):
+    ``E[Σ_i adv_i (e_{x_i} − π)] = Σ_a π(a) (Q(a) − V) (e_a − π)`` (``all_branch_advantages``)."""
+    import itertools
+
+    from agents.training.paired import all_branch_advantages
+
+    for pi in ((0.5, 0.3, 0.15, 0.05), (0.6, 0.4), (0.25, 0.25, 0.2, 0.2, 0.1)):
+        pi = np.array(pi)
+        q = np.array([1.0, -2.0, 3.0, 0.5, -1.0])[: len(pi)]
+        m = min(k, len(pi))
+        expect = np.zeros(len(pi))
+        for seq in itertools.permutations(range(len(pi)), m):
+            prob = np.prod([pi[x] / (1.0 - pi[list(seq[:j])].sum()) for j, x in enumerate(seq)])
+            ends, pis = np.zeros((1, k)), np.zeros((1, k))
+            ends[0, :m], pis[0, :m] = q[list(seq)], pi[list(seq)]
+            adv = all_branch_advantages(ends, pis, np.arange(k)[None] < m)[0]
+            expect += prob * sum(adv[i] * (np.eye(len(pi))[x] - pi) for i, x in enumerate(seq))
+        assert np.allclose(expect, pi * (q - pi @ q))
+
+
 @pytest.mark.parametrize("pi", [(0.5, 0.3, 0.15, 0.05), (0.6, 0.4), (0.25, 0.25, 0.2, 0.2, 0.1)])
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_the_several_branch_advantage_is_unbiased(pi, k):
@@ -144,13 +182,14 @@ def test_paired_is_refused_with_frozen_seats_or_an_odd_table_count():
         check_args(train.Args(paired=True, paired_rate=1.5))
     for kw, match in (({"paired_branches": 1}, ">= 2"), ({"paired_branches": 9}, "<= 8"),
                       ({"paired_branches": 3, "num_envs": 8}, "not a multiple"),
-                      ({"paired_branches": 3, "num_envs": 6, "paired": False}, "only with --paired")):
-        with pytest.raises(ArgsError, match=f"--paired_branches.*{match}"):
+                      ({"paired_branches": 3, "num_envs": 6, "paired": False}, "only with --paired"),
+                      ({"paired_samples": "some"}, "not one of"), ({"paired_samples": "all", "paired": False}, "only with")):
+        with pytest.raises(ArgsError, match=f"--paired_(branches|samples).*{match}"):
             check_args(train.Args(**{"paired": True, "opponents": ["random"], "opponent_weights": [1.0], **kw}))
 
 
-@pytest.mark.parametrize("branches", [2, 4])
-def test_a_short_paired_run_changes_the_policy(tmp_path, branches):
+@pytest.mark.parametrize("branches,samples", [(2, "first"), (4, "all")])
+def test_a_short_paired_run_changes_the_policy(tmp_path, branches, samples):
     common = dict(channels=8, hidden=16, value_hidden=8, num_envs=8, n_steps=24, batch_size=32, n_epochs=2,
                   learning_rate=0.003, opponents=["random"], opponent_weights=[1.0], eval_every=0, final_eval_walls=1,
                   eval_opponents=["random"], out=str(tmp_path), progress=False, tensorboard=False, curve=False,
@@ -158,7 +197,8 @@ def test_a_short_paired_run_changes_the_policy(tmp_path, branches):
     train.train(train.Args(total_timesteps=0, run_name="start", **common))
     start = tmp_path / "start" / "final.pt"
     summary = train.train(train.Args(total_timesteps=40, run_name="paired", paired=True, paired_rate=1.0, vf_coef=0.0,
-                                     init_checkpoint=str(start), kl_coef=0.1, paired_branches=branches, **common))
+                                     init_checkpoint=str(start), kl_coef=0.1, paired_branches=branches,
+                                     paired_samples=samples, **common))
     assert summary["steps"] >= 40
     with open(tmp_path / "paired" / "progress.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))

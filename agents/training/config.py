@@ -38,7 +38,7 @@ SECTIONS = {
     "ppo": ("total_timesteps", "num_envs", "n_steps", "batch_size", "n_epochs", "learning_rate", "anneal_lr",
             "lr_final", "gamma", "gae_lambda", "clip_range", "ent_coef", "ent_coef_final", "vf_coef", "kl_coef",
             "value_warmup", "value_warmup_lr", "max_grad_norm", "reward_scale", "opponents", "opponent_weights", "frozen_share", "snapshot_every",
-            "paired", "paired_rate", "paired_min", "paired_greedy", "paired_branches",
+            "paired", "paired_rate", "paired_min", "paired_greedy", "paired_branches", "paired_samples",
             "pool_size", "save_every"),
     "eval": ("eval_every", "eval_walls", "final_eval_walls", "eval_opponents"),
 }
@@ -323,6 +323,10 @@ class Args:
     """with paired: the tables of a group dealt the same wall (2: twins); at a branch they play the sampled action and
     up to K - 1 others drawn from the policy without replacement, and the sample's advantage compares the first with
     an unbiased estimate of the others' mean (agents.training.paired.collect_paired); num_envs must be a multiple"""
+    paired_samples: str = "first"
+    """with paired: first (the branch decision's sampled action is the sample) or all (every branch's action is a
+    sample, weighted so that the gradient stays unbiased: agents.training.paired.all_branch_advantages; advantages
+    scaled, not centred)"""
     snapshot_every: int = 80_000
     """steps between snapshots of the learner added to the 'self' pool"""
     pool_size: int = 5
@@ -465,6 +469,10 @@ def check_args(args: Args):
         raise ArgsError("--paired: only with --trainer allseat, in pure self-play (--frozen_share 0) and an even --num_envs")
     if args.paired_branches != 2 and not args.paired:
         raise ArgsError(f"--paired_branches {args.paired_branches}: only with --paired (the tables of a paired group)")
+    if args.paired_samples not in ("first", "all"):
+        raise ArgsError(f"--paired_samples: {args.paired_samples!r} is not one of first, all")
+    if args.paired_samples != "first" and not args.paired:
+        raise ArgsError("--paired_samples: only with --paired")
     if args.paired and args.num_envs % args.paired_branches:
         raise ArgsError(f"--paired_branches {args.paired_branches}: --num_envs {args.num_envs} is not a multiple of it "
                         "(each group of that many tables is dealt one wall)")

@@ -71,7 +71,7 @@ def collect_paired(r) -> dict:
     the standard deviations of the paired advantage and of the Monte-Carlo one on the same samples (``ret`` −
     the critic's value): the variance the pairing removes; and per sample the branches' actions, their
     probabilities and money (``branch_action``, ``branch_pi``, ``branch_money``: ``[samples, K]``, −1 / 0 / 0
-    past ``m``), from which bench/paired_advantages.py computes other estimators."""
+    past ``m``) and ``Σ π(b)²`` (``pi_sq``), from which bench/paired_advantages.py computes other estimators."""
     torch = r.torch
     from mjenv.engine.state import DONE
 
@@ -88,6 +88,8 @@ def collect_paired(r) -> dict:
     seat_of: list[int] = []  # the seat of each paired sample
     b_act: list[np.ndarray] = []  # per sample: the branches' actions x_1 … x_K (−1 past m)
     b_pi: list[np.ndarray] = []  # their probabilities π(x_j)
+    b_sq: list[np.ndarray] = []  # Σ_b π(b)² of the branch decision
+    b_logp: list[np.ndarray] = []  # log π(x_j)
     width = np.ones(P, np.int64)  # per group: the tables that play their own branch (m), while it is branched
     count = hands = steps = 0
     money: list[float] = []
@@ -150,6 +152,8 @@ def collect_paired(r) -> dict:
                 pis = np.where(drawn >= 0, np.take_along_axis(pi_all, np.maximum(drawn, 0), 1), 0.0)
                 b_act.append(drawn)
                 b_pi.append(pis)
+                b_sq.append((pi_all**2).sum(1))
+                b_logp.append(np.take_along_axis(logp_all[rb_t].numpy(), np.maximum(drawn, 0), 1))
                 width[g] = m
                 la = logp_all[rb_t, ra]
                 seat = actor[T[rb]]
@@ -202,11 +206,44 @@ def collect_paired(r) -> dict:
                bootstrap=np.zeros(count, np.float32))
     paired = {"adv_std_paired": float(np.std(out["advantage"])) if count else float("nan"),
               "adv_std_mc": float(np.std(out["ret"] - out["value"])) if count else float("nan"),
-              "branch_action": drawn, "branch_pi": pis, "branch_money": np.where(drawn >= 0, ends - ends[:, :1] + g_a[:, None], 0.0)}
+              "branch_action": drawn, "branch_pi": pis, "branch_money": np.where(drawn >= 0, ends - ends[:, :1] + g_a[:, None], 0.0),
+              "pi_sq": np.concatenate(b_sq) if b_sq else np.zeros(0)}
+    if spec.get("paired_samples", "first") == "all" and count:  # every branch a sample
+        rows, j = np.nonzero(drawn >= 0)
+        adv = all_branch_advantages(ends, pis, drawn >= 0)
+        g = ends - (ends[:, :1] - g_a[:, None])  # the seat's money from the decision on, per table
+        logps = np.concatenate(b_logp)
+        out = {**{k: out[k][rows] for k in ("obs", "mask", "value", "seat", "episode")},
+               "table": out["table"][rows] + j, "action": drawn[rows, j], "logp": logps[rows, j].astype(np.float32),
+               "advantage": (adv[rows, j] * scale).astype(np.float32), "ret": (g[rows, j] * scale).astype(np.float32)}
+        n_rows = len(rows)
+        out.update(reward=out["ret"].copy(), nxt=np.full(n_rows, -1, np.int64), terminal=np.ones(n_rows, bool),
+                   bootstrap=np.zeros(n_rows, np.float32))
+        paired["adv_std_paired"] = float(np.std(out["advantage"]))
+        count = n_rows
     out["stats"] = {"samples": count, "hands": hands, "cpu": time.process_time() - cpu0,
                     "money": {"all-seat": money} if money else {}, "finished": finished, "paired": paired,
                     "steps": steps}
     return out
+
+
+def all_branch_advantages(ends: np.ndarray, pis: np.ndarray, drawn: np.ndarray) -> np.ndarray:
+    """Every branch as a sample (``paired_samples = "all"``): ``[N, K]`` advantages, ``ω_i (G_i − c)`` for the
+    branch ``x_i`` (0 past ``m``), where ``ω_i = π(x_i)`` for ``i < m``, ``ω_m = R_m = 1 − π(x_1) − … − π(x_{m−1})``
+    and ``c`` is the ``π``-weighted mean of ``G_1 … G_{m−1}``.  ``Σ_i ω_i (G_i − c) ∇ log π(x_i)`` is the sum-and-sample
+    estimate of the policy gradient ``Σ_a ∇π(a) Q(s, a)`` with a baseline that does not depend on the last draw,
+    so it is unbiased although the samples are not drawn from ``π`` (docs/experiments/ppo.md, "Several branches per
+    state"); PPO then scales these advantages without centring them (``ppo_update(center=False)``: a constant
+    subtracted from samples not drawn from ``π`` would bias the gradient).  Arguments as
+    :func:`branch_difference`'s."""
+    N, K = ends.shape
+    m = drawn.sum(1)
+    rows = np.arange(N)
+    before = drawn & (np.arange(K)[None] < (m - 1)[:, None])  # x_1 … x_{m−1}
+    w = np.where(before, pis, 0.0)
+    c = (w * ends).sum(1) / w.sum(1)
+    w[rows, m - 1] = np.maximum(1.0 - w.sum(1), 0.0)  # R_m
+    return np.where(drawn, w * (ends - c[:, None]), 0.0)
 
 
 def branch_difference(ends: np.ndarray, pis: np.ndarray, drawn: np.ndarray) -> np.ndarray:

@@ -71,7 +71,8 @@ def seat_spec(args: Any, rules, obs_shape, features) -> dict:
             "precision": args.precision, "paired": bool(getattr(args, "paired", False)),
             "paired_rate": float(getattr(args, "paired_rate", 0.1)), "paired_min": float(getattr(args, "paired_min", 0.02)),
             "paired_greedy": bool(getattr(args, "paired_greedy", False)),
-            "paired_branches": int(getattr(args, "paired_branches", 2))}
+            "paired_branches": int(getattr(args, "paired_branches", 2)),
+            "paired_samples": str(getattr(args, "paired_samples", "first"))}
 
 
 def critic_rows(rules) -> int:
@@ -527,11 +528,13 @@ def seat_advantages(reward: np.ndarray, value: np.ndarray, nxt: np.ndarray, term
 
 def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, clip_range: float, ent_coef: float,
                vf_coef: float, max_grad_norm: float, lr: float, rng: np.random.Generator, anchor=None,
-               kl_coef: float = 0.0) -> dict:
+               kl_coef: float = 0.0, center: bool = True) -> dict:
     """``epochs`` passes of clipped PPO over ``batch`` (the samples of :meth:`SeatRollouts.collect`, possibly
     several workers' concatenated) in minibatches of ``batch_size``; returns the mean losses, approximate KL
     and clip fraction.  The loss is sb3-contrib ``MaskablePPO``'s: normalised advantages, ``vf_coef`` × MSE to
-    the returns, minus ``ent_coef`` × entropy.
+    the returns, minus ``ent_coef`` × entropy.  With ``center`` false the advantages are only divided by their
+    minibatch's standard deviation (paired rollouts with every branch a sample, whose actions are not drawn from
+    the policy: a constant taken off their advantages would bias the gradient).
 
     ``batch["obs"]`` is one array or, from :func:`merge_batches`, the list of the workers' arrays (their rows in
     order), so several workers' observations are never copied into one array: each minibatch (its sample ids in
@@ -594,7 +597,7 @@ def ppo_update(net, optimizer, batch: dict, *, epochs: int, batch_size: int, cli
             # softmax, not logp_all.exp(): exp of the masked ≈ -1e8 is a slow path (2.4x the entropy's cost)
             entropy = -(torch.softmax(masked, 1) * logp_all).sum(1).mean()
             adv = adv_all.index_select(0, idx)
-            adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            adv = (adv - adv.mean()) / (adv.std() + 1e-8) if center else adv / (adv.std() + 1e-8)
             ratio = torch.exp(logp - old.index_select(0, idx))
             pg = -torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip_range, 1 + clip_range)).mean()
             vloss = F.mse_loss(value, ret.index_select(0, idx))
@@ -718,6 +721,8 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
     # minibatch shuffles, the rollout workers and the first snapshot of the learner in the opponent pool
     device = resolve_device(getattr(args, "device", "cpu"))
     net.to(device)
+    # every branch a sample (paired_samples "all"): advantages scaled, not centred (the samples are not drawn from π)
+    center = not (getattr(args, "paired", False) and getattr(args, "paired_samples", "first") == "all")
     # the anchor of kl_coef: the policy as PPO starts (the clone), frozen
     anchor = copy.deepcopy(net).eval().requires_grad_(False) if getattr(args, "kl_coef", 0.0) > 0 else None
     optimizer = torch.optim.Adam(net.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
@@ -777,7 +782,7 @@ def run_stage(net, args: Any, rules, obs_shape, features, *, payload: Callable[.
         logs = ppo_update(net, optimizer, batch, epochs=args.n_epochs, batch_size=args.batch_size,
                           clip_range=args.clip_range, ent_coef=ent, vf_coef=args.vf_coef,
                           max_grad_norm=args.max_grad_norm, lr=lr, rng=rng, anchor=anchor,
-                          kl_coef=getattr(args, "kl_coef", 0.0))
+                          kl_coef=getattr(args, "kl_coef", 0.0), center=center)
         steps += batch["stats"]["samples"]
         iteration += 1
         # log: progress, snapshots, checkpoints, evaluations
