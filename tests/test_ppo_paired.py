@@ -232,19 +232,28 @@ def test_with_a_constant_learning_rate_a_save_is_the_shorter_runs_final(tmp_path
         assert [int(r["samples"]) for r in csv.DictReader(f)] == [first]
 
 
-def test_the_shipped_paired_ppo_checkpoint_loads_and_plays():
-    """``kawuxing3-network-ppo-paired.pt`` (``python train.py --config ppo-paired``) is network-only, reads the derived
-    hand rows like the clone it started from, differs from it and plays legal moves."""
+@pytest.mark.parametrize("name,config,start_name", [
+    ("kawuxing3-network-ppo-paired.pt", "ppo-paired", "kawuxing3-network-hand.pt"),
+    ("kawuxing3-network-ppo-dh2.pt", "ppo-paired-dh2", "kawuxing3-network-dh2.pt"),
+])
+def test_the_shipped_paired_ppo_checkpoints_load_and_play(name, config, start_name):
+    """``kawuxing3-network-ppo-paired.pt`` (``python train.py --config ppo-paired``) and ``kawuxing3-network-ppo-dh2.pt``
+    (``--config ppo-paired-dh2``: three tables a group, every branch a sample) are network-only, read the derived
+    hand rows like the clones they started from, differ from them and play legal moves."""
     from agents import CHECKPOINT_DIR, make_agent
     from mjenv.engine.core import Engine
     from mjenv.encoding.observation import encode
 
-    ck = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-ppo-paired.pt")
-    start = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-hand.pt")
+    from agents.script_args import parse_args
+
+    args, _ = parse_args(train.Args, ["--config", config], config_dir=train.CONFIG_DIR)
+    assert args.paired and args.init_checkpoint == f"agents/checkpoints/{start_name}"
+    ck = load_checkpoint(CHECKPOINT_DIR / name)
+    start = load_checkpoint(CHECKPOINT_DIR / start_name)
     assert ck["network_only"] is True and ck["derived"] == start["derived"] == "mjenv-hand-v1"
     assert ck["arch"] == start["arch"] and ck["checksum"] != start["checksum"]
-    assert ck["meta"]["config"] == "ppo-paired" and ck["meta"]["algo"] == "allseat-ppo"
-    agent = make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-ppo-paired.pt'}", "kawuxing3")
+    assert ck["meta"]["config"] == config and ck["meta"]["algo"] == "allseat-ppo"
+    agent = make_agent(f"network:{CHECKPOINT_DIR / name}", "kawuxing3")
     eng = Engine("kawuxing3", 2)
     eng.reset(seed=5)
     for _ in range(10):
