@@ -127,49 +127,49 @@ def test_with_every_branch_a_sample_each_group_gives_one_row_per_branch():
     assert every["mask"][np.arange(len(every["action"])), every["action"]].all() and np.isfinite(every["advantage"]).all()
 
 
-@pytest.mark.parametrize("k", [2, 3, 4])
-def test_every_branch_as_a_sample_gives_an_unbiased_gradient(k):
-    """Exactly, over every ordered draw without replacement, in logit space (``∇ log π(x) = e_x − π``):
-    ``E[Σ_i adv_i (e_{x_i} − π)] = Σ_a π(a) (Q(a) − V) (e_a − π)`` (``all_branch_advantages``)."""
+TOY_POLICIES = [(0.5, 0.3, 0.15, 0.05), (0.6, 0.4), (0.25, 0.25, 0.2, 0.2, 0.1)]
+TOY_Q = np.array([1.0, -2.0, 3.0, 0.5, -1.0])
+
+
+def _ordered_draws(pi: np.ndarray, k: int):
+    """Every ordered draw of ``m = min(k, actions)`` actions from ``pi`` without replacement, as a group of ``k``
+    tables plays them: ``(actions, probability, ends [1, k], pis [1, k], drawn [1, k])``, each table's money the
+    toy ``Q`` of its action (tables past ``m`` play as table 1)."""
     import itertools
 
+    m = min(k, len(pi))
+    for seq in itertools.permutations(range(len(pi)), m):
+        prob = np.prod([pi[x] / (1.0 - pi[list(seq[:j])].sum()) for j, x in enumerate(seq)])
+        ends, pis = np.full((1, k), TOY_Q[seq[0]]), np.zeros((1, k))
+        ends[0, :m], pis[0, :m] = TOY_Q[list(seq)], pi[list(seq)]
+        yield seq, prob, ends, pis, np.arange(k)[None] < m
+
+
+@pytest.mark.parametrize("pi", TOY_POLICIES)
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_every_branch_as_a_sample_gives_an_unbiased_gradient(pi, k):
+    """Exactly, over every ordered draw without replacement, in logit space (``∇ log π(x) = e_x − π``):
+    ``E[Σ_i adv_i (e_{x_i} − π)] = Σ_a π(a) (Q(a) − V) (e_a − π)`` (``all_branch_advantages``)."""
     from agents.training.paired import all_branch_advantages
 
-    for pi in ((0.5, 0.3, 0.15, 0.05), (0.6, 0.4), (0.25, 0.25, 0.2, 0.2, 0.1)):
-        pi = np.array(pi)
-        q = np.array([1.0, -2.0, 3.0, 0.5, -1.0])[: len(pi)]
-        m = min(k, len(pi))
-        expect = np.zeros(len(pi))
-        for seq in itertools.permutations(range(len(pi)), m):
-            prob = np.prod([pi[x] / (1.0 - pi[list(seq[:j])].sum()) for j, x in enumerate(seq)])
-            ends, pis = np.zeros((1, k)), np.zeros((1, k))
-            ends[0, :m], pis[0, :m] = q[list(seq)], pi[list(seq)]
-            adv = all_branch_advantages(ends, pis, np.arange(k)[None] < m)[0]
-            expect += prob * sum(adv[i] * (np.eye(len(pi))[x] - pi) for i, x in enumerate(seq))
-        assert np.allclose(expect, pi * (q - pi @ q))
+    pi, q = np.array(pi), TOY_Q[: len(pi)]
+    expect = np.zeros(len(pi))
+    for seq, prob, ends, pis, drawn in _ordered_draws(pi, k):
+        adv = all_branch_advantages(ends, pis, drawn)[0]
+        expect += prob * sum(adv[i] * (np.eye(len(pi))[x] - pi) for i, x in enumerate(seq))
+    assert np.allclose(expect, pi * (q - pi @ q))
 
 
-@pytest.mark.parametrize("pi", [(0.5, 0.3, 0.15, 0.05), (0.6, 0.4), (0.25, 0.25, 0.2, 0.2, 0.1)])
+@pytest.mark.parametrize("pi", TOY_POLICIES)
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_the_several_branch_advantage_is_unbiased(pi, k):
     """Exactly, over every ordered draw without replacement: E[(1 − π(a)) (Q(a) − W) | a] = Q(a) − V for every a
     (``branch_difference``, the estimator of :func:`agents.training.paired.collect_paired`)."""
-    import itertools
-
     from agents.training.paired import branch_difference
 
-    pi = np.array(pi)
-    q = np.array([1.0, -2.0, 3.0, 0.5, -1.0])[: len(pi)]
-    m = min(k, len(pi))
+    pi, q = np.array(pi), TOY_Q[: len(pi)]
     expect = np.zeros(len(pi))
-    for seq in itertools.permutations(range(len(pi)), m):
-        prob = np.prod([pi[x] / (1.0 - pi[list(seq[:j])].sum()) for j, x in enumerate(seq)])
-        ends = np.zeros((1, k))
-        ends[0, :m] = q[list(seq)]
-        ends[0, m:] = q[seq[0]]
-        pis = np.zeros((1, k))
-        pis[0, :m] = pi[list(seq)]
-        drawn = np.arange(k)[None] < m
+    for seq, prob, ends, pis, drawn in _ordered_draws(pi, k):
         expect[seq[0]] += prob / pi[seq[0]] * (1.0 - pi[seq[0]]) * branch_difference(ends, pis, drawn)[0]
     assert np.allclose(expect, q - pi @ q)
 

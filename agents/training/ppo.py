@@ -16,9 +16,9 @@ This module owns
   drawn per hand) is played by an entry of the opponent pool (``heuristic``, ``heuristic-flush``, ``fast``,
   ``search``, ``random``, ``self`` = a frozen snapshot of the learner, or a checkpoint path) and yields no
   sample.  Finished hands are dealt again at once (table ``b``'s hands are walls ``(seed, episode)`` with a
-  per-worker episode counter).  With ``--paired`` the tables are twins and a rollout is
-  :func:`agents.training.paired.collect_paired`'s (one sample per branch decision, its advantage the twins' money
-  difference);
+  per-worker episode counter).  With ``--paired`` the tables are twins (or groups of ``--paired_branches``) and a
+  rollout is :func:`agents.training.paired.collect_paired`'s (one sample per branch decision, its advantage the twins'
+  money difference; with ``--paired_samples all`` one per branch);
 * :func:`seat_advantages` — GAE over each seat's **own** decision sequence: a sample's reward is its seat's money
   change from that decision to the seat's next decision (or to the end of the hand), so every hand's rewards of
   a seat add up to that seat's money for the hand; a hand's last decision is terminal; a sequence cut by the
