@@ -64,7 +64,9 @@ def collect_paired(r) -> dict:
     ``K > 2``).  With ``spec["paired_greedy"]`` every seat of a branched group plays its most likely action from the
     branch on, so the tables' differences are the branch's alone (no sampling noise after it) and the estimate is the
     advantage of ``a`` when the greedy policy plays on.  Only branch decisions are samples (``advantage`` that
-    estimate × ``reward_scale``, ``ret`` the seat's money from the decision to the end on table 1).
+    estimate × ``reward_scale``, ``ret`` the seat's money from the decision to the end on table 1); with
+    ``spec["paired_samples"] == "all"`` every branch's action is a sample, with the advantage of
+    :func:`all_branch_advantages` (× ``reward_scale``) and its table's money as ``ret``.
 
     New branches start in the first ``n_steps`` engine steps; then only the branched groups play on until their
     hands end (groups that have not branched keep their hands for the next rollout).  ``stats["paired"]`` holds
