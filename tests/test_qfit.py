@@ -1,0 +1,131 @@
+"""The qfit stage (agents/training/qfit.py): policy improvement of a network-only checkpoint from labelled candidate
+gains, on a tiny network and synthetic labels over real observations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from agents.players.policy import (  # noqa: E402
+    CheckpointError,
+    PolicyAgent,
+    checkpoint_payload,
+    load_checkpoint,
+    save_checkpoint,
+)
+from agents.players.resnet import NET, make_resnet  # noqa: E402
+from agents.training.distill import LABEL_FORMAT, save_labels  # noqa: E402
+from agents.training.qfit import QfitArgs, compare, held_out_values, per_seat_hand, run  # noqa: E402
+from mjenv.encoding.handfeat import HAND_FEATURES, HandFeatures  # noqa: E402
+from mjenv.encoding.observation import encode  # noqa: E402
+from mjenv.engine.core import Engine  # noqa: E402
+from mjenv.rules.options import load_rules  # noqa: E402
+
+OPTS = load_rules("kawuxing3")
+LONG = Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "kawuxing3-long.pt"
+ARCH = {"net": NET, "channels": 4, "blocks": 1, "hidden": 8}
+
+
+def _base(path):
+    """A tiny network-only resnet reading the derived hand rows, saved to ``path``."""
+    shape = HandFeatures("kawuxing3", OPTS).shape
+    torch.manual_seed(0)
+    trunk, head = make_resnet(shape, ARCH)
+    save_checkpoint(path, checkpoint_payload(trunk, head, variant="kawuxing3", options=OPTS, obs_shape=shape,
+                                             arch=ARCH, derived=HAND_FEATURES))
+    return path
+
+
+def _labels(seed: int, favoured: int, n_tables: int = 16, steps: int = 30) -> dict:
+    """Decisions with two or more legal actions from random play; candidates are the first three legal actions and
+    the ``favoured`` column gains +1 over candidate 0 (the others -0.5), plus noise."""
+    eng = Engine("kawuxing3", n_tables)
+    eng.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    obs, mask, cand, ncand = [], [], [], []
+    for _ in range(steps):
+        live = np.flatnonzero(~eng.done)
+        if not len(live):
+            break
+        o = encode(eng, eng.state.actor)
+        for b in live:
+            legal = np.flatnonzero(eng.mask[b])
+            if len(legal) >= 3:
+                obs.append(o[b])
+                mask.append(eng.mask[b].copy())
+                cand.append(legal[:3])
+                ncand.append(3)
+        acts = np.array([rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in eng.mask])
+        eng.step(acts)
+    n = len(cand)
+    gain = np.full((n, 3), -0.5, np.float32)
+    gain[:, 0] = 0
+    gain[:, favoured] = 1.0
+    gain[:, 1:] += rng.normal(0, 0.5, (n, 2)).astype(np.float32)
+    z = np.zeros(n, np.float32)
+    return {"obs": np.stack(obs).astype(np.float32), "mask": np.stack(mask), "cand": np.stack(cand).astype(np.int64),
+            "ncand": np.array(ncand, np.int64), "value": gain.copy(), "gain": gain, "se": np.full_like(gain, 0.5),
+            "kind": np.zeros(n, np.int8), "wall_left": np.zeros(n, np.int16), "valt": np.zeros(n, np.int64),
+            "vgain": z, "vse": z, "played": np.zeros(n, np.int8),
+            "meta": {"format": LABEL_FORMAT, "variant": "kawuxing3", "decisions": n, "hands": 10, "label_prob": 0.5,
+                     "world_source": "hands_true"}}
+
+
+def test_held_out_values_and_the_paired_comparison():
+    labels = {"cand": np.array([[3, 5, -1], [1, 2, 4], [7, 8, 9]]), "ncand": np.array([2, 3, 3]),
+              "gain": np.array([[0, 0.5, 9], [0, -1, 2], [0, 1, 1]], np.float32)}
+    logits = np.full((3, 111), -np.inf, np.float32)
+    logits[0, [3, 5, 6]] = [0, 1, -1]      # plays column 1 (+0.5)
+    logits[1, [1, 2, 4]] = [0, 0, 3]       # plays column 2 (+2)
+    logits[2, [7, 10]] = [0, 5]            # plays 10: outside the shortlist
+    v = held_out_values(logits, labels)
+    assert v["inside"].tolist() == [True, True, False]
+    assert v["gain"][:2].tolist() == [0.5, 2.0] and np.isnan(v["gain"][2])
+    base = held_out_values(np.where(np.isfinite(logits), 0.0, -np.inf).astype(np.float32) + np.eye(111)[[3, 1, 7]],
+                           labels)
+    assert base["gain"].tolist() == [0.0, 0.0, 0.0]
+    c = compare(base, v)
+    assert c["decisions"] == 2 and c["diff"] == pytest.approx(1.25) and c["changed"] == pytest.approx(1.0)
+    assert c["new_outside"] == pytest.approx(1 / 3) and c["base_outside"] == 0.0
+    assert per_seat_hand({"decisions": 30, "label_prob": 0.5, "hands": 4}, 3) == pytest.approx(5.0)
+
+
+def test_qfit_moves_the_policy_toward_the_higher_valued_candidate_and_the_anchor_holds_it(tmp_path):
+    base = _base(tmp_path / "base.pt")
+    files = [save_labels(tmp_path / f"labels-{s}.npz", _labels(s, favoured=2)) for s in (1, 2, 3)]
+    out = {}
+    for kl in (0.0, 50.0):
+        args = QfitArgs(labels=[str(f) for f in files], base=str(base), out=str(tmp_path / f"kl{kl}.pt"), kl=kl,
+                        epochs=6, batch_size=64, lr=0.01, holdout=0.34)
+        out[kl] = run(args, log=lambda m: None)
+    free, held = out[0.0]["held_out"], out[50.0]["held_out"]
+    assert out[0.0]["held_files"] == ["labels-3.npz"] and out[0.0]["train_decisions"] > 100
+    # without an anchor the greedy move goes to the favoured column on held-out decisions: a large paired gain
+    assert free["diff"] > 0.3 and free["diff"] - free["diff_ci95"] > 0
+    assert free["new"] > free["base"]
+    # the anchor keeps it near the base: fewer moves changed, a smaller KL
+    assert held["changed"] < free["changed"] and out[50.0]["kl_to_base"] < out[0.0]["kl_to_base"]
+    ck = load_checkpoint(tmp_path / "kl0.0.pt")
+    assert ck["network_only"] is True and ck["derived"] == HAND_FEATURES
+    assert ck["meta"]["qfit"]["world_source"] == "hands_true" and ck["meta"]["qfit"]["gain_scale"] > 0
+    agent = PolicyAgent(str(tmp_path / "kl0.0.pt"), "kawuxing3", network_only=True)
+    eng = Engine("kawuxing3", 4)
+    eng.reset(seed=9)
+    acts = agent.act(encode(eng, eng.state.actor), eng.mask)
+    assert eng.mask[np.arange(4), acts].all()
+
+
+def test_qfit_refuses_a_base_that_is_not_network_only_and_bad_settings(tmp_path):
+    files = [save_labels(tmp_path / f"labels-{s}.npz", _labels(s, favoured=1, steps=6)) for s in (1, 2)]
+    with pytest.raises(CheckpointError, match="network-only"):
+        run(QfitArgs(labels=[str(f) for f in files], base=str(LONG), out=str(tmp_path / "o.pt")))
+    base = str(_base(tmp_path / "base.pt"))
+    with pytest.raises(ValueError, match="kl"):
+        run(QfitArgs(labels=[str(f) for f in files], base=base, out=str(tmp_path / "o.pt"), kl=-1))
+    with pytest.raises(ValueError, match="none to fit"):
+        run(QfitArgs(labels=[str(files[0])], base=base, out=str(tmp_path / "o.pt")))
+    assert not (tmp_path / "o.pt").exists()
