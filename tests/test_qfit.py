@@ -128,4 +128,10 @@ def test_qfit_refuses_a_base_that_is_not_network_only_and_bad_settings(tmp_path)
         run(QfitArgs(labels=[str(f) for f in files], base=base, out=str(tmp_path / "o.pt"), kl=-1))
     with pytest.raises(ValueError, match="none to fit"):
         run(QfitArgs(labels=[str(files[0])], base=base, out=str(tmp_path / "o.pt")))
+    with pytest.raises(ValueError, match="also among"):
+        run(QfitArgs(labels=[str(files[0])], held=[str(files[0])], base=base, out=str(tmp_path / "o.pt")))
     assert not (tmp_path / "o.pt").exists()
+    # held-out files named apart: the one file is fitted on, the other judged
+    entry = run(QfitArgs(labels=[str(files[0])], held=[str(files[1])], base=base, out=str(tmp_path / "o.pt"),
+                         epochs=1, batch_size=32), log=lambda m: None)
+    assert entry["held_files"] == ["labels-2.npz"] and entry["labels"] == ["labels-1.npz"]

@@ -19,7 +19,8 @@ the KL runs over every legal action.  The first term is linear in the gains, so 
 error is about as large as the gains themselves) averages out over decisions instead of biasing the fit; it is the
 exact expected policy gradient at the state given the gains, with no action sampled.
 
-Held out: whole label files (other seeds' hands).  On them the greedy move of the base and of the fitted policy are
+Held out: whole label files (other seeds' hands; ``--held`` names them, else the last ``--holdout`` share of
+``--labels``).  On them the greedy move of the base and of the fitted policy are
 each valued by the labels (the gain of the shortlist column it plays; moves outside the shortlist are counted
 apart), and the paired difference is an unbiased estimate of the fit's one-step gain per labelled decision, which
 ``per_seat_hand`` turns into money per seat-hand with the labels' decision rate.  Torch is imported on use only.
@@ -61,7 +62,9 @@ class QfitArgs:
     lr: float = 3e-4
     lr_final: float = 0.0
     holdout: float = 0.1
-    """Share of the label files (the last ones, by name) held out."""
+    """Share of the label files (the last ones, by name) held out, unless ``held`` names them."""
+    held: list[str] = field(default_factory=list)
+    """Held-out label files named explicitly (e.g. hands-true labels to judge a fit on labels of another source)."""
     seed: int = 0
     threads: int = 1
     device: str = "cpu"
@@ -226,7 +229,7 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
 
     cpu0 = time.process_time()
     if not args.labels:
-        raise ValueError("--labels: give at least two label files (one is held out)")
+        raise ValueError("--labels: give label files to fit on (and held-out ones, or two or more to split)")
     if not args.base or not args.out:
         raise ValueError("--base and --out are needed")
     if args.kl < 0 or args.epochs <= 0 or args.batch_size < 1 or not 0 < args.holdout < 1:
@@ -234,21 +237,28 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     files = sorted(str(p) for p in args.labels)
-    n_held = max(1, int(round(args.holdout * len(files))))
-    if n_held >= len(files):
-        raise ValueError(f"--labels: {len(files)} file(s) leave none to fit on after holding out {n_held}")
+    held_files = sorted(str(p) for p in args.held)
+    if held_files:
+        if set(held_files) & set(files):
+            raise ValueError("--held: a held-out file is also among --labels")
+        n_held = len(held_files)
+    else:
+        n_held = max(1, int(round(args.holdout * len(files))))
+        if n_held >= len(files):
+            raise ValueError(f"--labels: {len(files)} file(s) leave none to fit on after holding out {n_held}")
+        files, held_files = files[:-n_held], files[-n_held:]
     ck = load_checkpoint(args.base)
     trunk, head, derived = _network(ck)
     device = resolve_device(args.device)
     trunk.to(device).eval()
     head.to(device).eval()
     data = load_label_set(files, log)
-    if data["meta"]["variant"] != ck["variant"]:
-        raise ValueError(f"labels of {data['meta']['variant']!r}, base of {ck['variant']!r}")
-    is_held = data["file"] >= len(files) - n_held
-    split = {name: {k: v[sel] for k, v in data.items() if k != "meta"}
-             for name, sel in (("train", ~is_held), ("held", is_held))}
-    train, held = split["train"], split["held"]
+    held_data = load_label_set(held_files, log)
+    for d in (data, held_data):
+        if d["meta"]["variant"] != ck["variant"]:
+            raise ValueError(f"labels of {d['meta']['variant']!r}, base of {ck['variant']!r}")
+    train = {k: v for k, v in data.items() if k != "meta"}
+    held = {k: v for k, v in held_data.items() if k != "meta"}
     log(f"[qfit] {len(train['cand']):,} decisions to fit, {len(held['cand']):,} held out ({n_held} files)")
     t0 = time.process_time()
     base_logits = policy_logits(trunk, head, derived, train["obs"], train["mask"])
@@ -257,7 +267,7 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
     log(f"[qfit] base logits in {time.process_time() - t0:.0f} CPU s")
     nonzero = train["gain"][:, 1:][train["ncand"][:, None] > np.arange(1, train["gain"].shape[1])[None, :]]
     scale = float(nonzero.std()) if len(nonzero) > 1 and nonzero.std() > 0 else 1.0
-    rate = per_seat_hand(data["meta"], _players(ck["variant"]))
+    rate = per_seat_hand(held_data["meta"], _players(ck["variant"]))
     curve: list[dict] = []
 
     def measure(samples: int) -> None:
@@ -277,7 +287,8 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
                  every=max(args.batch_size, len(train["cand"]) // 2), held=measure)
     meta_base = {k: v for k, v in ck.get("meta", {}).items() if k != "qfit"}
     entry = {"stage": "qfit", "base": str(args.base), "base_checksum": ck.get("checksum"),
-             "labels": [Path(f).name for f in files], "held_files": [Path(f).name for f in files[-n_held:]],
+             "labels": [Path(f).name for f in files], "held_files": [Path(f).name for f in held_files],
+             "held_world_source": held_data["meta"].get("world_source", "sampled"),
              "world_source": data["meta"].get("world_source", "sampled"), "train_decisions": len(train["cand"]),
              "gain_scale": scale, **fitted, "held_out": curve[-1], "curve": curve,
              "cpu_seconds": round(time.process_time() - cpu0, 1), "args": asdict(args)}
@@ -305,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument(f"--{f}", type=float, default=getattr(QfitArgs, f))
     for f in ("batch_size", "seed", "threads"):
         p.add_argument(f"--{f}", type=int, default=getattr(QfitArgs, f))
+    p.add_argument("--held", nargs="*", default=[], help="held-out label files (default: the last --holdout share)")
     p.add_argument("--device", default="cpu")
     p.add_argument("--report", default=None, help="JSON file for the run's entry (default: OUT with .json)")
     a = p.parse_args(argv)
