@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["QfitArgs", "load_label_set", "fit", "held_out_values", "run", "main"]
+__all__ = ["QfitArgs", "load_label_set", "fit", "improve", "held_out_values", "compare", "split_files", "run", "main"]
 
 
 @dataclass
@@ -220,46 +220,24 @@ def fit(trunk, head, derived, train: dict, base_logp: np.ndarray, *, kl: float, 
             "policy_term": float(np.mean(pgs[-200:])), "kl_to_base": float(np.mean(kls[-200:]))}
 
 
-def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
-    """Load the labels and the base, fit, measure on the held-out files, write the checkpoint (its ``meta.qfit``
-    records the settings, the data and the held-out comparison); returns that entry."""
+def improve(trunk, head, derived, variant: str, files, held_files, *, kl: float, epochs: float, batch_size: int,
+            lr: float, lr_final: float, seed: int, log: Callable[[str], None] = print) -> dict:
+    """Fit ``trunk`` and ``head`` (a network-only policy of ``variant``; ``derived``: its derived rows or None) in
+    place on the label files ``files``, measuring on ``held_files`` before and every half pass; returns the stage's
+    report (settings, data, the held-out curve and its last row)."""
     import torch
 
-    from agents.players.policy import checkpoint_payload, load_checkpoint, resolve_device, save_checkpoint
-
     cpu0 = time.process_time()
-    if not args.labels:
-        raise ValueError("--labels: give label files to fit on (and held-out ones, or two or more to split)")
-    if not args.base or not args.out:
-        raise ValueError("--base and --out are needed")
-    if args.kl < 0 or args.epochs <= 0 or args.batch_size < 1 or not 0 < args.holdout < 1:
-        raise ValueError("need kl >= 0, epochs > 0, batch_size >= 1 and 0 < holdout < 1")
-    if args.threads > 0:
-        torch.set_num_threads(args.threads)
-    files = sorted(str(p) for p in args.labels)
-    held_files = sorted(str(p) for p in args.held)
-    if held_files:
-        if set(held_files) & set(files):
-            raise ValueError("--held: a held-out file is also among --labels")
-        n_held = len(held_files)
-    else:
-        n_held = max(1, int(round(args.holdout * len(files))))
-        if n_held >= len(files):
-            raise ValueError(f"--labels: {len(files)} file(s) leave none to fit on after holding out {n_held}")
-        files, held_files = files[:-n_held], files[-n_held:]
-    ck = load_checkpoint(args.base)
-    trunk, head, derived = _network(ck)
-    device = resolve_device(args.device)
-    trunk.to(device).eval()
-    head.to(device).eval()
     data = load_label_set(files, log)
     held_data = load_label_set(held_files, log)
     for d in (data, held_data):
-        if d["meta"]["variant"] != ck["variant"]:
-            raise ValueError(f"labels of {d['meta']['variant']!r}, base of {ck['variant']!r}")
+        if d["meta"]["variant"] != variant:
+            raise ValueError(f"labels of {d['meta']['variant']!r}, the network plays {variant!r}")
     train = {k: v for k, v in data.items() if k != "meta"}
     held = {k: v for k, v in held_data.items() if k != "meta"}
-    log(f"[qfit] {len(train['cand']):,} decisions to fit, {len(held['cand']):,} held out ({n_held} files)")
+    log(f"[qfit] {len(train['cand']):,} decisions to fit, {len(held['cand']):,} held out ({len(held_files)} files)")
+    trunk.eval()
+    head.eval()
     t0 = time.process_time()
     base_logits = policy_logits(trunk, head, derived, train["obs"], train["mask"])
     base_logp = base_logits - np.logaddexp.reduce(np.where(train["mask"], base_logits, -np.inf), axis=1, keepdims=True)
@@ -267,7 +245,7 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
     log(f"[qfit] base logits in {time.process_time() - t0:.0f} CPU s")
     nonzero = train["gain"][:, 1:][train["ncand"][:, None] > np.arange(1, train["gain"].shape[1])[None, :]]
     scale = float(nonzero.std()) if len(nonzero) > 1 and nonzero.std() > 0 else 1.0
-    rate = per_seat_hand(held_data["meta"], _players(ck["variant"]))
+    rate = per_seat_hand(held_data["meta"], _players(variant))
     curve: list[dict] = []
 
     def measure(samples: int) -> None:
@@ -281,17 +259,60 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
             f"{row['per_seat_hand_ci95']:.3f} per seat-hand; {100 * row['changed']:.1f} % of moves changed, "
             f"{100 * row['new_outside']:.1f} % outside the shortlist (base {100 * row['base_outside']:.1f} %)")
 
-    torch.manual_seed(args.seed)
-    fitted = fit(trunk, head, derived, train, base_logp, kl=args.kl, scale=scale, epochs=args.epochs,
-                 batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final, seed=args.seed, log=log,
-                 every=max(args.batch_size, len(train["cand"]) // 2), held=measure)
+    torch.manual_seed(seed)
+    fitted = fit(trunk, head, derived, train, base_logp, kl=kl, scale=scale, epochs=epochs, batch_size=batch_size,
+                 lr=lr, lr_final=lr_final, seed=seed, log=log, every=max(batch_size, len(train["cand"]) // 2),
+                 held=measure)
+    return {"stage": "qfit", "labels": [Path(f).name for f in files], "held_files": [Path(f).name for f in held_files],
+            "world_source": data["meta"].get("world_source", "sampled"),
+            "held_world_source": held_data["meta"].get("world_source", "sampled"),
+            "train_decisions": len(train["cand"]), "gain_scale": scale, "kl": kl, "epochs": epochs,
+            "batch_size": batch_size, "lr": lr, "lr_final": lr_final, "seed": seed, **fitted, "held_out": curve[-1],
+            "curve": curve, "cpu_seconds": round(time.process_time() - cpu0, 1)}
+
+
+def split_files(labels, held=(), holdout: float = 0.1) -> tuple[list[str], list[str]]:
+    """``(fit files, held-out files)``: ``held`` when given (none of them among ``labels``), else the last
+    ``holdout`` share of ``labels`` by name (at least one, leaving at least one to fit)."""
+    files = sorted(str(p) for p in labels)
+    held_files = sorted(str(p) for p in held)
+    if not files:
+        raise ValueError("--labels: give label files to fit on (and held-out ones, or two or more to split)")
+    if held_files:
+        if set(held_files) & set(files):
+            raise ValueError("--held: a held-out file is also among --labels")
+        return files, held_files
+    n_held = max(1, int(round(holdout * len(files))))
+    if n_held >= len(files):
+        raise ValueError(f"--labels: {len(files)} file(s) leave none to fit on after holding out {n_held}")
+    return files[:-n_held], files[-n_held:]
+
+
+def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
+    """The stage on its own: load the base, :func:`improve` it, write the checkpoint (its ``meta.qfit`` records the
+    settings, the data and the held-out comparison); returns that entry with the checksum."""
+    import torch
+
+    from agents.players.policy import checkpoint_payload, load_checkpoint, resolve_device, save_checkpoint
+
+    cpu0 = time.process_time()
+    if not args.base or not args.out:
+        raise ValueError("--base and --out are needed")
+    if args.kl < 0 or args.epochs <= 0 or args.batch_size < 1 or not 0 < args.holdout < 1:
+        raise ValueError("need kl >= 0, epochs > 0, batch_size >= 1 and 0 < holdout < 1")
+    files, held_files = split_files(args.labels, args.held, args.holdout)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
+    ck = load_checkpoint(args.base)
+    trunk, head, derived = _network(ck)
+    device = resolve_device(args.device)
+    trunk.to(device)
+    head.to(device)
+    entry = improve(trunk, head, derived, ck["variant"], files, held_files, kl=args.kl, epochs=args.epochs,
+                    batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final, seed=args.seed, log=log)
+    entry.update({"base": str(args.base), "base_checksum": ck.get("checksum"),
+                  "cpu_seconds": round(time.process_time() - cpu0, 1), "args": asdict(args)})
     meta_base = {k: v for k, v in ck.get("meta", {}).items() if k != "qfit"}
-    entry = {"stage": "qfit", "base": str(args.base), "base_checksum": ck.get("checksum"),
-             "labels": [Path(f).name for f in files], "held_files": [Path(f).name for f in held_files],
-             "held_world_source": held_data["meta"].get("world_source", "sampled"),
-             "world_source": data["meta"].get("world_source", "sampled"), "train_decisions": len(train["cand"]),
-             "gain_scale": scale, **fitted, "held_out": curve[-1], "curve": curve,
-             "cpu_seconds": round(time.process_time() - cpu0, 1), "args": asdict(args)}
     payload = checkpoint_payload(trunk, head, variant=ck["variant"], options=ck["options"],
                                  obs_shape=ck["obs_shape"], arch=ck["arch"], meta={**meta_base, "qfit": entry},
                                  derived=ck.get("derived"))
