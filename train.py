@@ -9,7 +9,9 @@ The stages of the all-seat trainer (``--trainer allseat``, the default):
 1. **cloning** (``bc_rounds > 0``, :mod:`agents.training.clone`): DAgger-style behaviour cloning of ``bc_teacher``,
    the warm start of every shipped recipe; or, for the network-only ``--net resnet1d`` (``--config netclone``),
    **network-only cloning** (``netclone_sets > 0``, :mod:`agents.training.netclone`) from ``mjenv dataset``
-   recordings of ``netclone_teacher``, with its held-out agreement curve;
+   recordings of ``netclone_teacher``, with its held-out agreement curve; then, for a network-only policy,
+   **qfit** (``qfit_seeds`` given, :mod:`agents.training.qfit`): label chunks of its own self-play whose every
+   shortlisted candidate is valued by rollouts, and the all-actions policy gradient over them with a KL anchor;
 2. **search distillation** (``distill_decisions > 0`` or ``--distill_labels``, ``--config distill``,
    :mod:`agents.training.distill`): self-play decisions labelled by the ``search`` agent's action values, the
    network fitted to depart from its advice where a verified search departure gains;
@@ -25,7 +27,7 @@ The stages of the all-seat trainer (``--trainer allseat``, the default):
 
 Every ``eval_every`` samples, and at the end, the greedy policy plays a duplicate tournament against each of
 ``eval_opponents`` (:mod:`agents.training.runlog`).  Logs go to ``<out>/<run>/``: ``args.json``, ``eval.csv``,
-``progress.csv``, a stage's report (``clone.json``, ``distill.json``, ``departures.json``) and ``summary.json``;
+``progress.csv``, a stage's report (``clone.json``, ``qfit.json``, ``distill.json``, ``departures.json``) and ``summary.json``;
 checkpoints (``mjenv-policy-v1``, playable by ``evaluate.py`` and ``agents.make_agent``) to
 ``<out>/<run>/checkpoints/`` and ``<out>/<run>/final.pt``; ``--export PATH`` copies the final one (e.g. to
 ``agents/checkpoints/``).
@@ -146,12 +148,17 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
     if init is not None:
         net.trunk.load_state_dict(init["trunk"])
         net.head.load_state_dict(init["head"])
-    clone_report = distilled = departures = None
+    clone_report = distilled = departures = improved = None
     if args.netclone_sets > 0:
         from agents.players.policy import resolve_device
         from agents.training.netclone import netclone_stage
 
         clone_report = netclone_stage(net.to(resolve_device(args.device)), args, rules.options, folder)
+    if args.qfit_seeds:
+        from agents.players.policy import resolve_device
+        from agents.training.qfit import qfit_stage
+
+        improved = qfit_stage(net.to(resolve_device(args.device)), args, rules, folder)
     if args.bc_rounds > 0:
         from agents.training.clone import clone_stage
 
@@ -170,7 +177,8 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
         meta = {"algo": "allseat-ppo", "run": run_name, "timesteps": int(step), "seed": args.seed,
                 "config": config or "", "precision": args.precision, **(extra or {})}
         return checkpoint_payload(net.trunk, net.head, variant=rules.variant, options=rules.options, obs_shape=obs_shape,
-                                  arch=net.arch, meta={**meta, **({"netclone": clone_report} if args.netclone_sets else {})},
+                                  arch=net.arch, meta={**meta, **({"netclone": clone_report} if args.netclone_sets else {}),
+                                                                   **({"qfit": improved} if improved else {})},
                                   features=features.version if features is not None else None, departures=departures,
                                   derived=args.derived or None)
 
@@ -183,7 +191,8 @@ def train_allseat(args: Args, config: str | None, rules, folder: Path, run_name:
         return duplicate_eval(learner, eval_agents, args, rules, step, walls, first_wall, eval_rows, folder, title)
 
     ppo = run_stage(net, args, rules, obs_shape, features, payload=payload, evaluate=evaluate, folder=folder,
-                    warm=clone_report is not None or distilled is not None or departures is not None)
+                    warm=clone_report is not None or distilled is not None or departures is not None
+                    or improved is not None)
     final = evaluate(ppo["steps"], args.final_eval_walls, 1_000_000)
     worker_cpu = ppo["rollout_worker_cpu_seconds"]
     ck = payload(ppo["steps"], {**final_meta(final, ppo["seconds"], ppo["cpu_seconds"]),

@@ -135,3 +135,33 @@ def test_qfit_refuses_a_base_that_is_not_network_only_and_bad_settings(tmp_path)
     entry = run(QfitArgs(labels=[str(files[0])], held=[str(files[1])], base=base, out=str(tmp_path / "o.pt"),
                          epochs=1, batch_size=32), log=lambda m: None)
     assert entry["held_files"] == ["labels-2.npz"] and entry["labels"] == ["labels-1.npz"]
+
+
+def test_train_py_qfit_stage_gives_the_standalone_weights_and_checks_its_arguments(tmp_path):
+    """``train.py`` with ``qfit_seeds`` (label chunks already in ``qfit_labels``: nothing is relabelled) fits the same
+    network as ``python -m agents.training.qfit`` on the same files and settings; bad stage arguments are refused."""
+    import train
+    from agents.script_args import ArgsError
+
+    base = str(_base(tmp_path / "base.pt"))
+    folder = tmp_path / "labels"
+    files = [save_labels(folder / f"labels-{s}.npz", _labels(s, favoured=1, steps=12)) for s in (1, 2, 3)]
+    args = train.Args(net="resnet1d", channels=4, blocks=1, hidden=8, value_hidden=8, advice=False,
+                      derived=HAND_FEATURES, init_checkpoint=base, seed=0, qfit_seeds=[1, 2], qfit_held_seeds=[3],
+                      qfit_labels=str(folder), qfit_kl=0.5, qfit_epochs=2, qfit_lr=0.01, qfit_batch_size=64,
+                      total_timesteps=0, eval_every=0, final_eval_walls=1, eval_opponents=["random"],
+                      opponents=["random"], opponent_weights=[1.0], out=str(tmp_path / "runs"), run_name="q",
+                      progress=False, tensorboard=False, curve=False, threads=1, precision="fp32", device="cpu")
+    train.train(args)
+    ck = load_checkpoint(tmp_path / "runs" / "q" / "final.pt")
+    assert ck["network_only"] is True and ck["meta"]["qfit"]["labels"] == ["labels-1.npz", "labels-2.npz"]
+    assert (tmp_path / "runs" / "q" / "qfit.json").is_file()
+    alone = run(QfitArgs(labels=[str(f) for f in files[:2]], held=[str(files[2])], base=base,
+                         out=str(tmp_path / "alone.pt"), kl=0.5, epochs=2, lr=0.01, batch_size=64), log=lambda m: None)
+    assert alone["checksum"] == ck["checksum"] != load_checkpoint(base)["checksum"]
+    for bad, match in ((dict(qfit_held_seeds=[]), "held-out chunks"), (dict(qfit_held_seeds=[2]), "also among"),
+                       (dict(net=""), "network-only"), (dict(qfit_world_source="dreams"), "not one of")):
+        with pytest.raises(ArgsError, match=match):
+            train.check_args(train.Args(**{**{k: getattr(args, k) for k in ("net", "advice", "derived",
+                                                                              "init_checkpoint", "qfit_seeds",
+                                                                              "qfit_held_seeds")}, **bad}))

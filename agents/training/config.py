@@ -26,6 +26,8 @@ SECTIONS = {
     "netclone": ("netclone_sets", "netclone_walls", "netclone_teacher", "netclone_seed", "netclone_holdout_walls",
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
                  "netclone_lr", "netclone_lr_final", "netclone_eval_every", "netclone_split_by", "netclone_depart_weight"),
+    "qfit": ("qfit_seeds", "qfit_held_seeds", "qfit_chunk", "qfit_policy", "qfit_rollout_policy", "qfit_world_source",
+             "qfit_worlds", "qfit_labels", "qfit_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
               "bc_policy_weight", "bc_holdout"),
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
@@ -178,6 +180,33 @@ class Args:
     heuristic-flush; empty: none)"""
     netclone_depart_weight: float = 1.0
     """loss weight of the training decisions where the teacher departs from netclone_split_by's choice (1: none)"""
+
+    # [qfit] stage 1c: policy improvement of the network-only policy from labelled candidate gains
+    # (agents/training/qfit.py): label chunks of the network's self-play, then the all-actions policy gradient
+    qfit_seeds: list[int] = field(default_factory=list)
+    """label seeds of the chunks fitted on, one chunk each (none: no stage; needs --net resnet1d)"""
+    qfit_held_seeds: list[int] = field(default_factory=list)
+    """label seeds of the held-out chunks the fit is measured on (at least one with the stage)"""
+    qfit_chunk: int = 5000
+    """labelled decisions per chunk"""
+    qfit_policy: str = ""
+    """checkpoint whose self-play states are labelled ('': --init_checkpoint)"""
+    qfit_rollout_policy: str = "agents/checkpoints/kawuxing3-long.pt"
+    """checkpoint whose compiled improved player rolls out each candidate ('': the compiled heuristic-flush)"""
+    qfit_world_source: str = "hands_true"
+    """sampled or hands_true: the worlds the candidates are valued in (agents/training/distill.py)"""
+    qfit_worlds: int = 32
+    """worlds per candidate"""
+    qfit_labels: str = "runs/data/qfit"
+    """folder of the label chunks (made where missing, kept: a run resumes)"""
+    qfit_kl: float = 0.1
+    """weight of KL(start || policy) beside the policy-gradient term"""
+    qfit_epochs: float = 2.0
+    """passes over the labelled decisions"""
+    qfit_batch_size: int = 256
+    qfit_lr: float = 3e-4
+    """Adam learning rate at the start (cosine decay to qfit_lr_final)"""
+    qfit_lr_final: float = 0.0
 
     # [distill] stage 2a: search distillation (agents/training/distill.py)
     distill_decisions: int = 0
@@ -353,7 +382,8 @@ BOUNDS = {
     "netclone_walls": (1, None), "netclone_seed": (0, None), "netclone_holdout_walls": (1, None),
     "netclone_holdout_seed": (0, None), "netclone_limit": (0, None), "netclone_epochs": (0, None),
     "netclone_batch_size": (1, None), "netclone_lr": (0, None), "netclone_lr_final": (0, None),
-    "netclone_eval_every": (1, None), "netclone_depart_weight": (0, None), "value_hidden": (1, None), "opponent_weights": (0, None),
+    "netclone_eval_every": (1, None), "qfit_chunk": (1, None), "qfit_worlds": (2, None), "qfit_kl": (0, None),
+    "qfit_epochs": (0, None), "qfit_batch_size": (1, None), "qfit_lr": (0, None), "qfit_lr_final": (0, None), "netclone_depart_weight": (0, None), "value_hidden": (1, None), "opponent_weights": (0, None),
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
     "lr_final": (0, None), "ent_coef_final": (0, None), "bc_rounds": (0, None), "bc_tables": (1, None),
@@ -403,7 +433,23 @@ def check_args(args: Args):
                             "reads derived rows")
         if args.bc_rounds > 0 or args.distill_decisions > 0 or args.distill_labels or args.departure_decisions > 0 \
                 or args.departure_labels:
-            raise ArgsError("--derived: only the netclone and PPO stages read derived rows")
+            raise ArgsError("--derived: only the netclone, qfit and PPO stages read derived rows")
+    if args.qfit_seeds:
+        from agents.training.distill import WORLD_SOURCES as _SOURCES
+
+        if args.net != "resnet1d":
+            raise ArgsError("--qfit_seeds: the qfit stage improves a network-only policy (--net resnet1d)")
+        if not args.qfit_held_seeds:
+            raise ArgsError("--qfit_held_seeds: the qfit stage needs held-out chunks to measure the fit on")
+        if set(args.qfit_seeds) & set(args.qfit_held_seeds):
+            raise ArgsError("--qfit_held_seeds: a held-out seed is also among --qfit_seeds")
+        if not (args.qfit_policy or args.init_checkpoint):
+            raise ArgsError("--qfit_policy: name the checkpoint whose states are labelled (or give --init_checkpoint)")
+        for key in ("qfit_policy", "qfit_rollout_policy"):
+            if getattr(args, key) and not Path(getattr(args, key)).is_file():
+                raise ArgsError(f"--{key}: {getattr(args, key)!r} not found")
+        if args.qfit_world_source not in _SOURCES:
+            raise ArgsError(f"--qfit_world_source: {args.qfit_world_source!r} is not one of {', '.join(_SOURCES)}")
     if args.netclone_sets > 0 and args.net != "resnet1d":
         raise ArgsError("--netclone_sets: the network-only cloning stage fits --net resnet1d")
     if args.netclone_sets > 0 and args.netclone_teacher not in BUILTIN and not (

@@ -42,7 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["QfitArgs", "load_label_set", "fit", "improve", "held_out_values", "compare", "split_files", "run", "main"]
+__all__ = ["QfitArgs", "load_label_set", "fit", "improve", "held_out_values", "compare", "split_files", "run", "qfit_stage", "main"]
 
 
 @dataclass
@@ -319,6 +319,34 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
     save_checkpoint(args.out, payload)
     log(f"[qfit] wrote {args.out} ({payload['checksum'][:19]}…) in {entry['cpu_seconds']:.0f} CPU s")
     return {**entry, "checksum": payload["checksum"]}
+
+
+def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] = print) -> dict:
+    """``train.py``'s qfit stage (``qfit_seeds`` given): the label chunks of ``qfit_seeds`` and ``qfit_held_seeds``
+    (:func:`agents.training.exit.label_chunks`, made in ``qfit_labels`` where missing), then :func:`improve` on
+    ``net.trunk`` and ``net.head`` (a :class:`agents.training.ppo.SeatNet` of a ``resnet1d`` architecture); writes
+    ``qfit.json`` in the run folder and returns the checkpoint's meta entry."""
+    from agents.training.exit import label_chunks
+    from mjenv.encoding.handfeat import HandFeatures
+
+    cpu0 = time.process_time()
+    policy = args.qfit_policy or args.init_checkpoint
+    paths = {}
+    for seed in sorted(set(args.qfit_seeds) | set(args.qfit_held_seeds)):
+        paths[seed] = label_chunks(policy, rules.variant, rules.options, seed=seed, chunks=1, folder=args.qfit_labels,
+                                   chunk=args.qfit_chunk, worlds=args.qfit_worlds,
+                                   rollout_policy=args.qfit_rollout_policy or None,
+                                   world_source=args.qfit_world_source, log=log)[0]
+    label_cpu = round(time.process_time() - cpu0, 1)
+    derived = HandFeatures(rules) if args.derived else None
+    entry = improve(net.trunk, net.head, derived, rules.variant, [paths[s] for s in args.qfit_seeds],
+                    [paths[s] for s in args.qfit_held_seeds], kl=args.qfit_kl, epochs=args.qfit_epochs,
+                    batch_size=args.qfit_batch_size, lr=args.qfit_lr, lr_final=args.qfit_lr_final, seed=args.seed,
+                    log=log)
+    entry.update({"policy": str(policy), "rollout_policy": args.qfit_rollout_policy, "worlds": args.qfit_worlds,
+                  "label_cpu_seconds_this_run": label_cpu, "cpu_seconds": round(time.process_time() - cpu0, 1)})
+    (Path(folder) / "qfit.json").write_text(json.dumps(entry, indent=2), encoding="utf-8")
+    return entry
 
 
 def _players(variant: str) -> int:
