@@ -91,6 +91,7 @@ def test_held_out_values_and_the_paired_comparison():
     c = compare(base, v)
     assert c["decisions"] == 2 and c["diff"] == pytest.approx(1.25) and c["changed"] == pytest.approx(1.0)
     assert c["new_outside"] == pytest.approx(1 / 3) and c["base_outside"] == 0.0
+    assert v["share"][0] == pytest.approx(np.exp([0, 1]).sum() / np.exp([0, 1, -1]).sum()) and v["share"][2] < 0.01
     assert per_seat_hand({"decisions": 30, "label_prob": 0.5, "hands": 4}, 3) == pytest.approx(5.0)
 
 
@@ -98,10 +99,10 @@ def test_qfit_moves_the_policy_toward_the_higher_valued_candidate_and_the_anchor
     base = _base(tmp_path / "base.pt")
     files = [save_labels(tmp_path / f"labels-{s}.npz", _labels(s, favoured=2)) for s in (1, 2, 3)]
     out = {}
-    for kl in (0.0, 50.0):
+    for kl, share_kl in ((0.0, 1.0), (50.0, 1.0), (0.0, 0.0)):
         args = QfitArgs(labels=[str(f) for f in files], base=str(base), out=str(tmp_path / f"kl{kl}.pt"), kl=kl,
-                        epochs=6, batch_size=64, lr=0.01, holdout=0.34)
-        out[kl] = run(args, log=lambda m: None)
+                        share_kl=share_kl, epochs=6, batch_size=64, lr=0.01, holdout=0.34)
+        out[kl if share_kl else "free"] = run(args, log=lambda m: None)
     free, held = out[0.0]["held_out"], out[50.0]["held_out"]
     assert out[0.0]["held_files"] == ["labels-3.npz"] and out[0.0]["train_decisions"] > 100
     # without an anchor the greedy move goes to the favoured column on held-out decisions: a large paired gain
@@ -109,6 +110,9 @@ def test_qfit_moves_the_policy_toward_the_higher_valued_candidate_and_the_anchor
     assert free["new"] > free["base"]
     # the anchor keeps it near the base: fewer moves changed, a smaller KL
     assert held["changed"] < free["changed"] and out[50.0]["kl_to_base"] < out[0.0]["kl_to_base"]
+    # the share anchor holds the policy's probability of a shortlisted move at the base's; without it that drifts
+    loose = out["free"]["held_out"]
+    assert abs(free["new_share"] - free["base_share"]) < abs(loose["new_share"] - loose["base_share"])
     ck = load_checkpoint(tmp_path / "kl0.0.pt")
     assert ck["network_only"] is True and ck["derived"] == HAND_FEATURES
     assert ck["meta"]["qfit"]["world_source"] == "hands_true" and ck["meta"]["qfit"]["gain_scale"] > 0

@@ -27,7 +27,7 @@ SECTIONS = {
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
                  "netclone_lr", "netclone_lr_final", "netclone_eval_every", "netclone_split_by", "netclone_depart_weight"),
     "qfit": ("qfit_seeds", "qfit_held_seeds", "qfit_chunk", "qfit_policy", "qfit_rollout_policy", "qfit_world_source",
-             "qfit_worlds", "qfit_labels", "qfit_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
+             "qfit_worlds", "qfit_labels", "qfit_kl", "qfit_share_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
               "bc_policy_weight", "bc_holdout"),
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
@@ -201,6 +201,9 @@ class Args:
     """folder of the label chunks (made where missing, kept: a run resumes)"""
     qfit_kl: float = 0.1
     """weight of KL(start || policy) beside the policy-gradient term"""
+    qfit_share_kl: float = 1.0
+    """weight of the KL between the start's and the policy's probability of a shortlisted move (the labels value no
+    other move)"""
     qfit_epochs: float = 2.0
     """passes over the labelled decisions"""
     qfit_batch_size: int = 256
@@ -382,7 +385,7 @@ BOUNDS = {
     "netclone_walls": (1, None), "netclone_seed": (0, None), "netclone_holdout_walls": (1, None),
     "netclone_holdout_seed": (0, None), "netclone_limit": (0, None), "netclone_epochs": (0, None),
     "netclone_batch_size": (1, None), "netclone_lr": (0, None), "netclone_lr_final": (0, None),
-    "netclone_eval_every": (1, None), "qfit_chunk": (1, None), "qfit_worlds": (2, None), "qfit_kl": (0, None),
+    "netclone_eval_every": (1, None), "qfit_chunk": (1, None), "qfit_worlds": (2, None), "qfit_kl": (0, None), "qfit_share_kl": (0, None),
     "qfit_epochs": (0, None), "qfit_batch_size": (1, None), "qfit_lr": (0, None), "qfit_lr_final": (0, None), "netclone_depart_weight": (0, None), "value_hidden": (1, None), "opponent_weights": (0, None),
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),

@@ -11,11 +11,12 @@ learn, reading the opponents included.
 
 The loss of a labelled decision is the *all-actions* policy gradient over its candidates plus an anchor:
 
-    loss = - sum_c p(c) * gain_c / scale  +  kl * KL(base || policy)
+    loss = - sum_c p(c) * gain_c / scale  +  kl * KL(base || policy)  +  share_kl * KL2(base's in || policy's in)
 
-where ``p`` is the policy's softmax restricted to the decision's candidates (so mass leaves or enters the
-shortlist only through the anchor), ``scale`` is the spread of the training gains (recorded in the checkpoint) and
-the KL runs over every legal action.  The first term is linear in the gains, so their noise (a label's standard
+where ``p`` is the policy's softmax restricted to the decision's candidates, ``scale`` is the spread of the training
+gains (recorded in the checkpoint), the first KL runs over every legal action and the second over the two-way split
+"a shortlisted move or another": the labels value no move outside the shortlist, so the policy's share of those
+moves is held at the base's (a weak ``kl`` alone let it grow by a third on held-out decisions).  The first term is linear in the gains, so their noise (a label's standard
 error is about as large as the gains themselves) averages out over decisions instead of biasing the fit; it is the
 exact expected policy gradient at the state given the gains, with no action sampled.
 
@@ -55,8 +56,10 @@ class QfitArgs:
     """The network-only checkpoint fitted from and anchored to."""
     out: str = ""
     """Where the fitted checkpoint is written."""
-    kl: float = 1.0
+    kl: float = 0.1
     """Weight of KL(base || policy) over the legal actions."""
+    share_kl: float = 1.0
+    """Weight of the KL between the base's and the policy's probability of a shortlisted move."""
     epochs: float = 2.0
     batch_size: int = 256
     lr: float = 3e-4
@@ -124,7 +127,8 @@ def policy_logits(trunk, head, derived, obs: np.ndarray, mask: np.ndarray, batch
 
 def held_out_values(logits: np.ndarray, labels: dict) -> dict:
     """The labels' value of each decision's greedy move: ``inside bool [N]`` (the move is one of the shortlist's
-    columns) and ``gain float64 [N]`` (its column's gain over candidate 0; NaN outside)."""
+    columns), ``gain float64 [N]`` (its column's gain over candidate 0; NaN outside), ``greedy`` (the move) and
+    ``share`` (the policy's probability of a shortlisted move)."""
     greedy = logits.argmax(1)
     cand = labels["cand"]
     k = np.arange(cand.shape[1])[None, :] < labels["ncand"][:, None]
@@ -132,7 +136,10 @@ def held_out_values(logits: np.ndarray, labels: dict) -> dict:
     inside = hit.any(1)
     col = hit.argmax(1)
     gain = np.where(inside, labels["gain"][np.arange(len(cand)), col].astype(np.float64), np.nan)
-    return {"inside": inside, "gain": gain, "greedy": greedy}
+    z = logits - logits.max(1, keepdims=True)
+    p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    share = np.where(k, np.take_along_axis(p, np.maximum(cand, 0), 1), 0.0).sum(1)
+    return {"inside": inside, "gain": gain, "greedy": greedy, "share": share}
 
 
 def per_seat_hand(meta: dict, n_seats: int) -> float:
@@ -150,11 +157,12 @@ def compare(base: dict, new: dict) -> dict:
     ci = 1.96 * d.std(ddof=1) / np.sqrt(n) if n > 1 else float("nan")
     return {"decisions": n, "base": float(base["gain"][both].mean()), "new": float(new["gain"][both].mean()),
             "diff": float(d.mean()), "diff_ci95": float(ci), "changed": float((base["greedy"] != new["greedy"]).mean()),
-            "base_outside": float(1 - base["inside"].mean()), "new_outside": float(1 - new["inside"].mean())}
+            "base_outside": float(1 - base["inside"].mean()), "new_outside": float(1 - new["inside"].mean()),
+            "base_share": float(base["share"].mean()), "new_share": float(new["share"].mean())}
 
 
-def fit(trunk, head, derived, train: dict, base_logp: np.ndarray, *, kl: float, scale: float, epochs: float,
-        batch_size: int, lr: float, lr_final: float, seed: int, log: Callable[[str], None] = print,
+def fit(trunk, head, derived, train: dict, base_logp: np.ndarray, *, kl: float, share_kl: float, scale: float,
+        epochs: float, batch_size: int, lr: float, lr_final: float, seed: int, log: Callable[[str], None] = print,
         every: int = 50_000, held: Callable[[int], None] | None = None) -> dict:
     """Fit ``trunk`` and ``head`` on the labelled decisions ``train`` (the loss of the module docstring; Adam with a
     cosine decay from ``lr`` to ``lr_final`` over ``epochs`` passes, minibatches from one permutation per pass seeded
@@ -197,7 +205,10 @@ def fit(trunk, head, derived, train: dict, base_logp: np.ndarray, *, kl: float, 
         cl = logits.gather(1, cand).masked_fill(~v, -1e9)
         pc = torch.softmax(cl, 1)
         pg_row = -(pc * torch.as_tensor(gain[idx]).to(device)).sum(1)
-        loss = pg_row.mean() + kl * kl_row.mean()
+        q_in = torch.exp(logp.gather(1, cand)).masked_fill(~v, 0.0).sum(1).clamp(1e-6, 1 - 1e-6)
+        b_in = pb.gather(1, cand).masked_fill(~v, 0.0).sum(1).clamp(1e-6, 1 - 1e-6)
+        share_row = b_in * torch.log(b_in / q_in) + (1 - b_in) * torch.log((1 - b_in) / (1 - q_in))
+        loss = pg_row.mean() + kl * kl_row.mean() + share_kl * share_row.mean()
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -220,8 +231,8 @@ def fit(trunk, head, derived, train: dict, base_logp: np.ndarray, *, kl: float, 
             "policy_term": float(np.mean(pgs[-200:])), "kl_to_base": float(np.mean(kls[-200:]))}
 
 
-def improve(trunk, head, derived, variant: str, files, held_files, *, kl: float, epochs: float, batch_size: int,
-            lr: float, lr_final: float, seed: int, log: Callable[[str], None] = print) -> dict:
+def improve(trunk, head, derived, variant: str, files, held_files, *, kl: float, share_kl: float, epochs: float,
+            batch_size: int, lr: float, lr_final: float, seed: int, log: Callable[[str], None] = print) -> dict:
     """Fit ``trunk`` and ``head`` (a network-only policy of ``variant``; ``derived``: its derived rows or None) in
     place on the label files ``files``, measuring on ``held_files`` before and every half pass; returns the stage's
     report (settings, data, the held-out curve and its last row)."""
@@ -257,16 +268,17 @@ def improve(trunk, head, derived, variant: str, files, held_files, *, kl: float,
         log(f"[qfit] held out: greedy gain {row['new']:+.4f} (base {row['base']:+.4f}) per labelled decision, "
             f"paired {row['diff']:+.4f} ± {row['diff_ci95']:.4f} ≈ {row['per_seat_hand']:+.3f} ± "
             f"{row['per_seat_hand_ci95']:.3f} per seat-hand; {100 * row['changed']:.1f} % of moves changed, "
-            f"{100 * row['new_outside']:.1f} % outside the shortlist (base {100 * row['base_outside']:.1f} %)")
+            f"{100 * row['new_outside']:.1f} % outside the shortlist (base {100 * row['base_outside']:.1f} %), "
+            f"shortlist probability {row['new_share']:.4f} (base {row['base_share']:.4f})")
 
     torch.manual_seed(seed)
-    fitted = fit(trunk, head, derived, train, base_logp, kl=kl, scale=scale, epochs=epochs, batch_size=batch_size,
-                 lr=lr, lr_final=lr_final, seed=seed, log=log, every=max(batch_size, len(train["cand"]) // 2),
+    fitted = fit(trunk, head, derived, train, base_logp, kl=kl, share_kl=share_kl, scale=scale, epochs=epochs,
+                 batch_size=batch_size, lr=lr, lr_final=lr_final, seed=seed, log=log, every=max(batch_size, len(train["cand"]) // 2),
                  held=measure)
     return {"stage": "qfit", "labels": [Path(f).name for f in files], "held_files": [Path(f).name for f in held_files],
             "world_source": data["meta"].get("world_source", "sampled"),
             "held_world_source": held_data["meta"].get("world_source", "sampled"),
-            "train_decisions": len(train["cand"]), "gain_scale": scale, "kl": kl, "epochs": epochs,
+            "train_decisions": len(train["cand"]), "gain_scale": scale, "kl": kl, "share_kl": share_kl, "epochs": epochs,
             "batch_size": batch_size, "lr": lr, "lr_final": lr_final, "seed": seed, **fitted, "held_out": curve[-1],
             "curve": curve, "cpu_seconds": round(time.process_time() - cpu0, 1)}
 
@@ -298,8 +310,8 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
     cpu0 = time.process_time()
     if not args.base or not args.out:
         raise ValueError("--base and --out are needed")
-    if args.kl < 0 or args.epochs <= 0 or args.batch_size < 1 or not 0 < args.holdout < 1:
-        raise ValueError("need kl >= 0, epochs > 0, batch_size >= 1 and 0 < holdout < 1")
+    if args.kl < 0 or args.share_kl < 0 or args.epochs <= 0 or args.batch_size < 1 or not 0 < args.holdout < 1:
+        raise ValueError("need kl >= 0, share_kl >= 0, epochs > 0, batch_size >= 1 and 0 < holdout < 1")
     files, held_files = split_files(args.labels, args.held, args.holdout)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
@@ -308,7 +320,8 @@ def run(args: QfitArgs, log: Callable[[str], None] = print) -> dict:
     device = resolve_device(args.device)
     trunk.to(device)
     head.to(device)
-    entry = improve(trunk, head, derived, ck["variant"], files, held_files, kl=args.kl, epochs=args.epochs,
+    entry = improve(trunk, head, derived, ck["variant"], files, held_files, kl=args.kl, share_kl=args.share_kl,
+                    epochs=args.epochs,
                     batch_size=args.batch_size, lr=args.lr, lr_final=args.lr_final, seed=args.seed, log=log)
     entry.update({"base": str(args.base), "base_checksum": ck.get("checksum"),
                   "cpu_seconds": round(time.process_time() - cpu0, 1), "args": asdict(args)})
@@ -340,7 +353,8 @@ def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] =
     label_cpu = round(time.process_time() - cpu0, 1)
     derived = HandFeatures(rules) if args.derived else None
     entry = improve(net.trunk, net.head, derived, rules.variant, [paths[s] for s in args.qfit_seeds],
-                    [paths[s] for s in args.qfit_held_seeds], kl=args.qfit_kl, epochs=args.qfit_epochs,
+                    [paths[s] for s in args.qfit_held_seeds], kl=args.qfit_kl, share_kl=args.qfit_share_kl,
+                    epochs=args.qfit_epochs,
                     batch_size=args.qfit_batch_size, lr=args.qfit_lr, lr_final=args.qfit_lr_final, seed=args.seed,
                     log=log)
     entry.update({"policy": str(policy), "rollout_policy": args.qfit_rollout_policy, "worlds": args.qfit_worlds,
@@ -361,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--labels", nargs="+", required=True)
     p.add_argument("--base", required=True)
     p.add_argument("--out", required=True)
-    for f in ("kl", "epochs", "lr", "lr_final", "holdout"):
+    for f in ("kl", "share_kl", "epochs", "lr", "lr_final", "holdout"):
         p.add_argument(f"--{f}", type=float, default=getattr(QfitArgs, f))
     for f in ("batch_size", "seed", "threads"):
         p.add_argument(f"--{f}", type=int, default=getattr(QfitArgs, f))
