@@ -24,6 +24,7 @@ from mjenv.encoding.handfeat import HAND_FEATURES, HandFeatures  # noqa: E402
 from mjenv.encoding.observation import encode  # noqa: E402
 from mjenv.engine.core import Engine  # noqa: E402
 from mjenv.rules.options import load_rules  # noqa: E402
+from tests.test_network_only import _play  # noqa: E402
 
 OPTS = load_rules("kawuxing3")
 LONG = Path(__file__).resolve().parents[1] / "agents" / "checkpoints" / "kawuxing3-long.pt"
@@ -169,3 +170,23 @@ def test_train_py_qfit_stage_gives_the_standalone_weights_and_checks_its_argumen
             train.check_args(train.Args(**{**{k: getattr(args, k) for k in ("net", "advice", "derived",
                                                                               "init_checkpoint", "qfit_seeds",
                                                                               "qfit_held_seeds")}, **bad}))
+
+
+def test_the_shipped_qfit_checkpoint_loads_and_plays():
+    """``kawuxing3-network-qfit.pt`` (``python train.py --config network-qfit``) is network-only, reads the derived hand
+    rows like the clone it started from, records its stage and differs from that clone; it plays legal moves."""
+    import train
+    from agents import CHECKPOINT_DIR, make_agent
+    from agents.script_args import parse_args
+
+    args, _ = parse_args(train.Args, ["--config", "network-qfit"], config_dir=train.CONFIG_DIR)
+    assert args.init_checkpoint == "agents/checkpoints/kawuxing3-network-dh2.pt" and len(args.qfit_seeds) == 30
+    ck = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-qfit.pt")
+    start = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-dh2.pt")
+    assert ck["network_only"] is True and ck["derived"] == start["derived"] == HAND_FEATURES
+    assert ck["arch"] == start["arch"] and ck["checksum"] != start["checksum"]
+    q = ck["meta"]["qfit"]
+    assert ck["meta"]["config"] == "network-qfit" and q["world_source"] == "hands_true"
+    assert q["train_decisions"] == 150_000 and q["held_out"]["per_seat_hand"] > 0
+    agent = make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-qfit.pt'}", "kawuxing3")
+    assert _play(agent, tables=2, steps=10)
