@@ -124,7 +124,7 @@ def test_qfit_moves_the_policy_toward_the_higher_valued_candidate_and_the_anchor
     assert eng.mask[np.arange(4), acts].all()
 
 
-def test_qfit_refuses_a_base_that_is_not_network_only_and_bad_settings(tmp_path):
+def test_qfit_refuses_a_base_that_is_not_network_only_and_bad_settings(tmp_path, capsys):
     files = [save_labels(tmp_path / f"labels-{s}.npz", _labels(s, favoured=1, steps=6)) for s in (1, 2)]
     with pytest.raises(CheckpointError, match="network-only"):
         run(QfitArgs(labels=[str(f) for f in files], base=str(LONG), out=str(tmp_path / "o.pt")))
@@ -140,6 +140,12 @@ def test_qfit_refuses_a_base_that_is_not_network_only_and_bad_settings(tmp_path)
     entry = run(QfitArgs(labels=[str(files[0])], held=[str(files[1])], base=base, out=str(tmp_path / "o.pt"),
                          epochs=1, batch_size=32), log=lambda m: None)
     assert entry["held_files"] == ["labels-2.npz"] and entry["labels"] == ["labels-1.npz"]
+    # the command line: one line on stderr and exit status 2
+    from agents.training.qfit import main
+
+    assert main(["--labels", str(tmp_path / "missing.npz"), "--held", str(files[1]), "--base", base,
+                 "--out", str(tmp_path / "m.pt")]) == 2
+    assert "missing.npz" in capsys.readouterr().err and not (tmp_path / "m.pt").exists()
 
 
 def test_train_py_qfit_stage_gives_the_standalone_weights_and_checks_its_arguments(tmp_path):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -384,7 +385,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--report", default=None, help="JSON file for the run's entry (default: OUT with .json)")
     a = p.parse_args(argv)
     args = QfitArgs(**{k: v for k, v in vars(a).items() if k != "report"})
-    entry = run(args, log=lambda m: print(m, flush=True))
+    try:
+        entry = run(args, log=lambda m: print(m, flush=True))
+    except ValueError as exc:  # bad files, a base that is not network-only, bad settings: one line, nothing written
+        print(f"{p.prog}: error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
     Path(a.report or Path(args.out).with_suffix(".json")).write_text(json.dumps(entry, indent=2), encoding="utf-8")
     return 0
 
