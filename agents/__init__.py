@@ -39,7 +39,8 @@ Rooms, by role (each package's docstring lists its modules):
   :mod:`~agents.training.sampling`),
   :mod:`~agents.training.sb3` (the ``MaskablePPO`` trainer), :mod:`~agents.training.runlog` (evaluations and the
   run folder), :mod:`~agents.training.netclone` (cloning a network-only policy from recorded decisions, ``python
-  -m agents.training.netclone``), :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's
+  -m agents.training.netclone``), :mod:`~agents.training.qfit` (a network-only policy improved from labelled
+  candidate gains, ``python -m agents.training.qfit``), :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's
   departures) and :mod:`~agents.training.rllib_module` (the network-only network as an RLlib module, for
   ``examples/rllib_ppo.py``);
 * :mod:`agents.tournament`: :mod:`~agents.tournament.arena` (batched duplicate tournaments on the engine),

@@ -10,6 +10,8 @@ labels), :mod:`~agents.training.exit` (expert iteration: that head's labels on t
 :mod:`~agents.training.sb3` (``--trainer sb3``: sb3-contrib ``MaskablePPO`` with an opponent pool),
 :mod:`~agents.training.runlog` (evaluations during training, the learning curve, the final checkpoint and summary)
 :mod:`~agents.training.netclone` (the network-only cloning stage, ``python -m agents.training.netclone``),
+:mod:`~agents.training.qfit` (the network-only policy improved from labelled candidate gains, ``python -m
+agents.training.qfit``),
 :mod:`~agents.training.rollouts` (counterfactual rollouts of the advisor's departures, ``python -m
 agents.training.rollouts``) and :mod:`~agents.training.rllib_module` (the network-only network as an RLlib module and
 back to a checkpoint, for ``examples/rllib_ppo.py``; needs ``ray[rllib]``).
