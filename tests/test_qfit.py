@@ -178,21 +178,26 @@ def test_train_py_qfit_stage_gives_the_standalone_weights_and_checks_its_argumen
                                                                               "qfit_held_seeds")}, **bad}))
 
 
-def test_the_shipped_qfit_checkpoint_loads_and_plays():
-    """``kawuxing3-network-qfit.pt`` (``python train.py --config network-qfit``) is network-only, reads the derived hand
-    rows like the clone it started from, records its stage and differs from that clone; it plays legal moves."""
+@pytest.mark.parametrize("name,config,start_name,decisions", [
+    ("kawuxing3-network-qfit.pt", "network-qfit", "kawuxing3-network-dh2.pt", 150_000),
+    ("kawuxing3-network-qfit2.pt", "network-qfit2", "kawuxing3-network-qfit.pt", 120_000),
+])
+def test_the_shipped_qfit_checkpoints_load_and_play(name, config, start_name, decisions):
+    """``kawuxing3-network-qfit.pt`` (``python train.py --config network-qfit``) and its second round
+    ``kawuxing3-network-qfit2.pt`` are network-only, read the derived hand rows like the policy each started from,
+    record their stage and differ from that start; they play legal moves."""
     import train
     from agents import CHECKPOINT_DIR, make_agent
     from agents.script_args import parse_args
 
-    args, _ = parse_args(train.Args, ["--config", "network-qfit"], config_dir=train.CONFIG_DIR)
-    assert args.init_checkpoint == "agents/checkpoints/kawuxing3-network-dh2.pt" and len(args.qfit_seeds) == 30
-    ck = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-qfit.pt")
-    start = load_checkpoint(CHECKPOINT_DIR / "kawuxing3-network-dh2.pt")
+    args, _ = parse_args(train.Args, ["--config", config], config_dir=train.CONFIG_DIR)
+    assert args.init_checkpoint == f"agents/checkpoints/{start_name}" and len(args.qfit_seeds) == decisions // 5000
+    ck = load_checkpoint(CHECKPOINT_DIR / name)
+    start = load_checkpoint(CHECKPOINT_DIR / start_name)
     assert ck["network_only"] is True and ck["derived"] == start["derived"] == HAND_FEATURES
     assert ck["arch"] == start["arch"] and ck["checksum"] != start["checksum"]
     q = ck["meta"]["qfit"]
-    assert ck["meta"]["config"] == "network-qfit" and q["world_source"] == "hands_true"
-    assert q["train_decisions"] == 150_000 and q["held_out"]["per_seat_hand"] > 0
-    agent = make_agent(f"network:{CHECKPOINT_DIR / 'kawuxing3-network-qfit.pt'}", "kawuxing3")
+    assert ck["meta"]["config"] == config and q["world_source"] == "hands_true"
+    assert q["train_decisions"] == decisions and q["held_out"]["per_seat_hand"] > 0
+    agent = make_agent(f"network:{CHECKPOINT_DIR / name}", "kawuxing3")
     assert _play(agent, tables=2, steps=10)
