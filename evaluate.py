@@ -57,7 +57,7 @@ for _threads_var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 
 import numpy as np  # noqa: E402
 
-from agents import make_agent, shipped_checkpoints
+from agents import default_checkpoint, make_agent
 from agents.players.base import resolve_rules
 from agents.players.external import BotError
 from agents.tournament.report import grouped_bars
@@ -227,10 +227,11 @@ def rerun_command(args: Args) -> str:
 
 def default_agents(variant: str, configs: Sequence[tuple[str | None, Any]]) -> list[str]:
     """random, heuristic and, when torch is installed and it can play every one of ``configs`` (``(label, rule
-    options)``: the run's rules, or each ``--compare`` entry) under this observation encoding, the first shipped
-    checkpoint of the variant.  A checkpoint left out is named in one ``note:`` line on stderr."""
+    options)``: the run's rules, or each ``--compare`` entry) under this observation encoding, the
+    variant's default bot (:func:`agents.default_checkpoint`; in Kawuxing the network-only
+    ``kawuxing3-network-qfit2.pt``).  A checkpoint left out is named in one ``note:`` line on stderr."""
     names = ["random", "heuristic"]
-    ck = shipped_checkpoints(variant)
+    ck = [default_checkpoint(variant)] if default_checkpoint(variant).exists() else []
     if ck:
         try:
             from agents.players.policy import CheckpointMismatch, check_compatible, load_checkpoint

@@ -13,7 +13,7 @@ Built-in names for :func:`make_agent`:
 | ``heuristic-flush`` | the same, but in Kawuxing it also plays towards 清一色 (×4) where that plan, less 2 steps of credit, is shorter than the plain hand (``flush_bonus=2``); in Yangzhou it credits the flush plan 5 steps and all triplets 4 (the heuristic: 3 and 3); elsewhere identical to ``heuristic``; docs/experiments/heuristic.md measures it |
 | ``fast`` | :class:`agents.players.fastplay.FastAgent`: the heuristic-flush's core decisions compiled (numba) over the engine's packed state, the rollout player of ``search``; what it keeps and leaves out: :mod:`agents.players.fastplay` |
 | ``search`` | :class:`agents.players.search.SearchAgent`: at decisions with several sensible choices, the candidates are rolled out with ``fast`` over worlds sampled from what the seat knows (``Engine.sample_worlds``), the same worlds for every candidate; ``search:worlds=32,candidates=4`` sets its parameters (docs/search.md) |
-| ``policy-search`` | the same search over the variant's shipped ``<variant>-default.pt`` (its compiled improved player's move is the one to beat and its departure head picks the candidates), only at the decisions that head is unsure of and at every decision with a 亮倒 candidate: :data:`POLICY_SEARCH` (``near=0.1,worlds=64,candidates=2,z=1,liang_z=0``); in Kawuxing the rollouts are played by the cheaper ``kawuxing3-long.pt`` (the default until session 17, a 5-member head; :data:`POLICY_SEARCH_CHECKPOINTS`); ``policy-search:worlds=128`` overrides; the strongest Kawuxing bot (docs/experiments/expert-iteration.md) |
+| ``policy-search`` | the same search over the variant's shipped ``<variant>-default.pt`` (its compiled improved player's move is the one to beat and its departure head picks the candidates), only at the decisions that head is unsure of and at every decision with a 亮倒 candidate: :data:`POLICY_SEARCH` (``near=0.1,worlds=64,candidates=2,z=1,liang_z=0``); in Kawuxing the rollouts are played by the cheaper ``kawuxing3-long.pt`` (the default until session 17, a 5-member head; :data:`POLICY_SEARCH_CHECKPOINTS`); ``policy-search:worlds=128`` overrides; the strongest searching Kawuxing bot (docs/experiments/expert-iteration.md) |
 | a path to a ``.pt`` file, or ``policy:PATH`` | :class:`agents.players.policy.PolicyAgent` on a ``train.py`` checkpoint |
 | ``network:PATH`` | the same, refusing a checkpoint not recorded as network-only (one that reads advice or has a departure head) |
 | ``cmd:COMMAND`` (``cmd:python my_bot.py``) | :class:`agents.players.external.ExternalAgent`: an outside program speaking the ``mjenv-bot-v1`` JSON-lines protocol (docs/bots.md) |
@@ -49,7 +49,8 @@ Rooms, by role (each package's docstring lists its modules):
   decision dataset, ``mjenv dataset``);
 * :mod:`agents.script_args`: the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``.
 
-Shipped checkpoints live in ``agents/checkpoints/``.
+Shipped checkpoints live in ``agents/checkpoints/``; :func:`default_checkpoint` names a variant's default bot among
+them (in Kawuxing the network-only ``kawuxing3-network-qfit2.pt``, elsewhere ``<variant>-default.pt``).
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ from typing import Any
 from agents.players.base import Agent, ObsView, resolve_rules
 from mjenv.rules import Rules
 
-__all__ = ["Agent", "ObsView", "BUILTIN", "POLICY_SEARCH", "POLICY_SEARCH_CHECKPOINTS", "make_agent", "shipped_checkpoints", "CHECKPOINT_DIR"]
+__all__ = ["Agent", "ObsView", "BUILTIN", "POLICY_SEARCH", "POLICY_SEARCH_CHECKPOINTS", "make_agent", "shipped_checkpoints",
+           "default_checkpoint", "DEFAULT_BOTS", "CHECKPOINT_DIR"]
 
 BUILTIN = ("random", "heuristic", "heuristic-flush", "fast", "search", "policy-search")
 POLICY_SEARCH = {"near": 0.1, "worlds": 64, "candidates": 2, "z": 1.0, "liang_z": 0.0}
@@ -71,14 +73,33 @@ POLICY_SEARCH_CHECKPOINTS = {"kawuxing3": {"rollout_policy": "kawuxing3-long.pt"
 10-member head, costs 1.6x as much per rollout move (68 CPU ms per searched decision, above 50; with these rollouts
 45: docs/experiments/expert-iteration.md, "Search over the new default")."""
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
+DEFAULT_BOTS = {"kawuxing3": "kawuxing3-network-qfit2.pt"}
+"""Variants whose default bot is not their ``<variant>-default.pt``: in Kawuxing, since session 21, the network-only
+policy ``kawuxing3-network-qfit2.pt``, which reads only the observation and beats ``kawuxing3-default.pt`` (the advised
+network with its departure head, the default before it) on declared walls (docs/experiments/network-only.md, "The
+network as the default bot").  ``kawuxing3-default.pt`` keeps its name: ``policy-search``, the compiled improved
+player and several configs read it as the departure-head player."""
 
 
 def shipped_checkpoints(variant: str | None = None) -> list[Path]:
     """Checkpoints shipped in ``agents/checkpoints/`` (optionally only those of ``variant``: file names
-    ``<variant>-*.pt``, so ``yangzhou`` does not pick up ``yangzhou_new``'s), sorted by name (``-default`` first)."""
+    ``<variant>-*.pt``, so ``yangzhou`` does not pick up ``yangzhou_new``'s), sorted by name with each variant's
+    default bot (:func:`default_checkpoint`) first."""
     if not CHECKPOINT_DIR.is_dir():
         return []
-    return sorted(p for p in CHECKPOINT_DIR.glob("*.pt") if variant is None or p.name.startswith(f"{variant}-"))
+    def order(path: Path) -> tuple[str, int, str]:
+        owner = path.name.split("-", 1)[0]  # variant names hold no '-'
+        return owner, 0 if path == default_checkpoint(owner) else 1 if path.name.endswith("-default.pt") else 2, path.name
+
+    return sorted((p for p in CHECKPOINT_DIR.glob("*.pt") if variant is None or p.name.startswith(f"{variant}-")),
+                  key=order)
+
+
+def default_checkpoint(variant: str) -> Path:
+    """The shipped checkpoint that is ``variant``'s default bot (the one ``python evaluate.py`` plays): the name in
+    :data:`DEFAULT_BOTS`, else ``<variant>-default.pt``.  The path may not exist (a wheel built without
+    checkpoints, a variant with none)."""
+    return CHECKPOINT_DIR / DEFAULT_BOTS.get(variant, f"{variant}-default.pt")
 
 
 def make_agent(name_or_path: str, variant: str | Rules = "kawuxing3", options: Any = None, *, seed: int | None = 0,

@@ -141,8 +141,8 @@ def test_every_shipped_default_checkpoint_is_listed():
 
 @pytest.mark.parametrize("name", SHIPPED_DEFAULTS)
 def test_the_shipped_checkpoints_are_stamped_and_intact_and_play_their_variant(name):
-    """Each shipped default checkpoint loads (checksum, advisor), is the one ``evaluate.py --variant V`` picks
-    (the first of ``shipped_checkpoints(V)``) and plays legal moves in its variant's engine."""
+    """Each shipped ``<variant>-default.pt`` loads (checksum, advisor), comes first among its variant's checkpoints
+    after the default bot (:func:`agents.default_checkpoint`) and plays legal moves in its variant's engine."""
     import numpy as np
 
     from agents import CHECKPOINT_DIR, shipped_checkpoints
@@ -151,7 +151,8 @@ def test_the_shipped_checkpoints_are_stamped_and_intact_and_play_their_variant(n
 
     variant = name.removesuffix("-default.pt")
     assert CHECKPOINT_DIR / name in shipped_checkpoints()
-    assert shipped_checkpoints(variant)[0] == CHECKPOINT_DIR / name
+    shipped = shipped_checkpoints(variant)
+    assert shipped[0 if shipped[0] == CHECKPOINT_DIR / name else 1] == CHECKPOINT_DIR / name
     ck = load_checkpoint(CHECKPOINT_DIR / name)
     assert ck["variant"] == variant
     assert ck["checksum"] == tensor_checksum(ck)
@@ -203,3 +204,19 @@ def test_an_advised_checkpoint_refuses_to_load_once_its_advisor_plays_differentl
             load_checkpoint(no_record)
     finally:
         advice._fingerprint.cache_clear()
+
+
+@pytest.mark.parametrize("variant", sorted(name.removesuffix("-default.pt") for name in SHIPPED_DEFAULTS))
+def test_each_variants_default_bot_is_shipped_first_and_is_what_the_main_job_plays(variant):
+    """``default_checkpoint(V)`` is shipped, heads ``shipped_checkpoints(V)`` and is the checkpoint ``evaluate.py``
+    with no ``--agents`` plays; Kawuxing's is the network-only policy (docs/experiments/network-only.md)."""
+    import evaluate
+    from agents import default_checkpoint, shipped_checkpoints
+
+    ck = default_checkpoint(variant)
+    assert ck.is_file() and shipped_checkpoints(variant)[0] == ck
+    assert evaluate.default_agents(variant, [(None, None)]) == ["random", "heuristic", str(ck)]
+    assert load_checkpoint(ck)["variant"] == variant
+    if variant == "kawuxing3":
+        assert ck.name == "kawuxing3-network-qfit2.pt" and load_checkpoint(ck)["network_only"] is True
+        assert make_agent(f"network:{ck}", variant).name == "kawuxing3-network-qfit2"
