@@ -27,7 +27,7 @@ SECTIONS = {
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
                  "netclone_lr", "netclone_lr_final", "netclone_eval_every", "netclone_split_by", "netclone_depart_weight"),
     "qfit": ("qfit_seeds", "qfit_held_seeds", "qfit_chunk", "qfit_policy", "qfit_rollout_policy", "qfit_world_source",
-             "qfit_worlds", "qfit_labels", "qfit_kl", "qfit_share_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
+             "qfit_worlds", "qfit_policy_candidates", "qfit_labels", "qfit_kl", "qfit_share_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
               "bc_policy_weight", "bc_holdout"),
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
@@ -197,6 +197,8 @@ class Args:
     """sampled or hands_true: the worlds the candidates are valued in (agents/training/distill.py)"""
     qfit_worlds: int = 32
     """worlds per candidate"""
+    qfit_policy_candidates: int = 0
+    """also label this many of the policy's own most likely moves outside the compiled player's shortlist"""
     qfit_labels: str = "runs/data/qfit"
     """folder of the label chunks (made where missing, kept: a run resumes)"""
     qfit_kl: float = 0.1
@@ -385,7 +387,7 @@ BOUNDS = {
     "netclone_walls": (1, None), "netclone_seed": (0, None), "netclone_holdout_walls": (1, None),
     "netclone_holdout_seed": (0, None), "netclone_limit": (0, None), "netclone_epochs": (0, None),
     "netclone_batch_size": (1, None), "netclone_lr": (0, None), "netclone_lr_final": (0, None),
-    "netclone_eval_every": (1, None), "qfit_chunk": (1, None), "qfit_worlds": (2, None), "qfit_kl": (0, None), "qfit_share_kl": (0, None),
+    "netclone_eval_every": (1, None), "qfit_chunk": (1, None), "qfit_worlds": (2, None), "qfit_policy_candidates": (0, None), "qfit_kl": (0, None), "qfit_share_kl": (0, None),
     "qfit_epochs": (0, None), "qfit_batch_size": (1, None), "qfit_lr": (0, None), "qfit_lr_final": (0, None), "netclone_depart_weight": (0, None), "value_hidden": (1, None), "opponent_weights": (0, None),
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),

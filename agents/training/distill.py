@@ -138,11 +138,34 @@ def hands_true_values(search, engine, tables, cand, ncand, todo, seeds, n) -> li
             for b0, j, s in zip(blocks, todo, seats)]
 
 
+def add_policy_candidates(cand: np.ndarray, ncand: np.ndarray, logits: np.ndarray, mask: np.ndarray,
+                          extra: int) -> tuple[np.ndarray, np.ndarray]:
+    """``cand int64 [N, k]`` (-1 padded) and ``ncand`` widened by ``extra`` columns: each row's legal moves by
+    descending ``logits`` that are not yet among its candidates, up to ``extra`` of them (the shortlist's order and
+    its first column stay as they were)."""
+    n, k = cand.shape
+    out = np.full((n, k + extra), -1, np.int64)
+    out[:, :k] = cand
+    count = ncand.astype(np.int64).copy()
+    order = np.argsort(-np.where(mask, logits, -np.inf), axis=1, kind="stable")
+    for r in range(n):
+        have = set(int(a) for a in cand[r, : count[r]])
+        added = 0
+        for a in order[r]:
+            if added == extra or not mask[r, a]:
+                break
+            if int(a) not in have:
+                out[r, count[r]] = a
+                count[r] += 1
+                added += 1
+    return out, count.astype(ncand.dtype)
+
+
 def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: int = 1000, tables: int = 64,
                  label_prob: float = 0.25, worlds: int = 32, candidates: int = 3, seed: int = 0,
                  verify_worlds: int = 0, screen_z: float = 0.5, kinds=None, policy=None, rollout_player=None,
                  log: Callable[[str], None] | None = None, scope: str = "all",
-                 world_source: str = "sampled") -> dict:
+                 world_source: str = "sampled", policy_candidates: int = 0) -> dict:
     """Play self-play hands until ``decisions`` decisions are labelled (see the module docstring).
 
     ``policy``: the player whose moves the tables play in every seat (an agent with ``act(obs, mask)`` on
@@ -180,7 +203,13 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     reshuffled; the shuffles of decision ``i`` drawn from ``mix(seed, i)``), so a label is an unbiased estimate of the
     candidate's gain for the hands the table really holds, and a head regressed on such labels from public features
     estimates E[true gain | features] with no belief model.  Not with verification.  ``meta["world_source"]``
-    records it."""
+    records it.
+
+    ``policy_candidates`` (default 0): the ``policy``'s (a network with ``logits(obs, mask)``) most likely legal
+    moves that are not in the shortlist, up to that many, are valued as further candidates after the shortlist's
+    (``cand`` then has ``candidates + policy_candidates`` columns), so a policy's moves outside the compiled
+    player's shortlist (a safe discard that breaks the hand, say) get labels too; a decision is labelled when it
+    has two or more candidates in all.  ``meta["policy_candidates"]`` records it."""
     from agents.players.keyrng import mix
     from agents.players.search import SearchAgent
     from mjenv.encoding.observation import encoder_for
@@ -203,6 +232,10 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
         raise ValueError(f"scope: {scope!r} is not all or ready")
     if scope == "ready" and variant != "gejiu":
         raise ValueError(f"scope: ready reads Gejiu's wait sets; {variant!r} is not gejiu")
+    if int(policy_candidates) < 0:
+        raise ValueError(f"policy_candidates: need 0 or more, got {policy_candidates}")
+    if int(policy_candidates) and not hasattr(policy, "logits"):
+        raise ValueError("policy_candidates: the policy must be a network with logits(obs, mask) (a PolicyAgent)")
     if world_source not in WORLD_SOURCES:
         raise ValueError(f"world_source: {world_source!r} is not one of {', '.join(WORLD_SOURCES)}")
     if world_source != "sampled" and int(verify_worlds) > 0:
@@ -235,9 +268,12 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
             if getattr(policy, "uses_engine", False):  # a compiled player reading the tables
                 acts[live] = policy.act(None, eng.mask[live], engine=eng, tables=live)
             else:
-                acts[live] = policy.act(encoder.encode(st, st.actor[live].astype(np.int64), live, engine=eng),
-                                        eng.mask[live])
+                obs_live = encoder.encode(st, st.actor[live].astype(np.int64), live, engine=eng)
+                acts[live] = policy.act(obs_live, eng.mask[live])
         cand, ncand = player.candidates(eng, live, candidates)
+        if policy_candidates and len(live):
+            cand, ncand = add_policy_candidates(cand, ncand, policy.logits(obs_live, eng.mask[live]), eng.mask[live],
+                                                int(policy_candidates))
         ok = (ncand >= 2) & (rng.random(len(live)) < label_prob)
         if kind_codes is not None:
             ok &= np.isin(decision_kinds(cand, ncand), kind_codes)
@@ -263,7 +299,7 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
                 pick, b, seats, money0 = pick[keep], b[keep], seats[keep], money0[keep]
                 vals = [vals[i] for i in keep]
         if len(pick):
-            k = candidates
+            k = cand.shape[1]
             value = np.zeros((len(b), k), np.float32)
             gain = np.zeros((len(b), k), np.float32)
             se = np.zeros((len(b), k), np.float32)
@@ -318,7 +354,8 @@ def label_states(variant: str = "kawuxing3", options: Any = None, *, decisions: 
     out["kind"] = decision_kinds(out["cand"], out["ncand"])
     out["meta"] = {"format": LABEL_FORMAT, "variant": variant, "decisions": int(count), "hands": int(hands),
                    "steps": int(steps), "tables": int(tables), "label_prob": float(label_prob), "worlds": int(worlds),
-                   "candidates": int(candidates), "seed": int(seed), "verify_worlds": int(verify_worlds),
+                   "candidates": int(candidates), "policy_candidates": int(policy_candidates), "seed": int(seed),
+                   "verify_worlds": int(verify_worlds),
                    "skipped": int(skipped),
                    "screen_z": float(screen_z), "kinds": None if kinds is None else list(kinds), "scope": scope,
                    "policy": None if policy is None else str(getattr(policy, "name", type(policy).__name__)),

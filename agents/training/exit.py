@@ -70,7 +70,7 @@ def chunk_path(folder, seed: int) -> Path:
 def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, seed: int, chunks: int, folder,
                  chunk: int = CHUNK, tables: int = 64, label_prob: float = 0.25, worlds: int = 32,
                  rollout_policy=None, compiled_states: bool = False, world_source: str = "sampled",
-                 log: Callable[[str], None] | None = None) -> list[Path]:
+                 policy_candidates: int = 0, log: Callable[[str], None] | None = None) -> list[Path]:
     """Label ``chunks`` chunks of ``chunk`` decisions on the states ``policy`` (a checkpoint path or agent) reaches in
     every seat, chunk ``i`` with seed ``seed + i``, each saved to :func:`chunk_path`; a chunk whose file exists is
     kept as it is (resume).  ``rollout_policy``: a checkpoint whose compiled improved player
@@ -79,7 +79,8 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
     compiled improved player of ``policy`` (a checkpoint path) instead of its :class:`PolicyAgent`.  ``policy`` None:
     the compiled ``heuristic-flush`` player plays the tables (the states of ``train.py --config long``'s labels).
     ``world_source``: the candidates are valued in ``sampled`` or ``hands_true`` worlds
-    (:func:`agents.training.distill.label_states`).  Returns the chunk files."""
+    (:func:`agents.training.distill.label_states`).  ``policy_candidates``: that many of the policy's own most likely
+    moves outside the shortlist are valued too (a network policy only; ``label_states``).  Returns the chunk files."""
     from agents.training.distill import label_states, save_labels
 
     if int(chunks) < 1 or int(chunk) < 1:
@@ -103,7 +104,8 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
         if not path.is_file():
             labels = label_states(variant, options, decisions=int(chunk), tables=tables, label_prob=label_prob,
                                   worlds=worlds, candidates=CANDIDATES, seed=seed + i, verify_worlds=0, policy=agent,
-                                  rollout_player=roller, log=log, world_source=world_source)
+                                  rollout_player=roller, log=log, world_source=world_source,
+                                  policy_candidates=policy_candidates)
             save_labels(path, labels)
             if log:
                 meta = labels["meta"]
@@ -231,6 +233,9 @@ def main(argv=None) -> int:
     lab.add_argument("--world_source", default="sampled", choices=("sampled", "hands_true"),
                      help="value the candidates in sampled worlds or in hands-true worlds (the real hands, the live "
                           "wall reshuffled)")
+    lab.add_argument("--policy_candidates", type=int, default=0,
+                     help="also value this many of the policy's own most likely moves outside the compiled player's "
+                          "shortlist (a network policy)")
     lab.add_argument("--threads", type=int, default=1, help="torch threads")
     f = sub.add_parser("fit", help="fit a departure head on label files and put it on a base checkpoint")
     f.add_argument("--labels", nargs="+", required=True)
@@ -263,7 +268,8 @@ def main(argv=None) -> int:
     if args.cmd == "label":
         label_chunks(args.policy, args.variant, seed=args.seed, chunks=args.chunks, folder=args.out, chunk=args.chunk,
                      worlds=args.worlds, label_prob=args.label_prob, rollout_policy=args.rollout_policy,
-                     compiled_states=args.compiled_states, world_source=args.world_source, log=log)
+                     compiled_states=args.compiled_states, world_source=args.world_source,
+                     policy_candidates=args.policy_candidates, log=log)
         log(f"[exit] labelled in {time.process_time() - cpu0:.0f} CPU s")
         return 0
     from agents.players.policy import load_checkpoint, save_checkpoint, stamp

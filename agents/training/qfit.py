@@ -350,7 +350,8 @@ def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] =
         paths[seed] = label_chunks(policy, rules.variant, rules.options, seed=seed, chunks=1, folder=args.qfit_labels,
                                    chunk=args.qfit_chunk, worlds=args.qfit_worlds,
                                    rollout_policy=args.qfit_rollout_policy or None,
-                                   world_source=args.qfit_world_source, log=log)[0]
+                                   world_source=args.qfit_world_source,
+                                   policy_candidates=args.qfit_policy_candidates, log=log)[0]
     label_cpu = round(time.process_time() - cpu0, 1)
     derived = HandFeatures(rules) if args.derived else None
     entry = improve(net.trunk, net.head, derived, rules.variant, [paths[s] for s in args.qfit_seeds],
@@ -359,6 +360,7 @@ def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] =
                     batch_size=args.qfit_batch_size, lr=args.qfit_lr, lr_final=args.qfit_lr_final, seed=args.seed,
                     log=log)
     entry.update({"policy": str(policy), "rollout_policy": args.qfit_rollout_policy, "worlds": args.qfit_worlds,
+                  "policy_candidates": args.qfit_policy_candidates,
                   "label_cpu_seconds_this_run": label_cpu, "cpu_seconds": round(time.process_time() - cpu0, 1)})
     (Path(folder) / "qfit.json").write_text(json.dumps(entry, indent=2), encoding="utf-8")
     return entry
