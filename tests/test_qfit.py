@@ -201,3 +201,42 @@ def test_the_shipped_qfit_checkpoints_load_and_play(name, config, start_name, de
     assert q["train_decisions"] == decisions and q["held_out"]["per_seat_hand"] > 0
     agent = make_agent(f"network:{CHECKPOINT_DIR / name}", "kawuxing3")
     assert _play(agent, tables=2, steps=10)
+
+
+def test_policy_candidates_widen_the_shortlist_with_the_policys_own_moves(tmp_path):
+    """``add_policy_candidates`` against a slow reference on random rows; ``label_states(policy_candidates=2)``
+    labels the policy's greedy move at every labelled decision (it is always a candidate) and refuses a policy
+    without logits."""
+    from agents.training.distill import add_policy_candidates, label_states
+
+    rng = np.random.default_rng(5)
+    n, k, extra = 200, 3, 2
+    mask = rng.random((n, 111)) < 0.08
+    mask[np.arange(n), rng.integers(0, 111, n)] = True
+    logits = rng.normal(size=(n, 111))
+    cand = np.full((n, k), -1, np.int64)
+    ncand = np.zeros(n, np.int64)
+    for r in range(n):
+        legal = np.flatnonzero(mask[r])
+        picked = rng.permutation(legal)[: rng.integers(1, min(k, len(legal)) + 1)]
+        cand[r, : len(picked)], ncand[r] = picked, len(picked)
+    out, nout = add_policy_candidates(cand, ncand, logits, mask, extra)
+    assert out.shape == (n, k + extra)
+    for r in range(n):
+        outside = [a for a in sorted(np.flatnonzero(mask[r]), key=lambda a: -logits[r, a]) if a not in cand[r, : ncand[r]]]
+        want = list(cand[r, : ncand[r]]) + outside[:extra]
+        assert nout[r] == len(want) and list(out[r, : nout[r]]) == want and (out[r, nout[r]:] == -1).all()
+
+    _base(tmp_path / "base.pt")
+    policy = PolicyAgent(str(tmp_path / "base.pt"), "kawuxing3")
+    labels = label_states(decisions=16, tables=8, worlds=2, candidates=3, seed=4, policy=policy,
+                          world_source="hands_true", policy_candidates=2)
+    assert labels["cand"].shape == (16, 5) and labels["meta"]["policy_candidates"] == 2
+    assert (labels["played"] >= 0).all() and (labels["ncand"] >= 2).all()
+    valid = np.arange(5)[None, :] < labels["ncand"][:, None]
+    assert (labels["gain"][:, 0] == 0).all() and (labels["gain"][~valid] == 0).all()
+    assert (labels["se"][:, 1:][valid[:, 1:]] > 0).mean() > 0.5  # valued in worlds that differ
+    with pytest.raises(ValueError, match="policy_candidates: the policy must be a network"):
+        label_states(decisions=2, policy_candidates=1)
+    with pytest.raises(ValueError, match="policy_candidates: need 0 or more"):
+        label_states(decisions=2, policy=policy, policy_candidates=-1)
