@@ -141,8 +141,10 @@ def test_every_shipped_default_checkpoint_is_listed():
 
 @pytest.mark.parametrize("name", SHIPPED_DEFAULTS)
 def test_the_shipped_checkpoints_are_stamped_and_intact_and_play_their_variant(name):
-    """Each shipped ``<variant>-default.pt`` loads (checksum, advisor), comes first among its variant's checkpoints
-    after the default bot (:func:`agents.default_checkpoint`) and plays legal moves in its variant's engine."""
+    """Each shipped ``<variant>-default.pt`` loads (checksum, advisor) and plays legal moves in its variant's engine.
+    The variant's default bot (:func:`agents.default_checkpoint`: this file, or in Kawuxing the network-only
+    ``kawuxing3-network-qfit2.pt``, docs/experiments/network-only.md) heads ``shipped_checkpoints(V)``, this file
+    follows it, and the default bot is what ``evaluate.py`` with no ``--agents`` plays."""
     import numpy as np
 
     from agents import CHECKPOINT_DIR, shipped_checkpoints
@@ -151,8 +153,17 @@ def test_the_shipped_checkpoints_are_stamped_and_intact_and_play_their_variant(n
 
     variant = name.removesuffix("-default.pt")
     assert CHECKPOINT_DIR / name in shipped_checkpoints()
-    shipped = shipped_checkpoints(variant)
-    assert shipped[0 if shipped[0] == CHECKPOINT_DIR / name else 1] == CHECKPOINT_DIR / name
+    import evaluate
+    from agents import default_checkpoint
+
+    bot, shipped = default_checkpoint(variant), shipped_checkpoints(variant)
+    assert shipped[0] == bot and shipped[0 if bot.name == name else 1] == CHECKPOINT_DIR / name
+    assert evaluate.default_agents(variant, [(None, None)]) == ["random", "heuristic", str(bot)]
+    if variant == "kawuxing3":
+        assert bot.name == "kawuxing3-network-qfit2.pt" and load_checkpoint(bot)["network_only"] is True
+        assert make_agent(f"network:{bot}", variant).name == "kawuxing3-network-qfit2"
+    else:
+        assert bot.name == name
     ck = load_checkpoint(CHECKPOINT_DIR / name)
     assert ck["variant"] == variant
     assert ck["checksum"] == tensor_checksum(ck)
@@ -205,18 +216,3 @@ def test_an_advised_checkpoint_refuses_to_load_once_its_advisor_plays_differentl
     finally:
         advice._fingerprint.cache_clear()
 
-
-@pytest.mark.parametrize("variant", sorted(name.removesuffix("-default.pt") for name in SHIPPED_DEFAULTS))
-def test_each_variants_default_bot_is_shipped_first_and_is_what_the_main_job_plays(variant):
-    """``default_checkpoint(V)`` is shipped, heads ``shipped_checkpoints(V)`` and is the checkpoint ``evaluate.py``
-    with no ``--agents`` plays; Kawuxing's is the network-only policy (docs/experiments/network-only.md)."""
-    import evaluate
-    from agents import default_checkpoint, shipped_checkpoints
-
-    ck = default_checkpoint(variant)
-    assert ck.is_file() and shipped_checkpoints(variant)[0] == ck
-    assert evaluate.default_agents(variant, [(None, None)]) == ["random", "heuristic", str(ck)]
-    assert load_checkpoint(ck)["variant"] == variant
-    if variant == "kawuxing3":
-        assert ck.name == "kawuxing3-network-qfit2.pt" and load_checkpoint(ck)["network_only"] is True
-        assert make_agent(f"network:{ck}", variant).name == "kawuxing3-network-qfit2"
