@@ -229,7 +229,7 @@ def default_agents(variant: str, configs: Sequence[tuple[str | None, Any]]) -> l
     """random, heuristic and, when torch is installed and it can play every one of ``configs`` (``(label, rule
     options)``: the run's rules, or each ``--compare`` entry) under this observation encoding, the
     variant's default bot (:func:`agents.default_checkpoint`; in Kawuxing the network-only
-    ``kawuxing3-network-qfit2.pt``).  A checkpoint left out is named in one ``note:`` line on stderr."""
+    ``kawuxing3-network-qfit3.pt``).  A checkpoint left out is named in one ``note:`` line on stderr."""
     names = ["random", "heuristic"]
     ck = [default_checkpoint(variant)] if default_checkpoint(variant).exists() else []
     if ck:

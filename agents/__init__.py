@@ -50,7 +50,7 @@ Rooms, by role (each package's docstring lists its modules):
 * :mod:`agents.script_args`: the typed-``Args`` command lines of ``train.py`` and ``evaluate.py``.
 
 Shipped checkpoints live in ``agents/checkpoints/``; :func:`default_checkpoint` names a variant's default bot among
-them (in Kawuxing the network-only ``kawuxing3-network-qfit2.pt``, elsewhere ``<variant>-default.pt``).
+them (in Kawuxing the network-only ``kawuxing3-network-qfit3.pt``, elsewhere ``<variant>-default.pt``).
 """
 
 from __future__ import annotations
@@ -73,12 +73,13 @@ POLICY_SEARCH_CHECKPOINTS = {"kawuxing3": {"rollout_policy": "kawuxing3-long.pt"
 10-member head, costs 1.6x as much per rollout move (68 CPU ms per searched decision, above 50; with these rollouts
 45: docs/experiments/expert-iteration.md, "Search over the new default")."""
 CHECKPOINT_DIR = Path(__file__).resolve().parent / "checkpoints"
-DEFAULT_BOTS = {"kawuxing3": "kawuxing3-network-qfit2.pt"}
+DEFAULT_BOTS = {"kawuxing3": "kawuxing3-network-qfit3.pt"}
 """Variants whose default bot is not their ``<variant>-default.pt``: in Kawuxing, since session 21, the network-only
-policy ``kawuxing3-network-qfit2.pt``, which reads only the observation and beats ``kawuxing3-default.pt`` (the advised
-network with its departure head, the default before it) on declared walls (docs/experiments/network-only.md, "The
-network as the default bot").  ``kawuxing3-default.pt`` keeps its name: ``policy-search``, the compiled improved
-player and several configs read it as the departure-head player."""
+policy ``kawuxing3-network-qfit3.pt`` (the third round of ``qfit``), which reads only the observation.  Its second
+round, ``kawuxing3-network-qfit2.pt``, beats ``kawuxing3-default.pt`` (the advised network with its departure head,
+the default before it) on declared walls, and the third round beats the second (docs/experiments/network-only.md,
+"The network as the default bot" and "Round 3").  ``kawuxing3-default.pt`` keeps its name: ``policy-search``, the
+compiled improved player and several configs read it as the departure-head player."""
 
 
 def shipped_checkpoints(variant: str | None = None) -> list[Path]:

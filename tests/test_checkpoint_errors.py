@@ -143,7 +143,7 @@ def test_every_shipped_default_checkpoint_is_listed():
 def test_the_shipped_checkpoints_are_stamped_and_intact_and_play_their_variant(name):
     """Each shipped ``<variant>-default.pt`` loads (checksum, advisor) and plays legal moves in its variant's engine.
     The variant's default bot (:func:`agents.default_checkpoint`: this file, or in Kawuxing the network-only
-    ``kawuxing3-network-qfit2.pt``, docs/experiments/network-only.md) heads ``shipped_checkpoints(V)``, this file
+    ``kawuxing3-network-qfit3.pt``, docs/experiments/network-only.md) heads ``shipped_checkpoints(V)``, this file
     follows it, and the default bot is what ``evaluate.py`` with no ``--agents`` plays."""
     import numpy as np
 
@@ -160,8 +160,8 @@ def test_the_shipped_checkpoints_are_stamped_and_intact_and_play_their_variant(n
     assert shipped[0] == bot and shipped[0 if bot.name == name else 1] == CHECKPOINT_DIR / name
     assert evaluate.default_agents(variant, [(None, None)]) == ["random", "heuristic", str(bot)]
     if variant == "kawuxing3":
-        assert bot.name == "kawuxing3-network-qfit2.pt" and load_checkpoint(bot)["network_only"] is True
-        assert make_agent(f"network:{bot}", variant).name == "kawuxing3-network-qfit2"
+        assert bot.name == "kawuxing3-network-qfit3.pt" and load_checkpoint(bot)["network_only"] is True
+        assert make_agent(f"network:{bot}", variant).name == "kawuxing3-network-qfit3"
     else:
         assert bot.name == name
     ck = load_checkpoint(CHECKPOINT_DIR / name)

@@ -174,20 +174,20 @@ def test_evaluate_compare_plays_the_same_walls_under_each_rule_set(tmp_path, cap
 
 
 def test_compare_with_the_default_agents_leaves_out_a_checkpoint_that_cannot_play(tmp_path, capsys):
-    """``--compare kwx004 suizhou000`` with no ``--agents``: the shipped Kawuxing checkpoint was trained on kwx004,
-    so it cannot play suizhou000 (nor can ``kawuxing3-network-qfit2.pt``, the default bot); the run plays random and heuristic and says so in one line."""
+    """``--compare kwx004 suizhou000`` with no ``--agents``: the default Kawuxing bot (``kawuxing3-network-qfit3.pt``)
+    was trained on kwx004, so it cannot play suizhou000; the run plays random and heuristic and says so in one line."""
     pytest.importorskip("torch")
     out = evaluate.run(evaluate.Args(walls=1, out=str(tmp_path), run_name="c", compare=["kwx004", "suizhou000"],
                                      progress=False, plots=False))
     captured = capsys.readouterr()
     assert [r["config"] for r in out["rows"]] == ["kwx004", "suizhou000"]
-    assert "win% random" in captured.out and "win% heuristic" in captured.out and "kawuxing3-network-qfit2" not in captured.out
+    assert "win% random" in captured.out and "win% heuristic" in captured.out and "kawuxing3-network-qfit3" not in captured.out
     notes = [ln for ln in captured.err.splitlines() if ln.startswith("note:")]
-    assert len(notes) == 1 and "kawuxing3-network-qfit2.pt (suizhou000) cannot play here: it was trained on other rule " \
+    assert len(notes) == 1 and "kawuxing3-network-qfit3.pt (suizhou000) cannot play here: it was trained on other rule " \
         "options (" in notes[0] and "kaikou: trained 'hard', asked 'none'" in notes[0]
     # rules it was trained on: the checkpoint plays them all
     names = evaluate.default_agents("kawuxing3", [evaluate.parse_compare(c, "kawuxing3") for c in ("kwx004", "default")])
-    assert names[:2] == ["random", "heuristic"] and names[2].endswith("kawuxing3-network-qfit2.pt")
+    assert names[:2] == ["random", "heuristic"] and names[2].endswith("kawuxing3-network-qfit3.pt")
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

@@ -181,10 +181,12 @@ def test_train_py_qfit_stage_gives_the_standalone_weights_and_checks_its_argumen
 @pytest.mark.parametrize("name,config,start_name,decisions", [
     ("kawuxing3-network-qfit.pt", "network-qfit", "kawuxing3-network-dh2.pt", 150_000),
     ("kawuxing3-network-qfit2.pt", "network-qfit2", "kawuxing3-network-qfit.pt", 120_000),
+    ("kawuxing3-network-qfit3.pt", "network-qfit3", "kawuxing3-network-qfit2.pt", 285_000),
 ])
 def test_the_shipped_qfit_checkpoints_load_and_play(name, config, start_name, decisions):
     """``kawuxing3-network-qfit.pt`` (``python train.py --config network-qfit``) and its second round
-    ``kawuxing3-network-qfit2.pt`` are network-only, read the derived hand rows like the policy each started from,
+    ``kawuxing3-network-qfit2.pt`` and third ``kawuxing3-network-qfit3.pt`` (which also valued the policy's own moves
+    outside the shortlist) are network-only, read the derived hand rows like the policy each started from,
     record their stage and differ from that start; they play legal moves."""
     import train
     from agents import CHECKPOINT_DIR, make_agent
@@ -199,6 +201,7 @@ def test_the_shipped_qfit_checkpoints_load_and_play(name, config, start_name, de
     q = ck["meta"]["qfit"]
     assert ck["meta"]["config"] == config and q["world_source"] == "hands_true"
     assert q["train_decisions"] == decisions and q["held_out"]["per_seat_hand"] > 0
+    assert q.get("policy_candidates", 0) == args.qfit_policy_candidates and q["worlds"] == args.qfit_worlds
     agent = make_agent(f"network:{CHECKPOINT_DIR / name}", "kawuxing3")
     assert _play(agent, tables=2, steps=10)
 
