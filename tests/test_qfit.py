@@ -171,7 +171,8 @@ def test_train_py_qfit_stage_gives_the_standalone_weights_and_checks_its_argumen
                          out=str(tmp_path / "alone.pt"), kl=0.5, epochs=2, lr=0.01, batch_size=64), log=lambda m: None)
     assert alone["checksum"] == ck["checksum"] != load_checkpoint(base)["checksum"]
     for bad, match in ((dict(qfit_held_seeds=[]), "held-out chunks"), (dict(qfit_held_seeds=[2]), "also among"),
-                       (dict(net=""), "network-only"), (dict(qfit_world_source="dreams"), "not one of")):
+                       (dict(net=""), "network-only"), (dict(qfit_world_source="dreams"), "not one of"),
+                       (dict(qfit_rollout_network=True, qfit_rollout_policy=""), "whose network rolls out")):
         with pytest.raises(ArgsError, match=match):
             train.check_args(train.Args(**{**{k: getattr(args, k) for k in ("net", "advice", "derived",
                                                                               "init_checkpoint", "qfit_seeds",
@@ -243,3 +244,42 @@ def test_policy_candidates_widen_the_shortlist_with_the_policys_own_moves(tmp_pa
         label_states(decisions=2, policy_candidates=1)
     with pytest.raises(ValueError, match="policy_candidates: need 0 or more"):
         label_states(decisions=2, policy=policy, policy_candidates=-1)
+
+
+def test_a_network_rolls_out_each_table_as_it_would_alone(tmp_path):
+    """``PolicyAgent.rollout`` plays every live table to the end of its hand with the network in every seat: four
+    tables rolled out together end with the money each ends with rolled out alone (batched = single), every hand is
+    zero-sum, and a policy of another variant is refused."""
+    _base(tmp_path / "base.pt")
+    agent = PolicyAgent(tmp_path / "base.pt", "kawuxing3", OPTS)
+    batch = Engine("kawuxing3", 4, options=OPTS, record_events=False)
+    batch.reset(seed=11, table_ids=np.arange(4), dealer=np.arange(4) % 3)
+    decisions = agent.rollout(batch)
+    from mjenv.engine import state as S
+
+    assert decisions > 4 * 10 and (batch.state.phase == S.DONE).all()
+    assert (batch.state.money.sum(1) == 0).all()
+    for b in range(4):
+        alone = Engine("kawuxing3", 1, options=OPTS, record_events=False)
+        alone.reset(seed=11, table_ids=[b], dealer=[b % 3])
+        agent.rollout(alone)
+        np.testing.assert_array_equal(alone.state.money[0], batch.state.money[b])
+    with pytest.raises(ValueError, match="this policy plays 'kawuxing3'"):
+        agent.rollout(Engine("liuwei", 1, record_events=False))
+
+
+def test_labels_rolled_out_by_the_network(tmp_path):
+    """``exit label --rollout_network``: the rollout checkpoint's network, not its compiled player, plays the
+    rollouts (the labels' meta names it); without a rollout checkpoint the option is refused."""
+    from agents.training.distill import load_labels
+    from agents.training.exit import label_chunks
+
+    _base(tmp_path / "base.pt")
+    with pytest.raises(ValueError, match="rollout_network: give the checkpoint"):
+        label_chunks(tmp_path / "base.pt", "kawuxing3", OPTS, seed=3, chunks=1, folder=tmp_path, rollout_network=True)
+    [path] = label_chunks(tmp_path / "base.pt", "kawuxing3", OPTS, seed=3, chunks=1, folder=tmp_path, chunk=6,
+                          tables=8, worlds=2, rollout_policy=tmp_path / "base.pt", world_source="hands_true",
+                          policy_candidates=1, rollout_network=True)
+    labels = load_labels(path)
+    assert labels["meta"]["rollout_player"] == "base" and labels["meta"]["decisions"] == 6
+    assert np.isfinite(labels["gain"][labels["cand"] >= 0]).all()

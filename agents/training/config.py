@@ -26,7 +26,7 @@ SECTIONS = {
     "netclone": ("netclone_sets", "netclone_walls", "netclone_teacher", "netclone_seed", "netclone_holdout_walls",
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
                  "netclone_lr", "netclone_lr_final", "netclone_eval_every", "netclone_split_by", "netclone_depart_weight"),
-    "qfit": ("qfit_seeds", "qfit_held_seeds", "qfit_chunk", "qfit_policy", "qfit_rollout_policy", "qfit_world_source",
+    "qfit": ("qfit_seeds", "qfit_held_seeds", "qfit_chunk", "qfit_policy", "qfit_rollout_policy", "qfit_rollout_network", "qfit_world_source",
              "qfit_worlds", "qfit_policy_candidates", "qfit_labels", "qfit_kl", "qfit_share_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
               "bc_policy_weight", "bc_holdout"),
@@ -193,6 +193,8 @@ class Args:
     """checkpoint whose self-play states are labelled ('': --init_checkpoint)"""
     qfit_rollout_policy: str = "agents/checkpoints/kawuxing3-long.pt"
     """checkpoint whose compiled improved player rolls out each candidate ('': the compiled heuristic-flush)"""
+    qfit_rollout_network: bool = False
+    """the qfit_rollout_policy checkpoint's network rolls out, not its compiled player (about 9x the CPU)"""
     qfit_world_source: str = "hands_true"
     """sampled or hands_true: the worlds the candidates are valued in (agents/training/distill.py)"""
     qfit_worlds: int = 32
@@ -453,6 +455,8 @@ def check_args(args: Args):
         for key in ("qfit_policy", "qfit_rollout_policy"):
             if getattr(args, key) and not Path(getattr(args, key)).is_file():
                 raise ArgsError(f"--{key}: {getattr(args, key)!r} not found")
+        if args.qfit_rollout_network and not args.qfit_rollout_policy:
+            raise ArgsError("--qfit_rollout_network: name the checkpoint whose network rolls out (--qfit_rollout_policy)")
         if args.qfit_world_source not in _SOURCES:
             raise ArgsError(f"--qfit_world_source: {args.qfit_world_source!r} is not one of {', '.join(_SOURCES)}")
     if args.netclone_sets > 0 and args.net != "resnet1d":

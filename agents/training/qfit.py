@@ -351,7 +351,8 @@ def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] =
                                    chunk=args.qfit_chunk, worlds=args.qfit_worlds,
                                    rollout_policy=args.qfit_rollout_policy or None,
                                    world_source=args.qfit_world_source,
-                                   policy_candidates=args.qfit_policy_candidates, log=log)[0]
+                                   policy_candidates=args.qfit_policy_candidates,
+                                   rollout_network=args.qfit_rollout_network, log=log)[0]
     label_cpu = round(time.process_time() - cpu0, 1)
     derived = HandFeatures(rules) if args.derived else None
     entry = improve(net.trunk, net.head, derived, rules.variant, [paths[s] for s in args.qfit_seeds],
@@ -362,6 +363,8 @@ def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] =
     entry.update({"policy": str(policy), "rollout_policy": args.qfit_rollout_policy, "worlds": args.qfit_worlds,
                   "policy_candidates": args.qfit_policy_candidates,
                   "label_cpu_seconds_this_run": label_cpu, "cpu_seconds": round(time.process_time() - cpu0, 1)})
+    if args.qfit_rollout_network:  # recorded only when set, so earlier configs rebuild the same meta
+        entry["rollout_network"] = True
     (Path(folder) / "qfit.json").write_text(json.dumps(entry, indent=2), encoding="utf-8")
     return entry
 
