@@ -283,3 +283,30 @@ def test_labels_rolled_out_by_the_network(tmp_path):
     labels = load_labels(path)
     assert labels["meta"]["rollout_player"] == "base" and labels["meta"]["decisions"] == 6
     assert np.isfinite(labels["gain"][labels["cand"] >= 0]).all()
+
+
+def test_label_device(tmp_path):
+    """``exit label --device``: the networks run where asked (``auto`` resolves to the CPU here, giving the CPU's
+    labels exactly); a CUDA device torch does not see is refused before any chunk is written."""
+    import torch
+
+    from agents.training.distill import load_labels
+    from agents.training.exit import label_chunks
+
+    _base(tmp_path / "base.pt")
+    kw = dict(chunks=1, chunk=4, tables=8, worlds=2, rollout_policy=tmp_path / "base.pt", world_source="hands_true",
+              rollout_network=True)
+    [cpu] = label_chunks(tmp_path / "base.pt", "kawuxing3", OPTS, seed=5, folder=tmp_path / "cpu", **kw)
+    [auto] = label_chunks(tmp_path / "base.pt", "kawuxing3", OPTS, seed=5, folder=tmp_path / "auto", device="auto",
+                          **kw)
+    a, b = load_labels(cpu), load_labels(auto)
+    assert a["meta"]["decisions"] == b["meta"]["decisions"] == 4
+    if torch.cuda.is_available():  # the GPU's labels: to float rounding, so only their shape and finiteness
+        assert b["gain"].shape == a["gain"].shape and np.isfinite(b["gain"]).all()
+    else:
+        np.testing.assert_array_equal(a["gain"], b["gain"])
+        np.testing.assert_array_equal(a["cand"], b["cand"])
+        with pytest.raises(ValueError, match="torch sees no CUDA device"):
+            label_chunks(tmp_path / "base.pt", "kawuxing3", OPTS, seed=5, folder=tmp_path / "cuda", device="cuda",
+                         **kw)
+        assert not (tmp_path / "cuda").exists() or not any((tmp_path / "cuda").iterdir())

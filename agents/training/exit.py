@@ -56,13 +56,14 @@ CHUNK = 5000
 """Labelled decisions per chunk file (as the departure stage's chunks)."""
 
 
-def make_policy(policy, variant: str, options: Any = None):
-    """A :class:`agents.players.policy.PolicyAgent` (greedy) for a checkpoint path; an agent object is returned as it is."""
+def make_policy(policy, variant: str, options: Any = None, device: str = "cpu"):
+    """A :class:`agents.players.policy.PolicyAgent` (greedy, its network on ``device``) for a checkpoint path; an
+    agent object is returned as it is."""
     if policy is None or hasattr(policy, "act"):
         return policy
     from agents.players.policy import PolicyAgent
 
-    return PolicyAgent(str(policy), variant, options)
+    return PolicyAgent(str(policy), variant, options, device=device)
 
 
 def chunk_path(folder, seed: int) -> Path:
@@ -73,7 +74,7 @@ def chunk_path(folder, seed: int) -> Path:
 def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, seed: int, chunks: int, folder,
                  chunk: int = CHUNK, tables: int = 64, label_prob: float = 0.25, worlds: int = 32,
                  rollout_policy=None, compiled_states: bool = False, world_source: str = "sampled",
-                 policy_candidates: int = 0, rollout_network: bool = False,
+                 policy_candidates: int = 0, rollout_network: bool = False, device: str = "cpu",
                  log: Callable[[str], None] | None = None) -> list[Path]:
     """Label ``chunks`` chunks of ``chunk`` decisions on the states ``policy`` (a checkpoint path or agent) reaches in
     every seat, chunk ``i`` with seed ``seed + i``, each saved to :func:`chunk_path`; a chunk whose file exists is
@@ -86,7 +87,9 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
     (:func:`agents.training.distill.label_states`).  ``policy_candidates``: that many of the policy's own most likely
     moves outside the shortlist are valued too (a network policy only; ``label_states``).  ``rollout_network``: the
     ``rollout_policy`` checkpoint's network plays the rollouts (:meth:`agents.players.policy.PolicyAgent.rollout`),
-    not its compiled player.  Returns the chunk files."""
+    not its compiled player.  ``device``: where the networks of checkpoint paths run (``auto``, ``cpu``, ``cuda``;
+    a lent GPU takes the network rollouts' forward passes, their cost; labels made on another device agree to float
+    rounding, not bit for bit).  Returns the chunk files."""
     from agents.training.distill import label_states, save_labels
 
     if int(chunks) < 1 or int(chunk) < 1:
@@ -102,10 +105,10 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
             raise ValueError("compiled_states: give the policy as a checkpoint path (its compiled player plays)")
         agent = policy if hasattr(policy, "act") else FastHeadPlayer(str(policy), variant, options)
     else:
-        agent = make_policy(policy, variant, options)
+        agent = make_policy(policy, variant, options, device)
     roller = rollout_policy
     if rollout_network:
-        roller = make_policy(rollout_policy, variant, options)
+        roller = make_policy(rollout_policy, variant, options, device)
     elif rollout_policy is not None and not hasattr(rollout_policy, "rollout"):
         roller = FastHeadPlayer(str(rollout_policy), variant, options)
     paths = []
@@ -250,6 +253,8 @@ def main(argv=None) -> int:
                      help="the rollout_policy checkpoint's network plays the rollouts, not its compiled player "
                           "(about 9 times the CPU)")
     lab.add_argument("--threads", type=int, default=1, help="torch threads")
+    lab.add_argument("--device", default="cpu",
+                     help="where the networks run: auto (CUDA when torch sees it), cpu, cuda, cuda:N (default cpu)")
     f = sub.add_parser("fit", help="fit a departure head on label files and put it on a base checkpoint")
     f.add_argument("--labels", nargs="+", required=True)
     f.add_argument("--base", required=True, help="checkpoint whose head is replaced (an advised network)")
@@ -282,7 +287,8 @@ def main(argv=None) -> int:
         label_chunks(args.policy, args.variant, seed=args.seed, chunks=args.chunks, folder=args.out, chunk=args.chunk,
                      worlds=args.worlds, label_prob=args.label_prob, rollout_policy=args.rollout_policy,
                      compiled_states=args.compiled_states, world_source=args.world_source,
-                     policy_candidates=args.policy_candidates, rollout_network=args.rollout_network, log=log)
+                     policy_candidates=args.policy_candidates, rollout_network=args.rollout_network,
+                     device=args.device, log=log)
         log(f"[exit] labelled in {time.process_time() - cpu0:.0f} CPU s")
         return 0
     from agents.players.policy import load_checkpoint, save_checkpoint, stamp

@@ -352,7 +352,7 @@ def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] =
                                    rollout_policy=args.qfit_rollout_policy or None,
                                    world_source=args.qfit_world_source,
                                    policy_candidates=args.qfit_policy_candidates,
-                                   rollout_network=args.qfit_rollout_network, log=log)[0]
+                                   rollout_network=args.qfit_rollout_network, device=args.device, log=log)[0]
     label_cpu = round(time.process_time() - cpu0, 1)
     derived = HandFeatures(rules) if args.derived else None
     entry = improve(net.trunk, net.head, derived, rules.variant, [paths[s] for s in args.qfit_seeds],
