@@ -12,6 +12,15 @@ per core), that change how fast the suite runs, never what a test checks.
   every machine and every run, and a submission cannot fail on a fuzz example that an unrelated bug let through.
   The randomized hunt is ``python tests/fuzz_long.py`` (profile ``randomized``, more examples, a printed seed);
   ``MJENV_HYPOTHESIS_PROFILE=randomized python -m pytest ...`` runs any test file that way.
+* Tests marked ``slow`` start other processes (a local Ray, fresh interpreters loading the compiled-code cache, the
+  console, an external bot): each pays an interpreter's start-up and imports again, a few seconds of CPU, so the
+  README's command skips them (reported as skipped) and ``--runslow`` runs them; ``.ci/run`` runs them in its
+  second step (``python -m pytest -n auto -m "slow or rllib" --runslow``).
+* The randomized sweeps in ``SWEEPS`` (the same check over several seeds, variants or rule options, seconds a
+  case) run **every k-th case** (most: the first only) in the README's command and every case with ``--runslow``:
+  the other cases are marked ``slow`` here.  Every check still runs in the default suite; CI runs every case.
+  The budget is the suite's time on the project's 2-core machine (under 4 minutes); these and the process-starting
+  tests are the ones that cost the most (``--durations``).
 """
 
 from __future__ import annotations
@@ -60,6 +69,33 @@ LONG_FIRST = (
     "tests/test_train.py::test_allseat_smoke_run",  # 2.3 s
     "tests/test_train.py::test_train_smoke_run",  # 2.3 s
 )
+# Randomized sweeps: the README's command runs every k-th case (k = FIRST: the first case only), --runslow runs all.
+FIRST = 1 << 20
+SWEEPS = {
+    "tests/test_worlds.py::test_worlds_keep_what_the_seat_sees_and_play_on": FIRST,  # 7 variants, 4-6 s each
+    "tests/test_worlds.py::test_the_true_table_as_a_world_derives_the_engines_locks_and_dadiaoche": FIRST,
+    "tests/test_yzscore.py::test_verdict_equals_score_win": FIRST,  # 3 seeds
+    "tests/test_yzscore.py::test_engine_verdicts_in_every_round": FIRST,
+    "tests/test_yzscore.py::test_reading_fans_equal_score_win": FIRST,
+    "tests/test_kwscore.py::test_verdict_equals_score_win": FIRST,
+    "tests/test_compiled_settlement.py::test_compiled_settlement_equals_the_scorer_on_random_wins": FIRST,
+    "tests/test_compiled_settlement.py::test_compiled_yangzhou_settlement_equals_the_scorer_on_random_wins": FIRST,
+    "tests/test_louhu_window.py::test_window_bits_equal_score_legality": FIRST,
+    "tests/test_review.py::test_every_variant": FIRST,
+    "tests/test_kernel_ends_4p.py::test_compiled_equals_python_path_over_sessions": FIRST,
+    "tests/test_viewer.py::test_frames_match_engine_after_every_step": FIRST,
+    "tests/test_handfeat.py::test_features_equal_the_reference_on_random_play": FIRST,
+    "tests/test_threads.py::test_threads_equal_one_thread": FIRST,
+    "tests/test_threads.py::test_differential_with_threads": FIRST,
+    "tests/test_autoplay.py::test_random_step_threads_equal_one_thread": FIRST,
+    "tests/test_twins.py::test_the_compiled_player_plays_heuristic_flush_moves": FIRST,
+    "tests/test_engine_differential.py::test_compiled_engine_equals_reference": 3,  # 44 rule configurations
+    "tests/test_engine.py::test_random_games_keep_every_invariant": 3,  # variant x ruleset x preset
+    "tests/test_observation.py::test_compiled_encoder_equals_the_numpy_encoder": 2,
+    "tests/test_engine_4p.py::test_random_games_4p_variants": 2,
+    "tests/test_result_readings.py::test_results_from_the_kernels_reading_equal_the_full_scorer": 2,
+    "tests/test_advice.py::test_features_match_the_heuristic_and_a_slow_shanten": FIRST,
+}
 SCHED_CHUNK = 5  # tests a worker is sent at a time (xdist's --maxschedchunk; its default sends 1/8 of the suite)
 
 
@@ -70,6 +106,11 @@ def _rank(nodeid: str) -> int:
     return len(LONG_FIRST)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true", default=False,
+                     help="also run the tests marked slow (they start other processes; .ci/run runs them)")
+
+
 def pytest_configure(config):
     # Only when the command line leaves it unset; the option exists when pytest-xdist is installed.
     if getattr(config.option, "maxschedchunk", "") is None:
@@ -77,7 +118,19 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(session, config, items):
+    case: dict[str, int] = {}
+    for item in items:  # in pytest's order, before the sort: case i is the sweep's i-th parametrization
+        base = item.nodeid.split("[", 1)[0]
+        if base in SWEEPS:
+            i = case[base] = case.get(base, -1) + 1
+            if i % SWEEPS[base]:
+                item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: _rank(item.nodeid))  # stable: the rest keep pytest's order
+    if not config.getoption("--runslow"):
+        skip = pytest.mark.skip(reason="slow: starts other processes; --runslow runs it (.ci/run does)")
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

@@ -146,6 +146,7 @@ def test_help_lists_rulesets_and_presets(capsys):
         assert name in out
 
 
+@pytest.mark.slow
 def test_module_entry_point_exit_code_and_no_traceback():
     bad = subprocess.run([sys.executable, "-m", "mjenv.cli", "score", "24p +3p"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stdout == ""

@@ -71,6 +71,7 @@ print(json.dumps([sum(st.cache_hits.values()), sum(st.cache_misses.values()), st
 """
 
 
+@pytest.mark.slow
 def test_a_clean_start_loads_the_shipped_code_and_compiles_nothing(tmp_path):
     code = """
 import numpy as np, mjenv
@@ -84,6 +85,7 @@ env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert "cache miss" not in proc.stderr and "compiling" not in proc.stderr, proc.stderr
 
 
+@pytest.mark.slow
 def test_a_damaged_entry_is_discarded_with_one_warning_and_rebuilt(tmp_path):
     env = {"NUMBA_CACHE_DIR": str(tmp_path / "c"), J.PRECOMPILED_ENV: "0"}
     first = _child(_SAMPLE, env, tmp_path)
@@ -104,6 +106,7 @@ def test_a_damaged_entry_is_discarded_with_one_warning_and_rebuilt(tmp_path):
     assert "Warning" not in again.stderr and "first run only" not in again.stderr
 
 
+@pytest.mark.slow
 def test_an_unwritable_numba_cache_dir_compiles_in_memory_with_one_warning(tmp_path):
     (tmp_path / "file").write_text("")
     proc = _child(_SAMPLE, {"NUMBA_CACHE_DIR": str(tmp_path / "file" / "x"), J.PRECOMPILED_ENV: "0"}, tmp_path)
@@ -124,6 +127,7 @@ def _read_only_copy(site: Path) -> Path:
     return pkg
 
 
+@pytest.mark.slow
 def test_a_read_only_install_caches_in_the_user_folder_and_loads_it_next_start(tmp_path):
     pkg = _read_only_copy(tmp_path / "site")
     home = tmp_path / "home"
@@ -140,6 +144,7 @@ def test_a_read_only_install_caches_in_the_user_folder_and_loads_it_next_start(t
     assert "Warning" not in first.stderr + second.stderr
 
 
+@pytest.mark.slow
 def test_no_writable_folder_anywhere_is_no_import_error(tmp_path):
     """A read-only install (a file where each ``__pycache__`` would go, as root ignores modes), no writable HOME,
     user cache or temp folder: importing the engine works, compiling in memory with one warning."""

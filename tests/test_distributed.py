@@ -156,6 +156,7 @@ def test_checkpoints_travel_as_bytes_not_paths():
 # ------------------------------------------------------------------------------------------ evaluate.py
 
 
+@pytest.mark.slow
 def test_the_default_run_does_not_import_ray(tmp_path):
     code = ("import sys, evaluate; evaluate.main(['--agents', 'heuristic', 'random', '--walls', '1', '--no-plots', "
             f"'--no-progress', '--quiet', '--out', {str(tmp_path)!r}]); print('ray' in sys.modules)")
@@ -195,6 +196,7 @@ def _csv(path: Path) -> list[list[str]]:
         return list(csv.reader(f))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAVE_RAY, reason="Ray is not installed (pip install -e .[ray]); the --ray equality test is skipped")
 @pytest.mark.skipif(not HAVE_TORCH, reason="the --ray equality test ships a checkpoint agent, which needs torch")
 def test_a_ray_run_gives_the_local_results(tmp_path):

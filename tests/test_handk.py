@@ -394,6 +394,7 @@ _EXERCISE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_cache_reused_by_a_new_process():
     """cache=True works: once compiled, a fresh process loads the kernels from disk instead of compiling."""
     exec(compile(_EXERCISE, "<exercise>", "exec"), {})  # compiles (or loads) and writes the cache

@@ -68,6 +68,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow
 def test_two_entries_of_one_closure_load_from_the_cache():
     """The cache keys a closure by the values of its cells: the Kawuxing and Gejiu entries (one source)
     are both found by a fresh process, which plays exactly as the one before."""

@@ -123,6 +123,7 @@ def test_a_whole_hand_in_tile_notation(tmp_path, variant, opponents):
         assert {"liang", "hu"} & forms
 
 
+@pytest.mark.slow
 def test_scripted_stdin_through_the_console(tmp_path):
     """The real entry point with a fixed script on stdin: help, a bad answer, then always the first action."""
     save = tmp_path / "g.jsonl"

@@ -428,6 +428,7 @@ def test_allseat_smoke_run_trains_and_writes_a_playable_checkpoint(tmp_path):
     assert len(list((folder / "checkpoints").glob("*.pt"))) >= 1
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="Ray is not installed (pip install -e .[ray])")
 def test_one_ray_worker_gives_the_local_runs_result(tmp_path):
     """``--ray`` with one rollout worker (a Ray actor; the learner stays here) trains exactly the local run's
