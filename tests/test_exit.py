@@ -56,6 +56,29 @@ def test_label_chunks_are_saved_per_seed_and_resumed(tmp_path):
         X.label_chunks(FirstLegal(), seed=1, chunks=0, folder=tmp_path)
 
 
+def test_label_chunks_of_chosen_kinds_label_only_those_decisions(tmp_path, capsys):
+    from agents.training.distill import KINDS, decision_kinds
+
+    kw = dict(seed=40, chunks=1, chunk=10, tables=8, worlds=3, label_prob=1.0)
+    [path] = X.label_chunks(None, folder=tmp_path / "pong", kinds=["pong", "claim_kong"], **kw)
+    labels = load_labels(path)
+    codes = {KINDS.index("pong"), KINDS.index("claim_kong")}
+    assert len(labels["kind"]) == 10 and set(labels["kind"].tolist()) <= codes
+    assert (decision_kinds(labels["cand"], labels["ncand"]) == labels["kind"]).all()
+    # every kind (the default) labels discards too, from the same walls
+    [every] = X.label_chunks(None, folder=tmp_path / "all", **kw)
+    assert KINDS.index("discard") in set(load_labels(every)["kind"].tolist())
+    # the command line takes the kinds and refuses an unknown one in one line
+    assert X.main(["label", "--seed", "40", "--chunks", "1", "--chunk", "10", "--worlds", "3", "--label_prob", "1",
+                   "--kinds", "pong", "claim_kong", "--out", str(tmp_path / "cli")]) == 0
+    cli = load_labels(tmp_path / "cli" / "labels-40.npz")
+    assert set(cli["kind"].tolist()) <= codes
+    with pytest.raises(SystemExit):
+        X.main(["label", "--seed", "1", "--chunks", "1", "--kinds", "dragon", "--out", str(tmp_path / "bad")])
+    assert "invalid choice: 'dragon'" in capsys.readouterr().err
+    assert not (tmp_path / "bad").exists()
+
+
 def test_fit_puts_a_new_head_on_the_base_checkpoint(tmp_path):
     from agents.players.policy import PolicyAgent, load_checkpoint, save_checkpoint
 

@@ -172,7 +172,9 @@ def test_train_py_qfit_stage_gives_the_standalone_weights_and_checks_its_argumen
     assert alone["checksum"] == ck["checksum"] != load_checkpoint(base)["checksum"]
     for bad, match in ((dict(qfit_held_seeds=[]), "held-out chunks"), (dict(qfit_held_seeds=[2]), "also among"),
                        (dict(net=""), "network-only"), (dict(qfit_world_source="dreams"), "not one of"),
-                       (dict(qfit_rollout_network=True, qfit_rollout_policy=""), "whose network rolls out")):
+                       (dict(qfit_rollout_network=True, qfit_rollout_policy=""), "whose network rolls out"),
+                       (dict(qfit_kinds=["kong", "dragon"]), "'dragon' is not a decision kind"),
+                       (dict(qfit_label_prob=0.0), "qfit_label_prob")):
         with pytest.raises(ArgsError, match=match):
             train.check_args(train.Args(**{**{k: getattr(args, k) for k in ("net", "advice", "derived",
                                                                               "init_checkpoint", "qfit_seeds",

@@ -27,7 +27,7 @@ SECTIONS = {
                  "netclone_holdout_seed", "netclone_data", "netclone_limit", "netclone_epochs", "netclone_batch_size",
                  "netclone_lr", "netclone_lr_final", "netclone_eval_every", "netclone_split_by", "netclone_depart_weight"),
     "qfit": ("qfit_seeds", "qfit_held_seeds", "qfit_chunk", "qfit_policy", "qfit_rollout_policy", "qfit_rollout_network", "qfit_world_source",
-             "qfit_worlds", "qfit_policy_candidates", "qfit_labels", "qfit_kl", "qfit_share_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
+             "qfit_worlds", "qfit_policy_candidates", "qfit_kinds", "qfit_label_prob", "qfit_labels", "qfit_kl", "qfit_share_kl", "qfit_epochs", "qfit_batch_size", "qfit_lr", "qfit_lr_final"),
     "clone": ("bc_rounds", "bc_teacher", "bc_tables", "bc_steps", "bc_epochs", "bc_lr", "bc_teacher_fraction",
               "bc_policy_weight", "bc_holdout"),
     "distill": ("distill_decisions", "distill_labels", "distill_seed", "distill_tables", "distill_label_prob",
@@ -201,6 +201,10 @@ class Args:
     """worlds per candidate"""
     qfit_policy_candidates: int = 0
     """also label this many of the policy's own most likely moves outside the compiled player's shortlist"""
+    qfit_kinds: list[str] = field(default_factory=list)
+    """label only decisions of these kinds (agents/training/distill.py KINDS, e.g. kong claim_kong; empty: every kind)"""
+    qfit_label_prob: float = 0.25
+    """chance that a decision of a labelled kind with two or more candidates is labelled"""
     qfit_labels: str = "runs/data/qfit"
     """folder of the label chunks (made where missing, kept: a run resumes)"""
     qfit_kl: float = 0.1
@@ -389,7 +393,7 @@ BOUNDS = {
     "netclone_walls": (1, None), "netclone_seed": (0, None), "netclone_holdout_walls": (1, None),
     "netclone_holdout_seed": (0, None), "netclone_limit": (0, None), "netclone_epochs": (0, None),
     "netclone_batch_size": (1, None), "netclone_lr": (0, None), "netclone_lr_final": (0, None),
-    "netclone_eval_every": (1, None), "qfit_chunk": (1, None), "qfit_worlds": (2, None), "qfit_policy_candidates": (0, None), "qfit_kl": (0, None), "qfit_share_kl": (0, None),
+    "netclone_eval_every": (1, None), "qfit_chunk": (1, None), "qfit_worlds": (2, None), "qfit_policy_candidates": (0, None), "qfit_label_prob": (0, 1), "qfit_kl": (0, None), "qfit_share_kl": (0, None),
     "qfit_epochs": (0, None), "qfit_batch_size": (1, None), "qfit_lr": (0, None), "qfit_lr_final": (0, None), "netclone_depart_weight": (0, None), "value_hidden": (1, None), "opponent_weights": (0, None),
     "snapshot_every": (1, None), "pool_size": (1, None), "eval_every": (0, None), "eval_walls": (1, None),
     "final_eval_walls": (1, None), "save_every": (1, None), "threads": (1, None),
@@ -459,6 +463,13 @@ def check_args(args: Args):
             raise ArgsError("--qfit_rollout_network: name the checkpoint whose network rolls out (--qfit_rollout_policy)")
         if args.qfit_world_source not in _SOURCES:
             raise ArgsError(f"--qfit_world_source: {args.qfit_world_source!r} is not one of {', '.join(_SOURCES)}")
+        from agents.training.distill import KINDS as _KINDS
+
+        for kind in args.qfit_kinds:
+            if kind not in _KINDS:
+                raise ArgsError(f"--qfit_kinds: {kind!r} is not a decision kind ({', '.join(_KINDS)})")
+        if args.qfit_label_prob <= 0:
+            raise ArgsError(f"--qfit_label_prob: a probability in (0, 1], got {args.qfit_label_prob}")
     if args.netclone_sets > 0 and args.net != "resnet1d":
         raise ArgsError("--netclone_sets: the network-only cloning stage fits --net resnet1d")
     if args.netclone_sets > 0 and args.netclone_teacher not in BUILTIN and not (

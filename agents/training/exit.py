@@ -51,6 +51,7 @@ import numpy as np
 
 from agents.players.departures import CANDIDATES, DEFAULTS
 from agents.training.departures import merge_heads  # noqa: F401  (exit's ``merge``; it lives with the stage)
+from agents.training.distill import KINDS
 
 CHUNK = 5000
 """Labelled decisions per chunk file (as the departure stage's chunks)."""
@@ -75,7 +76,7 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
                  chunk: int = CHUNK, tables: int = 64, label_prob: float = 0.25, worlds: int = 32,
                  rollout_policy=None, compiled_states: bool = False, world_source: str = "sampled",
                  policy_candidates: int = 0, rollout_network: bool = False, device: str = "cpu",
-                 log: Callable[[str], None] | None = None) -> list[Path]:
+                 kinds: list[str] | None = None, log: Callable[[str], None] | None = None) -> list[Path]:
     """Label ``chunks`` chunks of ``chunk`` decisions on the states ``policy`` (a checkpoint path or agent) reaches in
     every seat, chunk ``i`` with seed ``seed + i``, each saved to :func:`chunk_path`; a chunk whose file exists is
     kept as it is (resume).  ``rollout_policy``: a checkpoint whose compiled improved player
@@ -89,7 +90,9 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
     ``rollout_policy`` checkpoint's network plays the rollouts (:meth:`agents.players.policy.PolicyAgent.rollout`),
     not its compiled player.  ``device``: where the networks of checkpoint paths run (``auto``, ``cpu``, ``cuda``;
     a lent GPU takes the network rollouts' forward passes, their cost; labels made on another device agree to float
-    rounding, not bit for bit).  Returns the chunk files."""
+    rounding, not bit for bit).  ``kinds``: label only decisions of these kinds
+    (:data:`agents.training.distill.KINDS`, e.g. ``["kong", "claim_kong"]``; None or empty: every kind), so the
+    rollouts go where a label is worth most.  Returns the chunk files."""
     from agents.training.distill import label_states, save_labels
 
     if int(chunks) < 1 or int(chunk) < 1:
@@ -118,7 +121,7 @@ def label_chunks(policy, variant: str = "kawuxing3", options: Any = None, *, see
             labels = label_states(variant, options, decisions=int(chunk), tables=tables, label_prob=label_prob,
                                   worlds=worlds, candidates=CANDIDATES, seed=seed + i, verify_worlds=0, policy=agent,
                                   rollout_player=roller, log=log, world_source=world_source,
-                                  policy_candidates=policy_candidates)
+                                  policy_candidates=policy_candidates, kinds=list(kinds) if kinds else None)
             save_labels(path, labels)
             if log:
                 meta = labels["meta"]
@@ -252,6 +255,8 @@ def main(argv=None) -> int:
     lab.add_argument("--rollout_network", action="store_true",
                      help="the rollout_policy checkpoint's network plays the rollouts, not its compiled player "
                           "(about 9 times the CPU)")
+    lab.add_argument("--kinds", nargs="+", default=None, choices=KINDS, metavar="KIND",
+                     help=f"label only decisions of these kinds ({', '.join(KINDS)}; default every kind)")
     lab.add_argument("--threads", type=int, default=1, help="torch threads")
     lab.add_argument("--device", default="cpu",
                      help="where the networks run: auto (CUDA when torch sees it), cpu, cuda, cuda:N (default cpu)")
@@ -288,7 +293,7 @@ def main(argv=None) -> int:
                      worlds=args.worlds, label_prob=args.label_prob, rollout_policy=args.rollout_policy,
                      compiled_states=args.compiled_states, world_source=args.world_source,
                      policy_candidates=args.policy_candidates, rollout_network=args.rollout_network,
-                     device=args.device, log=log)
+                     device=args.device, kinds=args.kinds, log=log)
         log(f"[exit] labelled in {time.process_time() - cpu0:.0f} CPU s")
         return 0
     from agents.players.policy import load_checkpoint, save_checkpoint, stamp

@@ -348,7 +348,8 @@ def qfit_stage(net, args: Any, rules, folder: Path, log: Callable[[str], None] =
     paths = {}
     for seed in sorted(set(args.qfit_seeds) | set(args.qfit_held_seeds)):
         paths[seed] = label_chunks(policy, rules.variant, rules.options, seed=seed, chunks=1, folder=args.qfit_labels,
-                                   chunk=args.qfit_chunk, worlds=args.qfit_worlds,
+                                   chunk=args.qfit_chunk, worlds=args.qfit_worlds, label_prob=args.qfit_label_prob,
+                                   kinds=args.qfit_kinds or None,
                                    rollout_policy=args.qfit_rollout_policy or None,
                                    world_source=args.qfit_world_source,
                                    policy_candidates=args.qfit_policy_candidates,
